@@ -1,0 +1,33 @@
+import type { Config } from 'jest';
+
+const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] as const;
+
+// Unit tests are pure and fast; integration tests share one local stack (emulators + simulators)
+// that globalSetup starts in a child process, so they run in their own project.
+const config: Config = {
+  projects: [
+    {
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      transform: { '^.+\\.ts$': swc as never },
+      testEnvironment: 'node',
+    },
+    {
+      // Tests that start their own servers (emulators in a child process, simulators in process).
+      displayName: 'component',
+      testMatch: ['<rootDir>/test/component/**/*.test.ts'],
+      transform: { '^.+\\.ts$': swc as never },
+      testEnvironment: 'node',
+    },
+    {
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      transform: { '^.+\\.ts$': swc as never },
+      testEnvironment: 'node',
+      globalSetup: '<rootDir>/test/integration/setup/globalSetup.ts',
+      globalTeardown: '<rootDir>/test/integration/setup/globalTeardown.ts',
+    },
+  ],
+};
+
+export default config;

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+
+/** Job kinds Sluice can start. */
+export const JobKind = { AppFlow: 'appflow', Glue: 'glue' } as const;
+export type JobKind = (typeof JobKind)[keyof typeof JobKind];
+
+export const DEFAULT_POOL = 'default';
+
+/** Idempotency keys and pool names end up in DynamoDB keys, SQS attributes and AppFlow client tokens. */
+const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$/;
+const key = (what: string) =>
+  z.string().regex(KEY_PATTERN, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`);
+
+const base = {
+  id: key('id'),
+  pool: key('pool').default(DEFAULT_POOL),
+};
+
+/** AppFlow flow names: [a-zA-Z0-9][\w!@#.-]+, at most 256 characters. */
+export const AppFlowJobSchema = z
+  .object({
+    ...base,
+    kind: z.literal(JobKind.AppFlow),
+    flowName: z.string().regex(/^[a-zA-Z0-9][\w!@#.-]{0,255}$/, 'flowName is not a valid AppFlow flow name'),
+  })
+  .strict();
+
+/** Glue job names: 1-255 characters; arguments are string to string, keys usually start with "--". */
+export const GlueJobSchema = z
+  .object({
+    ...base,
+    kind: z.literal(JobKind.Glue),
+    jobName: z.string().min(1).max(255).regex(/^[\u0020-\uD7FF\uE000-\uFFFD\t]+$/, 'jobName has characters Glue rejects'),
+    arguments: z.record(z.string().min(1).max(1024), z.string().max(262_144)).optional(),
+  })
+  .strict();
+
+export const JobSpecSchema = z.discriminatedUnion('kind', [AppFlowJobSchema, GlueJobSchema]);
+export type JobSpec = z.infer<typeof JobSpecSchema>;
+export type AppFlowJob = z.infer<typeof AppFlowJobSchema>;
+export type GlueJob = z.infer<typeof GlueJobSchema>;
+
+/** Outcome of a finished run, as the completion event or the status API reports it. */
+export const RunOutcome = { Succeeded: 'succeeded', Failed: 'failed' } as const;
+export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome];
+
+/** A completion event reduced to what the releaser needs. */
+export interface RunCompletion {
+  kind: JobKind;
+  executionId: string;
+  outcome: RunOutcome;
+  /** flow or job name, for logs */
+  name: string;
+  detail?: string;
+}

@@ -1,0 +1,36 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import readline from 'node:readline';
+
+export interface SpawnedEmulators {
+  sqsEndpoint: string;
+  dynamodbEndpoint: string;
+  stop(): Promise<void>;
+}
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Starts fauxqs + dynalite in a child process and resolves with their loopback endpoints. */
+export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulators> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'shared/local/emulatorsMain.ts')], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = readline.createInterface({ input: child.stdout! });
+  const first = await Promise.race([
+    once(lines, 'line').then(([line]) => String(line)),
+    once(child, 'exit').then(([code]) => Promise.reject(new Error(`emulators exited early with ${code}`))),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('emulators did not start in time')), timeoutMs).unref()),
+  ]);
+  const endpoints = JSON.parse(first) as { sqsEndpoint: string; dynamodbEndpoint: string };
+  return {
+    ...endpoints,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
