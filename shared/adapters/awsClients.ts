@@ -1,0 +1,34 @@
+import { AppflowClient } from '@aws-sdk/client-appflow';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GlueClient } from '@aws-sdk/client-glue';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * The AWS clients, made once per process. Region, credentials and endpoints come from the SDK's standard
+ * configuration (AWS_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>, ...), so any AWS-compatible endpoint works.
+ * The job APIs get one attempt: a throttled start must reach Sluice at once, which frees the slot and backs off.
+ */
+export interface AwsClients {
+  sqs: SQSClient;
+  dynamodb: DynamoDBClient;
+  doc: DynamoDBDocumentClient;
+  appflow: AppflowClient;
+  glue: GlueClient;
+}
+
+let clients: AwsClients | undefined;
+
+export function awsClients(): AwsClients {
+  if (!clients) {
+    const dynamodb = new DynamoDBClient({});
+    clients = {
+      sqs: new SQSClient({}),
+      dynamodb,
+      doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } }),
+      appflow: new AppflowClient({ maxAttempts: 1 }),
+      glue: new GlueClient({ maxAttempts: 1 }),
+    };
+  }
+  return clients;
+}

@@ -1,0 +1,149 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { JobKind, JobSpec } from '../../domain/job';
+import { isTerminal, JobState } from '../../domain/jobState';
+import type { JobLedger, JobRecord, RunRef, TransitionPatch } from '../../ports/jobLedger';
+import { IS_NEW, SAME_EXECUTION, stateIn, UNCHANGED_SINCE } from './conditions';
+import { isConditionalCheckFailed } from './errors';
+import { jobKey, runKey } from './keys';
+
+interface JobItem extends Omit<JobRecord, 'spec'> {
+  spec: string;
+  expiresAt?: number;
+}
+
+export interface LedgerOptions {
+  /** How long finished jobs and run references stay before DynamoDB TTL removes them. */
+  retentionDays: number;
+}
+
+export class DynamoJobLedger implements JobLedger {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly options: LedgerOptions = { retentionDays: 30 },
+  ) {}
+
+  async register(spec: JobSpec, now: number): Promise<{ created: boolean; record: JobRecord }> {
+    const record: JobRecord = {
+      jobId: spec.id,
+      pool: spec.pool,
+      kind: spec.kind,
+      state: JobState.Queued,
+      spec,
+      attempts: 0,
+      firstSeenAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...jobKey(spec.id), ...record, spec: JSON.stringify(spec) },
+          ConditionExpression: IS_NEW,
+        }),
+      );
+      return { created: true, record };
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    const existing = await this.get(spec.id);
+    if (!existing) throw new Error(`job ${spec.id} exists and vanished at once`);
+    return { created: false, record: existing };
+  }
+
+  async get(jobId: string): Promise<JobRecord | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: jobKey(jobId), ConsistentRead: true }));
+    if (!Item) return undefined;
+    const { pk: _pk, sk: _sk, expiresAt: _ttl, spec, ...rest } = Item as JobItem & { pk: string; sk: string };
+    return { ...rest, spec: JSON.parse(spec) as JobSpec };
+  }
+
+  async transition(
+    jobId: string,
+    from: readonly JobState[],
+    to: JobState,
+    now: number,
+    patch: TransitionPatch = {},
+    expectExecutionId?: string,
+  ): Promise<boolean> {
+    const names: Record<string, string> = { '#state': 'state' };
+    const values: Record<string, unknown> = { ':to': to, ':now': now };
+    const sets = ['#state = :to', 'updatedAt = :now'];
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      sets.push(`#${field} = :${field}`);
+    }
+    if (isTerminal(to)) {
+      values[':expiresAt'] = Math.floor(now / 1000) + this.options.retentionDays * 86_400;
+      sets.push('expiresAt = :expiresAt');
+    }
+    const placeholders = from.map((state, i) => {
+      values[`:from${i}`] = state;
+      return `:from${i}`;
+    });
+    let condition = stateIn(placeholders);
+    if (expectExecutionId !== undefined) {
+      values[':executionId'] = expectExecutionId;
+      condition = `${condition} AND ${SAME_EXECUTION}`;
+    }
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: jobKey(jobId),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async claimStart(jobId: string, seenUpdatedAt: number, now: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: jobKey(jobId),
+          UpdateExpression: 'SET updatedAt = :now',
+          ConditionExpression: `${stateIn([':starting'])} AND ${UNCHANGED_SINCE}`,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':starting': JobState.Starting, ':seenUpdatedAt': seenUpdatedAt, ':now': now },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async recordRun(ref: RunRef, now: number): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...runKey(ref.kind, ref.executionId),
+          ...ref,
+          recordedAt: now,
+          expiresAt: Math.floor(now / 1000) + this.options.retentionDays * 86_400,
+        },
+      }),
+    );
+  }
+
+  async findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }),
+    );
+    if (!Item) return undefined;
+    return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
+  }
+}

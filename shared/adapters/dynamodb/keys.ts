@@ -1,0 +1,20 @@
+/**
+ * One table holds everything, keyed by (pk, sk):
+ * - a pool:            pk POOL#<pool>        sk POOL              limit, inUse, holders (map jobId -> holder)
+ * - a waiting job:     pk POOL#<pool>        sk WAIT#<waitKey>    body, jobId, since
+ * - the pool registry: pk POOLS              sk <pool>            (so the reconciler can list pools without a scan)
+ * - a job (ledger):    pk JOB#<jobId>        sk JOB               state, spec, attempts, timestamps, executionId
+ * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
+ * Waiters share the pool's partition so the oldest are one Query away, ordered by sort key.
+ */
+export const POOL_SK = 'POOL';
+export const JOB_SK = 'JOB';
+export const RUN_SK = 'RUN';
+export const POOL_REGISTRY_PK = 'POOLS';
+export const WAIT_PREFIX = 'WAIT#';
+
+export const poolKey = (pool: string) => ({ pk: `POOL#${pool}`, sk: POOL_SK });
+export const waiterKey = (pool: string, waitKey: string) => ({ pk: `POOL#${pool}`, sk: `${WAIT_PREFIX}${waitKey}` });
+export const poolRegistryKey = (pool: string) => ({ pk: POOL_REGISTRY_PK, sk: pool });
+export const jobKey = (jobId: string) => ({ pk: `JOB#${jobId}`, sk: JOB_SK });
+export const runKey = (kind: string, executionId: string) => ({ pk: `RUN#${kind}#${executionId}`, sk: RUN_SK });

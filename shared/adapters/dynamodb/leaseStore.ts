@@ -1,0 +1,218 @@
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { JobKind } from '../../domain/job';
+import type { Holder, PoolSnapshot } from '../../domain/pool';
+import type { Waiter } from '../../domain/waiting';
+import { AcquireOutcome, type LeaseStore, TransferOutcome } from '../../ports/leaseStore';
+import { CAN_ACQUIRE, CAN_TRANSFER, HOLDS_SLOT, IS_NEW } from './conditions';
+import { isConditionalCheckFailed } from './errors';
+import { POOL_REGISTRY_PK, poolKey, poolRegistryKey, WAIT_PREFIX, waiterKey } from './keys';
+
+interface PoolItem {
+  pk: string;
+  limit: number;
+  inUse: number;
+  holders?: Record<string, Holder>;
+}
+
+interface WaiterItem {
+  sk: string;
+  jobId: string;
+  kind: JobKind;
+  body: string;
+  since: number;
+}
+
+export class DynamoLeaseStore implements LeaseStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async getPool(pool: string): Promise<PoolSnapshot | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool), ConsistentRead: true }));
+    if (!Item) return undefined;
+    const item = Item as PoolItem;
+    return { name: pool, limit: item.limit, inUse: item.inUse, holders: item.holders ?? {} };
+  }
+
+  async listPools(): Promise<string[]> {
+    const names: string[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': POOL_REGISTRY_PK },
+          ExclusiveStartKey,
+        }),
+      );
+      for (const item of page.Items ?? []) names.push(String(item.sk));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return names;
+  }
+
+  async createPool(pool: string, limit: number): Promise<boolean> {
+    // The holders map must exist before any write to holders.<job> (a nested path needs its parent).
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...poolKey(pool), limit, inUse: 0, holders: {} },
+          ConditionExpression: IS_NEW,
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+    await this.register(pool);
+    return true;
+  }
+
+  async setLimit(pool: string, limit: number): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: poolKey(pool),
+        UpdateExpression: 'SET #limit = :limit, holders = if_not_exists(holders, :empty), inUse = if_not_exists(inUse, :zero)',
+        ExpressionAttributeNames: { '#limit': 'limit' },
+        ExpressionAttributeValues: { ':limit': limit, ':empty': {}, ':zero': 0 },
+      }),
+    );
+    await this.register(pool);
+  }
+
+  async acquire(pool: string, jobId: string, holder: Holder): Promise<AcquireOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: poolKey(pool),
+          UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
+          ConditionExpression: CAN_ACQUIRE,
+          ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
+          ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
+        }),
+      );
+      return AcquireOutcome.Acquired;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    // Why did it fail? (dynalite ignores ReturnValuesOnConditionCheckFailure, so read the item.)
+    const current = await this.getPool(pool);
+    if (!current) return AcquireOutcome.NoPool;
+    if (Object.prototype.hasOwnProperty.call(current.holders, jobId)) return AcquireOutcome.AlreadyHeld;
+    return AcquireOutcome.Full;
+  }
+
+  async release(pool: string, jobId: string): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: poolKey(pool),
+          UpdateExpression: 'REMOVE holders.#job ADD inUse :minusOne',
+          ConditionExpression: HOLDS_SLOT,
+          ExpressionAttributeNames: { '#job': jobId },
+          ExpressionAttributeValues: { ':minusOne': -1 },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async transfer(pool: string, fromJobId: string, toJobId: string, holder: Holder): Promise<TransferOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: poolKey(pool),
+          UpdateExpression: 'REMOVE holders.#from SET holders.#to = :holder',
+          ConditionExpression: CAN_TRANSFER,
+          ExpressionAttributeNames: { '#from': fromJobId, '#to': toJobId, '#limit': 'limit' },
+          ExpressionAttributeValues: { ':holder': holder },
+        }),
+      );
+      return TransferOutcome.Transferred;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+    }
+    const current = await this.getPool(pool);
+    if (!current || !Object.prototype.hasOwnProperty.call(current.holders, fromJobId)) return TransferOutcome.NotHeld;
+    if (Object.prototype.hasOwnProperty.call(current.holders, toJobId)) return TransferOutcome.TargetHeld;
+    return TransferOutcome.OverLimit;
+  }
+
+  async addWaiter(waiter: Waiter): Promise<void> {
+    await this.doc.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...waiterKey(waiter.pool, waiter.waitKey), jobId: waiter.jobId, kind: waiter.kind, body: waiter.body, since: waiter.since },
+      }),
+    );
+  }
+
+  async oldestWaiters(pool: string, count: number): Promise<Waiter[]> {
+    if (count <= 0) return [];
+    const { Items } = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
+        ExpressionAttributeValues: { ':pk': poolKey(pool).pk, ':wait': WAIT_PREFIX },
+        ConsistentRead: true,
+        Limit: count,
+      }),
+    );
+    return (Items ?? []).map((item) => toWaiter(pool, item as WaiterItem));
+  }
+
+  async getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined> {
+    const { Item } = await this.doc.send(
+      new GetCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey), ConsistentRead: true }),
+    );
+    return Item ? toWaiter(pool, Item as WaiterItem) : undefined;
+  }
+
+  async removeWaiter(pool: string, waitKey: string): Promise<void> {
+    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey) }));
+  }
+
+  async countWaiters(pool: string): Promise<number> {
+    let total = 0;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
+          ExpressionAttributeValues: { ':pk': poolKey(pool).pk, ':wait': WAIT_PREFIX },
+          Select: 'COUNT',
+          ExclusiveStartKey,
+        }),
+      );
+      total += page.Count ?? 0;
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return total;
+  }
+
+  private async register(pool: string): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: poolRegistryKey(pool) }));
+  }
+}
+
+function toWaiter(pool: string, item: WaiterItem): Waiter {
+  return { pool, jobId: item.jobId, kind: item.kind, waitKey: item.sk.slice(WAIT_PREFIX.length), body: item.body, since: item.since };
+}

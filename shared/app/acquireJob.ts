@@ -1,0 +1,174 @@
+import { isTerminal, JobState, STARTABLE_STATES } from '../domain/jobState';
+import type { JobSpec } from '../domain/job';
+import { hasAttemptsLeft, retryDelaySeconds } from '../domain/backoff';
+import { isValidLimit } from '../domain/pool';
+import { waitKey } from '../domain/waiting';
+import { InvalidJobError, PermanentStartError, TransientStartError, UnknownPoolError } from '../errors';
+import type { JobRecord } from '../ports/jobLedger';
+import { AcquireOutcome } from '../ports/leaseStore';
+import { MetricName, type SluiceDeps } from './deps';
+import { HandOff } from './handOff';
+import { parseJob } from './parseJob';
+
+export const AcquireResult = {
+  Started: 'started',
+  Waiting: 'waiting',
+  Duplicate: 'duplicate',
+  RetryScheduled: 'retry-scheduled',
+  DeadLettered: 'dead-lettered',
+} as const;
+export type AcquireResult = (typeof AcquireResult)[keyof typeof AcquireResult];
+
+export interface InboundMessage {
+  messageId: string;
+  body: string;
+}
+
+/**
+ * The acquirer: one job message in, one decision out. Takes a slot (or finds the one reserved for this job) and
+ * starts the run; parks the job when its pool is full; dead-letters what can never run. Every path ends with the
+ * message safe to delete: the job is running, parked in the table, sent again, or in the DLQ.
+ */
+export class Acquirer {
+  private readonly handOff: HandOff;
+
+  constructor(private readonly deps: SluiceDeps) {
+    this.handOff = new HandOff(deps);
+  }
+
+  async process(message: InboundMessage): Promise<AcquireResult> {
+    let spec: JobSpec;
+    try {
+      spec = parseJob(message.body, message.messageId);
+    } catch (error) {
+      if (error instanceof InvalidJobError) return this.deadLetter(message.body, error.message, { messageId: message.messageId });
+      throw error;
+    }
+    const now = this.deps.clock.now();
+    const { record } = await this.deps.ledger.register(spec, now);
+    if (isTerminal(record.state) || record.state === JobState.Running) return this.duplicate(record, 'already ran or running');
+    if (record.state === JobState.Starting) return this.resume(record);
+
+    let outcome = await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
+    if (outcome === AcquireOutcome.NoPool) {
+      if (!(await this.createConfiguredPool(spec.pool))) {
+        const reason = new UnknownPoolError(`unknown pool '${spec.pool}': configure it or set its limit first`).message;
+        await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Dead, now, { lastError: reason });
+        return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool });
+      }
+      outcome = await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
+    }
+    if (outcome === AcquireOutcome.Full) return this.park(record);
+    if (outcome === AcquireOutcome.NoPool) throw new Error(`pool ${spec.pool} vanished while acquiring`);
+
+    if (!(await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Starting, now))) {
+      const current = await this.deps.ledger.get(spec.id);
+      // A slot reserved for a job that has ended meanwhile must not be kept.
+      if (current && isTerminal(current.state)) await this.handOff.releaseAndHandOff(spec.pool, spec.id);
+      return this.duplicate(current ?? record, 'another delivery is starting it');
+    }
+    return this.start({ ...record, state: JobState.Starting }, false);
+  }
+
+  private async start(record: JobRecord, mayHaveStarted: boolean): Promise<AcquireResult> {
+    const { spec } = record;
+    const { ledger, clock, log, metrics } = this.deps;
+    let executionId: string;
+    try {
+      ({ executionId } = await this.deps.starters[spec.kind].start(spec, { mayHaveStarted }));
+    } catch (error) {
+      if (error instanceof TransientStartError) return this.retryLater(record, error);
+      if (error instanceof PermanentStartError) return this.giveUp(record, error.message);
+      throw error;
+    }
+    const now = clock.now();
+    await ledger.recordRun({ kind: spec.kind, executionId, jobId: spec.id, pool: spec.pool }, now);
+    const moved = await ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, {
+      executionId,
+      startedAt: now,
+      attempts: record.attempts + 1,
+    });
+    // Not moved: the run's completion arrived before this write and the job is already finished. Nothing to undo.
+    log.info('job started', { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId, recorded: moved });
+    metrics.count(MetricName.Starts, 1, spec.pool);
+    return AcquireResult.Started;
+  }
+
+  /** A job left in `starting`: a concurrent delivery is starting it, or an acquirer died mid-start. */
+  private async resume(record: JobRecord): Promise<AcquireResult> {
+    const now = this.deps.clock.now();
+    if (now - record.updatedAt < this.deps.settings.startGraceMs) return this.duplicate(record, 'being started now');
+    if (!(await this.deps.ledger.claimStart(record.jobId, record.updatedAt, now))) return this.duplicate(record, 'resumed by another');
+    this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool });
+    // Make sure it still holds its slot (the reconciler may have freed it); resuming without one could over-admit.
+    const outcome = await this.deps.leases.acquire(record.pool, record.jobId, { kind: record.kind, since: now });
+    if (outcome === AcquireOutcome.Full) {
+      await this.deps.ledger.transition(record.jobId, [JobState.Starting], JobState.Queued, now);
+      return this.park({ ...record, state: JobState.Queued });
+    }
+    return this.start(record, true);
+  }
+
+  private async park(record: JobRecord): Promise<AcquireResult> {
+    const { leases, ledger, clock, metrics, log } = this.deps;
+    const { spec } = record;
+    await leases.addWaiter({
+      pool: spec.pool,
+      jobId: spec.id,
+      kind: spec.kind,
+      waitKey: waitKey(record.firstSeenAt, spec.id),
+      body: JSON.stringify(spec),
+      since: record.firstSeenAt,
+    });
+    await ledger.transition(spec.id, [JobState.Queued], JobState.Waiting, clock.now());
+    // A slot freed between the failed acquire and parking would have found no waiter: look once more.
+    const pool = await leases.getPool(spec.pool);
+    if (pool && pool.inUse < pool.limit) await this.handOff.fill(spec.pool);
+    metrics.count(MetricName.Parked, 1, spec.pool);
+    log.debug('pool full, job waits', { jobId: spec.id, pool: spec.pool });
+    return AcquireResult.Waiting;
+  }
+
+  private async retryLater(record: JobRecord, error: TransientStartError): Promise<AcquireResult> {
+    const { spec } = record;
+    const attempts = record.attempts + 1;
+    const { backoff } = this.deps.settings;
+    if (!hasAttemptsLeft(attempts, backoff)) return this.giveUp(record, `gave up after ${attempts} attempts: ${error.message}`);
+    const delay = retryDelaySeconds(attempts, backoff, this.deps.random);
+    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Queued, this.deps.clock.now(), { attempts, lastError: error.message });
+    // Send the retry before freeing the slot: a crash in between leaves a slot the retry finds, never a lost job.
+    await this.deps.queue.send(JSON.stringify(spec), delay);
+    await this.handOff.releaseAndHandOff(spec.pool, spec.id);
+    this.deps.metrics.count(MetricName.Retries, 1, spec.pool);
+    this.deps.log.warn('start failed, will retry', { jobId: spec.id, pool: spec.pool, kind: spec.kind, attempts, delaySeconds: delay, error: error.message });
+    return AcquireResult.RetryScheduled;
+  }
+
+  private async giveUp(record: JobRecord, reason: string): Promise<AcquireResult> {
+    const { spec } = record;
+    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Dead, this.deps.clock.now(), { lastError: reason });
+    await this.deadLetter(JSON.stringify(spec), reason, { jobId: spec.id, pool: spec.pool });
+    await this.handOff.releaseAndHandOff(spec.pool, spec.id);
+    return AcquireResult.DeadLettered;
+  }
+
+  private async deadLetter(body: string, reason: string, context: Record<string, string>): Promise<AcquireResult> {
+    await this.deps.queue.deadLetter(body, reason, context);
+    this.deps.metrics.count(MetricName.DeadLettered, 1, context.pool);
+    this.deps.log.error('job dead-lettered', { ...context, reason });
+    return AcquireResult.DeadLettered;
+  }
+
+  private duplicate(record: JobRecord, why: string): AcquireResult {
+    this.deps.metrics.count(MetricName.Duplicates, 1, record.pool);
+    this.deps.log.info('duplicate delivery ignored', { jobId: record.jobId, pool: record.pool, state: record.state, why });
+    return AcquireResult.Duplicate;
+  }
+
+  private async createConfiguredPool(pool: string): Promise<boolean> {
+    const limit = this.deps.settings.pools[pool];
+    if (limit === undefined || !isValidLimit(limit)) return false;
+    await this.deps.leases.createPool(pool, limit);
+    return true;
+  }
+}

@@ -1,0 +1,63 @@
+import { type RunCompletion, RunOutcome } from '../domain/job';
+import { isTerminal, JobState } from '../domain/jobState';
+import { MetricName, type SluiceDeps } from './deps';
+import { HandOff } from './handOff';
+
+export const CompletionResult = {
+  Released: 'released',
+  /** the run was already finished and its slot freed: a duplicate or late event */
+  AlreadyDone: 'already-done',
+  /** not a run Sluice started */
+  Ignored: 'ignored',
+} as const;
+export type CompletionResult = (typeof CompletionResult)[keyof typeof CompletionResult];
+
+/**
+ * The releaser: a run ended (its event arrived, or the reconciler found it ended). Marks the job finished and frees
+ * its slot, handing it to the next waiting job. Safe to repeat: only the first completion of a run frees a slot.
+ */
+export class CompleteRun {
+  private readonly handOff: HandOff;
+
+  constructor(private readonly deps: SluiceDeps) {
+    this.handOff = new HandOff(deps);
+  }
+
+  async complete(completion: RunCompletion): Promise<CompletionResult> {
+    const { ledger, clock, log, metrics } = this.deps;
+    const run = await ledger.findRun(completion.kind, completion.executionId);
+    if (!run) {
+      log.debug('completion of a run Sluice did not start, ignored', { kind: completion.kind, executionId: completion.executionId, name: completion.name });
+      metrics.count(MetricName.IgnoredEvents);
+      return CompletionResult.Ignored;
+    }
+    const now = clock.now();
+    const to = completion.outcome === RunOutcome.Succeeded ? JobState.Succeeded : JobState.Failed;
+    // From starting too: the event can beat the acquirer's own "running" write.
+    const moved = await ledger.transition(
+      run.jobId,
+      [JobState.Starting, JobState.Running],
+      to,
+      now,
+      { executionId: completion.executionId, endedAt: now, lastError: to === JobState.Failed ? completion.detail ?? 'run failed' : undefined },
+      completion.executionId,
+    );
+    if (!moved) {
+      const record = await ledger.get(run.jobId);
+      if (!record || !isTerminal(record.state) || record.executionId !== completion.executionId) {
+        log.warn('completion does not match the job ledger, ignored', { jobId: run.jobId, pool: run.pool, executionId: completion.executionId, state: record?.state });
+        return CompletionResult.Ignored;
+      }
+    }
+    // Released even when the ledger had it finished already: a release lost to a crash is done now; a second is a no-op.
+    const released = await this.handOff.releaseAndHandOff(run.pool, run.jobId);
+    log.info(released ? 'run ended, slot released' : 'run ended, slot was already free', {
+      jobId: run.jobId,
+      pool: run.pool,
+      kind: completion.kind,
+      executionId: completion.executionId,
+      outcome: completion.outcome,
+    });
+    return released ? CompletionResult.Released : CompletionResult.AlreadyDone;
+  }
+}

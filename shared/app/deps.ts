@@ -1,0 +1,62 @@
+import type { JobKind } from '../domain/job';
+import type { BackoffPolicy } from '../domain/backoff';
+import type { Clock, Random } from '../ports/clock';
+import type { JobLedger } from '../ports/jobLedger';
+import type { JobQueue } from '../ports/jobQueue';
+import type { JobStarters } from '../ports/jobStarter';
+import type { LeaseStore } from '../ports/leaseStore';
+
+/** The slice of a logger the services use; Powertools' Logger fits it. */
+export interface Log {
+  debug(message: string, ...extra: object[]): void;
+  info(message: string, ...extra: object[]): void;
+  warn(message: string, ...extra: object[]): void;
+  error(message: string, ...extra: object[]): void;
+}
+
+/** Counters the services emit; the Powertools adapter turns them into EMF metrics. */
+export interface Metrics {
+  count(name: MetricName, value?: number, pool?: string): void;
+}
+
+export const MetricName = {
+  Starts: 'Starts',
+  Releases: 'Releases',
+  HandOffs: 'HandOffs',
+  Parked: 'Parked',
+  Retries: 'Retries',
+  DeadLettered: 'DeadLettered',
+  Duplicates: 'Duplicates',
+  ReconciledDrift: 'ReconciledDrift',
+  IgnoredEvents: 'IgnoredEvents',
+} as const;
+export type MetricName = (typeof MetricName)[keyof typeof MetricName];
+
+export interface SluiceSettings {
+  /** Pools known without a table entry, with their initial limit. */
+  pools: Readonly<Record<string, number>>;
+  backoff: BackoffPolicy;
+  /** A job in `starting` longer than this was abandoned by a crashed acquirer and may be resumed. */
+  startGraceMs: number;
+  /** A reservation not started after this long had its wake-up lost: it is sent again. */
+  reservationGraceMs: number;
+  /** Longest a run of each kind may take before the reconciler gives its slot back. */
+  maxRunMs: Readonly<Record<JobKind, number>>;
+  /** Whether a run past its maximum time is stopped through the job API (otherwise only its slot is freed). */
+  stopOverdueRuns: boolean;
+}
+
+export interface SluiceDeps {
+  leases: LeaseStore;
+  ledger: JobLedger;
+  queue: JobQueue;
+  starters: JobStarters;
+  clock: Clock;
+  random: Random;
+  log: Log;
+  metrics: Metrics;
+  settings: SluiceSettings;
+}
+
+export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
+export const noMetrics: Metrics = { count() {} };

@@ -1,0 +1,86 @@
+import type { Holder } from '../domain/pool';
+import { freeSlots } from '../domain/pool';
+import type { Waiter } from '../domain/waiting';
+import { AcquireOutcome, TransferOutcome } from '../ports/leaseStore';
+import { MetricName, type SluiceDeps } from './deps';
+
+/** Bounds the retry loops below; each round makes progress unless other writers keep winning races. */
+const MAX_ROUNDS = 25;
+
+/**
+ * Lets waiting jobs in. A released slot is handed straight to the oldest waiting job in the same conditional write
+ * (so a newcomer cannot take it), then that job's spec is sent to the queue again: the acquirer finds the slot already
+ * reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
+ */
+export class HandOff {
+  constructor(private readonly deps: Pick<SluiceDeps, 'leases' | 'queue' | 'clock' | 'log' | 'metrics'>) {}
+
+  /** Frees `jobId`'s slot, passing it to the oldest waiter if there is one. Returns false if the job held no slot. */
+  async releaseAndHandOff(pool: string, jobId: string): Promise<boolean> {
+    const { leases } = this.deps;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const [next] = await leases.oldestWaiters(pool, 1);
+      if (!next) break;
+      const outcome = await leases.transfer(pool, jobId, next.jobId, this.holderFor(next));
+      switch (outcome) {
+        case TransferOutcome.Transferred:
+          await this.dispatch(next);
+          this.deps.metrics.count(MetricName.Releases, 1, pool);
+          return true;
+        case TransferOutcome.NotHeld:
+          return false;
+        case TransferOutcome.TargetHeld:
+          // The waiter has a slot already: an earlier hand-off reserved it and died before sending it. Send it now.
+          await this.dispatch(next);
+          continue;
+        case TransferOutcome.OverLimit:
+          // The limit was lowered: this slot goes away instead of being passed on.
+          return this.releaseThenFill(pool, jobId);
+      }
+    }
+    return this.releaseThenFill(pool, jobId);
+  }
+
+  /** Reserves free slots for the oldest waiting jobs and sends them. Returns how many it let in. */
+  async fill(pool: string): Promise<number> {
+    const { leases } = this.deps;
+    let admitted = 0;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const snapshot = await leases.getPool(pool);
+      if (!snapshot) return admitted;
+      const free = freeSlots(snapshot);
+      if (free === 0) return admitted;
+      const waiters = await leases.oldestWaiters(pool, free);
+      if (waiters.length === 0) return admitted;
+      for (const waiter of waiters) {
+        const outcome = await leases.acquire(pool, waiter.jobId, this.holderFor(waiter));
+        if (outcome !== AcquireOutcome.Acquired && outcome !== AcquireOutcome.AlreadyHeld) return admitted;
+        await this.dispatch(waiter);
+        if (outcome === AcquireOutcome.Acquired) admitted++;
+      }
+    }
+    return admitted;
+  }
+
+  /** Sends a waiting job to the queue, then forgets the waiter: a crash in between sends it twice, never zero times. */
+  async dispatch(waiter: Waiter): Promise<void> {
+    await this.deps.queue.send(waiter.body);
+    await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
+    this.deps.metrics.count(MetricName.HandOffs, 1, waiter.pool);
+    this.deps.log.debug('waiting job let in', { jobId: waiter.jobId, pool: waiter.pool, waitedMs: this.deps.clock.now() - waiter.since });
+  }
+
+  private async releaseThenFill(pool: string, jobId: string): Promise<boolean> {
+    const released = await this.deps.leases.release(pool, jobId);
+    // A job may have parked after we looked for waiters and before the release, seeing the pool full: let it in.
+    if (released) {
+      this.deps.metrics.count(MetricName.Releases, 1, pool);
+      await this.fill(pool);
+    }
+    return released;
+  }
+
+  private holderFor(waiter: Waiter): Holder {
+    return { kind: waiter.kind, since: this.deps.clock.now() };
+  }
+}

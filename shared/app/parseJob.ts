@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { type JobSpec, JobSpecSchema } from '../domain/job';
+import { InvalidJobError } from '../errors';
+
+/** SQS's own limit is 256 KiB; a job spec is a few hundred bytes, so anything near the limit is a mistake. */
+export const MAX_JOB_BYTES = 64 * 1024;
+
+/**
+ * Turns a message body into a job spec, or throws InvalidJobError saying exactly what is wrong. A message without an
+ * `id` gets `fallbackId` (the SQS message id, stable across redeliveries of that message).
+ */
+export function parseJob(body: string, fallbackId: string): JobSpec {
+  const bytes = Buffer.byteLength(body, 'utf8');
+  if (bytes > MAX_JOB_BYTES) throw new InvalidJobError(`message is ${bytes} bytes; a job spec may be at most ${MAX_JOB_BYTES}`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch (error) {
+    throw new InvalidJobError(`message is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new InvalidJobError(`message must be a JSON object, got ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : typeof raw}`);
+  }
+  const withId = 'id' in raw ? raw : { ...raw, id: fallbackId };
+  const parsed = JobSpecSchema.safeParse(withId);
+  if (!parsed.success) throw new InvalidJobError(`invalid job: ${describeIssues(parsed.error)}`, { cause: parsed.error });
+  return parsed.data;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(message)'}: ${issue.message}`)
+    .join('; ');
+}

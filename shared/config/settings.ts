@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import type { SluiceSettings } from '../app/deps';
+import { MAX_POOL_LIMIT } from '../domain/pool';
+import { ConfigurationError } from '../errors';
+
+const seconds = (fallback: number) => z.coerce.number().nonnegative().default(fallback);
+
+/** Everything the functions read from their environment (set in serverless.yml), with documented defaults. */
+const EnvSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  QUEUE_URL: z.string().min(1),
+  DLQ_URL: z.string().min(1),
+  /** JSON map of pool name to its initial limit; limits then live in the table and change at run time. */
+  POOLS: z.string().default('{"default":8}'),
+  START_GRACE_SECONDS: seconds(90),
+  RESERVATION_GRACE_SECONDS: seconds(120),
+  MAX_RUN_SECONDS_APPFLOW: seconds(6 * 3600),
+  MAX_RUN_SECONDS_GLUE: seconds(48 * 3600),
+  STOP_OVERDUE_RUNS: z.enum(['true', 'false']).default('false'),
+  RETRY_BASE_SECONDS: seconds(2),
+  RETRY_MAX_SECONDS: seconds(900),
+  RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(8),
+  LEDGER_RETENTION_DAYS: z.coerce.number().positive().default(30),
+});
+
+export type SluiceEnv = z.infer<typeof EnvSchema>;
+
+const PoolsSchema = z.record(z.string().min(1), z.number().int().min(0).max(MAX_POOL_LIMIT));
+
+export function readEnv(env: NodeJS.ProcessEnv = process.env): SluiceEnv {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigurationError(`bad configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+export function parsePools(json: string): Record<string, number> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new ConfigurationError(`POOLS must be a JSON object of pool name to limit, got ${json}`);
+  }
+  const parsed = PoolsSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigurationError(`POOLS is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+export function settingsFrom(env: SluiceEnv): SluiceSettings {
+  return {
+    pools: parsePools(env.POOLS),
+    backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, maxAttempts: env.RETRY_MAX_ATTEMPTS },
+    startGraceMs: env.START_GRACE_SECONDS * 1000,
+    reservationGraceMs: env.RESERVATION_GRACE_SECONDS * 1000,
+    maxRunMs: { appflow: env.MAX_RUN_SECONDS_APPFLOW * 1000, glue: env.MAX_RUN_SECONDS_GLUE * 1000 },
+    stopOverdueRuns: env.STOP_OVERDUE_RUNS === 'true',
+  };
+}

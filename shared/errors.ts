@@ -1,0 +1,41 @@
+/** Every error Sluice raises on purpose, in one place. `name` is set so logs and metrics can group them. */
+export class SluiceError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The message is not a job Sluice can run (bad JSON, wrong shape, unknown pool). It goes to the DLQ, never retried. */
+export class InvalidJobError extends SluiceError {}
+
+/** The pool named by a job is neither configured nor present in the table. */
+export class UnknownPoolError extends InvalidJobError {}
+
+/** A completion event that does not have the shape its source promises. */
+export class InvalidEventError extends SluiceError {}
+
+/** Starting a run failed in a way that may pass: throttling, the job's own concurrency, a service quota. */
+export class TransientStartError extends SluiceError {
+  constructor(
+    message: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Starting a run failed for good: validation, access denied, flow or job not found. */
+export class PermanentStartError extends SluiceError {
+  constructor(
+    message: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Configuration the functions were given is unusable (a missing variable, a malformed pools map). */
+export class ConfigurationError extends SluiceError {}

@@ -1,0 +1,33 @@
+export { startJobApiSimulator, type JobApiSimulator, type JobApiSimulatorOptions } from './jobApiSimulator';
+export type { RunBehaviour } from './runEngine';
+export type { FaultPatch, FaultState, KindFaults } from './faults';
+export { jobApiSimulatorControl, type JobApiSimulatorControl } from './controlClient';
+export type { JsonRunBehaviour } from './controlRoutes';
+export { concurrencyTimeline, maxConcurrency, type RunRecords } from './runBook';
+export { APPFLOW_PATHS } from './appflowProtocol';
+export {
+  AppFlowEventStatus,
+  APPFLOW_END_DETAIL_TYPE,
+  APPFLOW_SOURCE,
+  GLUE_DETAIL_TYPE,
+  GLUE_SOURCE,
+  type AppFlowEndFlowRunDetail,
+  type AppFlowEndFlowRunEvent,
+  type GlueJobStateChangeDetail,
+  type GlueJobStateChangeEvent,
+} from './events';
+export {
+  AppFlowExecutionStatus,
+  GlueJobRunState,
+  PlannedOutcome,
+  SimOutcome,
+  type ConcurrencyPoint,
+  type EventBridgeEvent,
+  type PerRun,
+  type RunArgs,
+  type SimDroppedEvent,
+  type SimEmittedEvent,
+  type SimErrorName,
+  type SimRun,
+  type SimStartCall,
+} from './model';

@@ -1,0 +1,108 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleAppFlow, isAppFlowRequest, sendAppFlowError } from './appflowProtocol';
+import { CONTROL_PREFIX, handleControl } from './controlRoutes';
+import type { FaultPatch, FaultState } from './faults';
+import { handleGlue, isGlueRequest } from './glueProtocol';
+import { readBody } from './http';
+import type { ConcurrencyPoint, SimDroppedEvent, SimEmittedEvent, SimRun, SimStartCall } from './model';
+import { concurrencyTimeline, maxConcurrency } from './runBook';
+import { RunEngine, type RunBehaviour, type RunEngineOptions } from './runEngine';
+
+export interface JobApiSimulatorOptions extends RunEngineOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (any free port). */
+  port?: number;
+}
+
+/**
+ * AppFlow and Glue on one loopback HTTP server, for the real SDK clients: point `endpoint` (or AWS_ENDPOINT_URL_APPFLOW /
+ * AWS_ENDPOINT_URL_GLUE) at `endpoint`. Runs last `durationMs`, end with `outcome`, and emit the EventBridge event AWS
+ * would send. Every run, start call and event is recorded with options.now() timestamps.
+ */
+export interface JobApiSimulator {
+  /** `http://127.0.0.1:<port>` */
+  readonly endpoint: string;
+  /** Merges a fault patch (see FaultPatch: top-level fields apply to both kinds, `appflow` / `glue` to one). */
+  setFaults(patch: FaultPatch): void;
+  clearFaults(): void;
+  /** The faults now in force, with the counters left. */
+  faults(): FaultState;
+  /** Changes durations, outcomes, Glue MaxConcurrentRuns or the stop delay for runs started from now on. */
+  configure(patch: Partial<RunBehaviour>): void;
+  /** Runs in progress now. */
+  inProgress(): number;
+  /** Max runs in progress at once, from the run timeline; with `group`, only runs options.group labelled so. */
+  maxObservedConcurrency(group?: string): number;
+  concurrencyTimeline(group?: string): ConcurrencyPoint[];
+  runs(): SimRun[];
+  startCalls(): SimStartCall[];
+  emitted(): SimEmittedEvent[];
+  droppedEvents(): SimDroppedEvent[];
+  /**
+   * Forgets ended runs (the status APIs no longer know them), start calls, events, tokens of forgotten runs, and faults.
+   * Runs in progress go on and end and emit as usual. Options and configure() settings stay.
+   */
+  reset(): void;
+  /** Stops the server, drops its connections and clears every pending timer: no event is emitted afterwards. */
+  close(): Promise<void>;
+}
+
+export async function startJobApiSimulator(options: JobApiSimulatorOptions = {}): Promise<JobApiSimulator> {
+  const engine = new RunEngine(options);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const target = req.headers['x-amz-target'];
+    const body = await readBody(req);
+    if (path.startsWith(CONTROL_PREFIX)) return handleControl(engine, req.method, path, body, res);
+    if (isGlueRequest(req.method, typeof target === 'string' ? target : undefined)) return handleGlue(engine, target as string, body, res);
+    if (isAppFlowRequest(req.method, path)) return handleAppFlow(engine, path, body, res);
+    sendAppFlowError(res, 'UnknownOperationException', `The simulator serves no ${req.method} ${path} (target ${String(target)})`);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (res.headersSent) res.destroy();
+      else sendAppFlowError(res, 'InternalServerException', e instanceof Error ? e.message : String(e));
+    });
+  });
+  // The SDK keeps connections alive; without this, close() would wait for them.
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  let closing: Promise<void> | undefined;
+
+  return {
+    endpoint: `http://${host}:${port}`,
+    setFaults: (patch) => engine.faults.set(patch),
+    clearFaults: () => engine.faults.clear(),
+    faults: () => engine.faults.snapshot(),
+    configure: (patch) => engine.configure(patch),
+    inProgress: () => engine.book.inProgress(),
+    maxObservedConcurrency: (group) => maxConcurrency(engine.book.liveRuns(), group),
+    concurrencyTimeline: (group) => concurrencyTimeline(engine.book.liveRuns(), group),
+    runs: () => engine.book.runs(),
+    startCalls: () => engine.book.startCalls(),
+    emitted: () => engine.book.emitted(),
+    droppedEvents: () => engine.book.droppedEvents(),
+    reset: () => engine.reset(),
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        engine.close();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type { JobKind, JobSpec } from '../domain/job';
+import type { JobState } from '../domain/jobState';
+
+/** One record per job: where it is in its life, for idempotency, the reconciler and people asking "what happened?". */
+export interface JobRecord {
+  jobId: string;
+  pool: string;
+  kind: JobKind;
+  state: JobState;
+  spec: JobSpec;
+  attempts: number;
+  firstSeenAt: number;
+  updatedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  executionId?: string;
+  lastError?: string;
+}
+
+export interface TransitionPatch {
+  executionId?: string;
+  lastError?: string;
+  attempts?: number;
+  startedAt?: number;
+  endedAt?: number;
+}
+
+/** Where a run came from: the run's execution id leads back to the job and its pool. */
+export interface RunRef {
+  kind: JobKind;
+  executionId: string;
+  jobId: string;
+  pool: string;
+}
+
+export interface JobLedger {
+  /** Records a new job in `queued`; when the job is known already, returns the stored record and changes nothing. */
+  register(spec: JobSpec, now: number): Promise<{ created: boolean; record: JobRecord }>;
+  get(jobId: string): Promise<JobRecord | undefined>;
+  /**
+   * Moves the job to `to` only if it is in one of `from` (and, when given, has that execution id). Returns false and
+   * changes nothing otherwise, so replays and races cannot move a job backwards.
+   */
+  transition(
+    jobId: string,
+    from: readonly JobState[],
+    to: JobState,
+    now: number,
+    patch?: TransitionPatch,
+    expectExecutionId?: string,
+  ): Promise<boolean>;
+  /**
+   * Claims a job left in `starting` by a crashed acquirer, if nobody touched it since `seenUpdatedAt`: of several
+   * concurrent resumers exactly one wins.
+   */
+  claimStart(jobId: string, seenUpdatedAt: number, now: number): Promise<boolean>;
+  recordRun(ref: RunRef, now: number): Promise<void>;
+  findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined>;
+}

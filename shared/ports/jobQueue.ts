@@ -1,0 +1,7 @@
+/** The job queue seen from the domain: send a job (again), or give up on a message with a reason. */
+export interface JobQueue {
+  /** Sends a job spec (JSON) to the job queue, after `delaySeconds` (0..900). */
+  send(body: string, delaySeconds?: number): Promise<void>;
+  /** Sends a message that can never run to the dead-letter queue, with why. */
+  deadLetter(body: string, reason: string, context?: Record<string, string>): Promise<void>;
+}

@@ -1,0 +1,58 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
+import { Acquirer } from '../app/acquireJob';
+import { CompleteRun } from '../app/completeRun';
+import type { SluiceDeps } from '../app/deps';
+import { PoolAdmin } from '../app/poolAdmin';
+import { Reconciler } from '../app/reconcile';
+import { AppFlowStarter } from '../adapters/appflow/appflowStarter';
+import { awsClients } from '../adapters/awsClients';
+import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
+import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
+import { GlueStarter } from '../adapters/glue/glueStarter';
+import { EmfMetrics } from '../adapters/powertools/emfMetrics';
+import { SqsJobQueue } from '../adapters/sqs/jobQueue';
+import { readEnv, settingsFrom } from '../config/settings';
+import { systemClock, systemRandom } from '../ports/clock';
+
+export interface Container {
+  deps: SluiceDeps;
+  logger: Logger;
+  metrics: PowertoolsMetrics;
+  acquirer: Acquirer;
+  completeRun: CompleteRun;
+  reconciler: Reconciler;
+  poolAdmin: PoolAdmin;
+}
+
+let built: Container | undefined;
+
+/** The composition root: real adapters from the environment, built on first use and kept for warm invocations. */
+export function container(): Container {
+  if (built) return built;
+  const env = readEnv();
+  const clients = awsClients();
+  const logger = new Logger({ serviceName: 'sluice' });
+  const metrics = new PowertoolsMetrics({ namespace: 'Sluice', serviceName: 'sluice' });
+  const deps: SluiceDeps = {
+    leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME),
+    ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
+    queue: new SqsJobQueue(clients.sqs, env.QUEUE_URL, env.DLQ_URL),
+    starters: { appflow: new AppFlowStarter(clients.appflow), glue: new GlueStarter(clients.glue) },
+    clock: systemClock,
+    random: systemRandom,
+    log: logger,
+    metrics: new EmfMetrics(metrics),
+    settings: settingsFrom(env),
+  };
+  built = {
+    deps,
+    logger,
+    metrics,
+    acquirer: new Acquirer(deps),
+    completeRun: new CompleteRun(deps),
+    reconciler: new Reconciler(deps),
+    poolAdmin: new PoolAdmin(deps),
+  };
+  return built;
+}
