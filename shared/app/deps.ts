@@ -8,10 +8,10 @@ import type { LeaseStore } from '../ports/leaseStore';
 
 /** The slice of a logger the services use; Powertools' Logger fits it. */
 export interface Log {
-  debug(message: string, ...extra: object[]): void;
-  info(message: string, ...extra: object[]): void;
-  warn(message: string, ...extra: object[]): void;
-  error(message: string, ...extra: object[]): void;
+  debug(message: string, ...extra: Record<string, unknown>[]): void;
+  info(message: string, ...extra: Record<string, unknown>[]): void;
+  warn(message: string, ...extra: Record<string, unknown>[]): void;
+  error(message: string, ...extra: Record<string, unknown>[]): void;
 }
 
 /** Counters the services emit; the Powertools adapter turns them into EMF metrics. */

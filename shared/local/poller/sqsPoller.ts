@@ -21,7 +21,7 @@ export interface SqsPollerOptions {
   maximumBatchingWindowMs?: number;
   /** Parallel pollers, each invoking the handler one batch at a time. Default 2. */
   concurrency?: number;
-  /** Long-poll wait; short so that stop() is prompt. Default 1 s. */
+  /** Long-poll wait (Lambda uses 20 s); short so that stop() is prompt. Default 1 s. */
   waitTimeSeconds?: number;
   /** FunctionResponseTypes: [ReportBatchItemFailures]. Without it, the handler's return value is ignored. Default true. */
   reportBatchItemFailures?: boolean;
@@ -49,6 +49,12 @@ export interface PollerStats {
   deletes: number;
   deleteFailures: number;
 }
+
+const OUTCOME_COUNTER = {
+  [BatchOutcome.Succeeded]: 'succeeded',
+  [BatchOutcome.PartiallyFailed]: 'partiallyFailed',
+  [BatchOutcome.Failed]: 'failed',
+} as const satisfies Record<BatchOutcome, keyof PollerStats>;
 
 export interface SqsPoller {
   readonly stats: Readonly<PollerStats>;
@@ -145,26 +151,31 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
       ...(options.memoryLimitInMB !== undefined && { memoryLimitInMB: options.memoryLimitInMB }),
     });
     stats.invocations++;
-    options.onInvoke?.(event, context);
+    try {
+      options.onInvoke?.(event, context);
+    } catch {
+      // a broken measuring hook must not change the invocation
+    }
     const result = await runHandler(event, context, timeoutMs);
     if (result.threw) report(result.error, PollerErrorSource.Handler);
     const settlement = settleBatch(event.Records, result, options.reportBatchItemFailures ?? true);
-    const counter = { [BatchOutcome.Succeeded]: 'succeeded', [BatchOutcome.PartiallyFailed]: 'partiallyFailed', [BatchOutcome.Failed]: 'failed' } as const;
-    stats[counter[settlement.outcome]]++;
+    stats[OUTCOME_COUNTER[settlement.outcome]]++;
     await deleteRecords(settlement.toDelete);
   }
 
   async function runHandler(event: SQSEvent, context: Context, timeoutMs: number): Promise<HandlerResult> {
     const running = Promise.resolve().then(() => options.handler(event, context)); // a sync throw becomes a rejection
+    const timedOutError = new Error(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`); // Lambda's wording
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`)), timeoutMs);
+      timer = setTimeout(() => reject(timedOutError), timeoutMs);
     });
     try {
       return { threw: false, value: await Promise.race([running, timeout]) };
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith('Task timed out')) {
-        const settled = running.catch(() => undefined).finally(() => timedOut.delete(settled));
+      if (error === timedOutError) {
+        // Lambda would kill it; here it runs on, and stop() must still wait for it.
+        const settled: Promise<unknown> = running.catch(() => undefined).finally(() => timedOut.delete(settled));
         timedOut.add(settled);
       }
       return { threw: true, error };
@@ -204,6 +215,7 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
         continue;
       }
       if (messages.length > 0) await invoke(messages);
+      else if (waitTimeSeconds === 0) await pause(50); // short polling on an idle queue: do not spin
     }
   }
 

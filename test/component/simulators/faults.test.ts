@@ -1,0 +1,167 @@
+import { StartFlowCommand, ThrottlingException as AppFlowThrottling } from '@aws-sdk/client-appflow';
+import { AccessDeniedException, GetJobRunCommand, StartJobRunCommand, ThrottlingException as GlueThrottling } from '@aws-sdk/client-glue';
+import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
+import { rejection, sdkClients, waitFor } from './support';
+
+let sim: JobApiSimulator;
+let clients: ReturnType<typeof sdkClients>;
+let received: EventBridgeEvent[];
+
+beforeEach(async () => {
+  received = [];
+  sim = await startJobApiSimulator({ durationMs: 40, emit: (e) => void received.push(e) });
+  clients = sdkClients(sim);
+});
+
+afterEach(async () => {
+  clients.destroy();
+  await sim.close();
+});
+
+const startFlow = (flowName = 'flow') => clients.appflow.send(new StartFlowCommand({ flowName }));
+const startJob = (JobName = 'job') => clients.glue.send(new StartJobRunCommand({ JobName }));
+
+test('throttleStarts: the SDK throws a ThrottlingException (429 on AppFlow, 400 on Glue); nothing starts', async () => {
+  sim.setFaults({ throttleStarts: 1 }); // top level: one for each kind
+  const flowError = await rejection(startFlow());
+  expect(flowError).toBeInstanceOf(AppFlowThrottling);
+  expect(flowError.name).toBe('ThrottlingException');
+  expect(flowError.$metadata?.httpStatusCode).toBe(429);
+  const jobError = await rejection(startJob());
+  expect(jobError).toBeInstanceOf(GlueThrottling);
+  expect(jobError.$metadata?.httpStatusCode).toBe(400);
+  expect(sim.runs()).toEqual([]);
+  expect(sim.startCalls().map((c) => [c.kind, c.ok, c.error])).toEqual([
+    ['appflow', false, 'ThrottlingException'],
+    ['glue', false, 'ThrottlingException'],
+  ]);
+  // Used up: the next starts work.
+  await startFlow();
+  await startJob();
+  expect(sim.runs()).toHaveLength(2);
+  expect(sim.faults().appflow.throttleStarts).toBe(0);
+});
+
+test('the SDK retries a simulated throttle by itself when maxAttempts allows', async () => {
+  const retrying = sdkClients(sim, 3);
+  try {
+    sim.setFaults({ glue: { throttleStarts: 1 } });
+    const res = await retrying.glue.send(new StartJobRunCommand({ JobName: 'job' }));
+    expect(res.$metadata.attempts).toBe(2);
+    expect(sim.startCalls().map((c) => c.error ?? 'ok')).toEqual(['ThrottlingException', 'ok']);
+  } finally {
+    retrying.destroy();
+  }
+});
+
+test('failStarts fails the next n starts of one kind with the named error', async () => {
+  sim.setFaults({ glue: { failStarts: { count: 2, error: 'AccessDeniedException', message: 'no glue for you' } } });
+  await startFlow(); // AppFlow is not affected
+  for (let i = 0; i < 2; i++) {
+    const error = await rejection(startJob());
+    expect(error).toBeInstanceOf(AccessDeniedException);
+    expect(error.message).toBe('no glue for you');
+  }
+  await startJob();
+  expect(sim.faults().glue.failStarts).toBeUndefined();
+  expect(sim.startCalls().map((c) => `${c.kind}:${c.error ?? 'ok'}`)).toEqual([
+    'appflow:ok',
+    'glue:AccessDeniedException',
+    'glue:AccessDeniedException',
+    'glue:ok',
+  ]);
+});
+
+test.each(['ServiceQuotaExceededException', 'ConflictException', 'ValidationException'])('failStarts %s reaches the AppFlow SDK by name', async (errorName) => {
+  sim.setFaults({ appflow: { failStarts: { count: 1, error: errorName } } });
+  expect((await rejection(startFlow())).name).toBe(errorName);
+});
+
+test('dropEvents: the run ends and the status API says so, but no event is emitted', async () => {
+  sim.setFaults({ glue: { dropEvents: 1 } });
+  const { JobRunId } = await startJob();
+  await waitFor(() => sim.inProgress() === 0);
+  const run = await clients.glue.send(new GetJobRunCommand({ JobName: 'job', RunId: JobRunId }));
+  expect(run.JobRun?.JobRunState).toBe('SUCCEEDED');
+  expect(received).toEqual([]);
+  expect(sim.emitted()).toEqual([]);
+  expect(sim.droppedEvents()).toEqual([expect.objectContaining({ kind: 'glue', executionId: JobRunId })]);
+  // Only one was dropped.
+  await startJob();
+  await waitFor(() => received.length === 1);
+});
+
+test('duplicateEvents: the end event is emitted twice, with the same event id', async () => {
+  sim.setFaults({ appflow: { duplicateEvents: 1 } });
+  const { executionId } = await startFlow();
+  await waitFor(() => received.length === 2);
+  expect(received[0]).toEqual(received[1]);
+  expect((received[0]!.detail as Record<string, string>)['execution-id']).toBe(executionId);
+  expect(sim.emitted().map((e) => e.duplicate)).toEqual([false, true]);
+});
+
+test('delayEventsMs: the event comes that long after the run ended', async () => {
+  sim.setFaults({ delayEventsMs: 120 });
+  await startJob();
+  await waitFor(() => sim.inProgress() === 0);
+  expect(received).toEqual([]);
+  const [emitted] = await waitFor(() => sim.emitted().length === 1 && sim.emitted());
+  expect(emitted!.at - sim.runs()[0]!.endedAt!).toBeGreaterThanOrEqual(119);
+});
+
+test('startLatencyMs: start calls answer late, and the run begins after the latency', async () => {
+  sim.setFaults({ appflow: { startLatencyMs: 100 } });
+  await startFlow();
+  const [call] = sim.startCalls();
+  const [run] = sim.runs();
+  expect(call!.respondedAt - call!.at).toBeGreaterThanOrEqual(99);
+  expect(run!.startedAt - run!.startCallAt).toBeGreaterThanOrEqual(99);
+});
+
+test('throttleStatusCalls throttles the status API', async () => {
+  const { JobRunId } = await startJob();
+  sim.setFaults({ glue: { throttleStatusCalls: 1 } });
+  expect(await rejection(clients.glue.send(new GetJobRunCommand({ JobName: 'job', RunId: JobRunId })))).toBeInstanceOf(GlueThrottling);
+  await expect(clients.glue.send(new GetJobRunCommand({ JobName: 'job', RunId: JobRunId }))).resolves.toHaveProperty('JobRun');
+});
+
+test('an emit that throws or rejects is recorded and does not crash anything', async () => {
+  const errors: unknown[] = [];
+  const flaky = await startJobApiSimulator({
+    durationMs: 10,
+    emit: (event) => {
+      if ((event.detail as { jobName?: string }).jobName === 'sync-throw') throw new Error('boom');
+      return Promise.reject(new Error('bus down'));
+    },
+    onEmitError: (error) => errors.push(error),
+  });
+  const c = sdkClients(flaky);
+  try {
+    await c.glue.send(new StartJobRunCommand({ JobName: 'sync-throw' }));
+    await c.glue.send(new StartJobRunCommand({ JobName: 'async-reject' }));
+    await waitFor(() => flaky.emitted().filter((e) => e.emitError).length === 2);
+    expect(flaky.emitted().map((e) => e.emitError).sort()).toEqual(['boom', 'bus down']);
+    expect(errors).toHaveLength(2);
+  } finally {
+    c.destroy();
+    await flaky.close();
+  }
+});
+
+test('reset() forgets records and faults but lets runs in progress finish', async () => {
+  sim.setFaults({ appflow: { throttleStarts: 5 } });
+  await startJob('quick');
+  await waitFor(() => sim.inProgress() === 0);
+  sim.configure({ durationMs: 150 });
+  const { JobRunId } = await startJob('longer');
+  sim.reset();
+  expect(sim.faults().appflow.throttleStarts).toBe(0);
+  expect(sim.startCalls()).toEqual([]);
+  expect(sim.runs().map((r) => r.executionId)).toEqual([JobRunId]);
+  expect(await rejection(clients.glue.send(new GetJobRunCommand({ JobName: 'quick', RunId: 'x' })))).toHaveProperty('name', 'EntityNotFoundException');
+  await waitFor(() => sim.emitted().length === 1);
+  expect(sim.emitted()[0]!.executionId).toBe(JobRunId);
+  // configure() survives reset
+  await startFlow();
+  expect(sim.runs()[1]!.endedAt).toBeUndefined();
+});
