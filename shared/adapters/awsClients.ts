@@ -8,6 +8,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * The AWS clients, made once per process. Region, credentials and endpoints come from the SDK's standard
  * configuration (AWS_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_<SERVICE>, ...), so any AWS-compatible endpoint works.
  * The job APIs get one attempt: a throttled start must reach Sluice at once, which frees the slot and backs off.
+ * SQS sends to the configured endpoint, not to the host inside a queue URL: emulators hand out URLs whose host
+ * does not resolve (on AWS the two are the same).
  */
 export interface AwsClients {
   sqs: SQSClient;
@@ -23,7 +25,7 @@ export function awsClients(): AwsClients {
   if (!clients) {
     const dynamodb = new DynamoDBClient({});
     clients = {
-      sqs: new SQSClient({}),
+      sqs: new SQSClient({ useQueueUrlAsEndpoint: false }),
       dynamodb,
       doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } }),
       appflow: new AppflowClient({ maxAttempts: 1 }),

@@ -34,7 +34,12 @@ export function resourcesOfType(definition: ServiceDefinition, type: string): Ar
 const QUEUE_ATTRIBUTES = ['VisibilityTimeout', 'MessageRetentionPeriod', 'DelaySeconds', 'ReceiveMessageWaitTimeSeconds', 'MaximumMessageSize'];
 
 /** Creates the queues and the table that serverless.yml defines, against whatever endpoints the clients point at. */
-export async function provision(definition: ServiceDefinition, clients: { sqs: SQSClient; dynamodb: DynamoDBClient }): Promise<ResourceRefs> {
+export async function provision(
+  definition: ServiceDefinition,
+  clients: { sqs: SQSClient; dynamodb: DynamoDBClient },
+  /** Appended to every queue and table name, so several stacks can share one pair of emulators. */
+  nameSuffix = '',
+): Promise<ResourceRefs> {
   const refs: ResourceRefs = { ref: {}, arn: {} };
   // Queues a redrive policy points at come first.
   const queues = resourcesOfType(definition, 'AWS::SQS::Queue').sort(([, a], [, b]) => Number(!!a.Properties?.RedrivePolicy) - Number(!!b.Properties?.RedrivePolicy));
@@ -49,13 +54,13 @@ export async function provision(definition: ServiceDefinition, clients: { sqs: S
         maxReceiveCount: Number(redrive.maxReceiveCount),
       });
     }
-    const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: String(props.QueueName ?? id), Attributes }));
+    const { QueueUrl } = await clients.sqs.send(new CreateQueueCommand({ QueueName: `${String(props.QueueName ?? id)}${nameSuffix}`, Attributes }));
     const { Attributes: got } = await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
     refs.ref[id] = QueueUrl!;
     refs.arn[id] = got!.QueueArn!;
   }
   for (const [id, resource] of resourcesOfType(definition, 'AWS::DynamoDB::Table')) {
-    const input = tableInput(resource);
+    const input = tableInput(resource, `${String(resource.Properties?.TableName ?? id)}${nameSuffix}`);
     await clients.dynamodb.send(new CreateTableCommand(input));
     const ttl = resource.Properties?.TimeToLiveSpecification as { AttributeName: string; Enabled: boolean } | undefined;
     if (ttl?.Enabled) {

@@ -45,6 +45,8 @@ export interface JobApiSimulator {
    * Runs in progress go on and end and emit as usual. Options and configure() settings stay.
    */
   reset(): void;
+  /** Timers the simulator holds now (run ends, delayed events, start latency): 0 after close(). */
+  pendingTimers(): number;
   /** Stops the server, drops its connections and clears every pending timer: no event is emitted afterwards. */
   close(): Promise<void>;
 }
@@ -96,6 +98,7 @@ export async function startJobApiSimulator(options: JobApiSimulatorOptions = {})
     emitted: () => engine.book.emitted(),
     droppedEvents: () => engine.book.droppedEvents(),
     reset: () => engine.reset(),
+    pendingTimers: () => engine.pendingTimers(),
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
         engine.close();

@@ -69,13 +69,13 @@ test('FAILED and TIMEOUT runs carry an ErrorMessage and the matching event', asy
 
 test('every StartJobRun starts a run; GetJobRuns lists them newest first, with paging', async () => {
   const ids: string[] = [];
-  for (let i = 0; i < 3; i++) ids.push((await clients.glue.send(new StartJobRunCommand({ JobName: 'etl', Arguments: { '--same': 'args' } }))).JobRunId!);
+  for (let i = 0; i < 3; i++) ids.push((await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-etl', Arguments: { '--same': 'args' } }))).JobRunId!);
   expect(new Set(ids).size).toBe(3);
   expect(sim.inProgress()).toBe(3);
 
-  const page1 = await clients.glue.send(new GetJobRunsCommand({ JobName: 'etl', MaxResults: 2 }));
+  const page1 = await clients.glue.send(new GetJobRunsCommand({ JobName: 'slow-etl', MaxResults: 2 }));
   expect(page1.JobRuns?.map((r) => r.Id)).toEqual([ids[2], ids[1]]);
-  const page2 = await clients.glue.send(new GetJobRunsCommand({ JobName: 'etl', MaxResults: 2, NextToken: page1.NextToken }));
+  const page2 = await clients.glue.send(new GetJobRunsCommand({ JobName: 'slow-etl', MaxResults: 2, NextToken: page1.NextToken }));
   expect(page2.JobRuns?.map((r) => r.Id)).toEqual([ids[0]]);
   expect(page2.NextToken).toBeUndefined();
   expect((await clients.glue.send(new GetJobRunsCommand({ JobName: 'never-ran' }))).JobRuns).toEqual([]);

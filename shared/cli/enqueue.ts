@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { JobSpecSchema } from '../domain/job';
+
+export interface EnqueueReport {
+  sent: string[];
+  rejected: Array<{ index: number; reason: string }>;
+}
+
+/** SQS takes at most 10 messages per SendMessageBatch. */
+const BATCH = 10;
+
+/**
+ * Sends job specs to the job queue, 10 per request. Each spec is checked with the same schema the acquirer uses, so a
+ * bad one is reported here instead of landing in the DLQ; a spec without an id gets one (the idempotency key).
+ */
+export async function enqueueJobs(sqs: SQSClient, queueUrl: string, specs: unknown[]): Promise<EnqueueReport> {
+  const report: EnqueueReport = { sent: [], rejected: [] };
+  const valid: Array<{ index: number; id: string; body: string }> = [];
+  specs.forEach((spec, index) => {
+    const withId = spec && typeof spec === 'object' && !Array.isArray(spec) && !('id' in spec) ? { ...spec, id: randomUUID() } : spec;
+    const parsed = JobSpecSchema.safeParse(withId);
+    if (!parsed.success) {
+      report.rejected.push({ index, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(spec)'}: ${i.message}`).join('; ') });
+      return;
+    }
+    valid.push({ index, id: parsed.data.id, body: JSON.stringify(parsed.data) });
+  });
+  for (let i = 0; i < valid.length; i += BATCH) {
+    const chunk = valid.slice(i, i + BATCH);
+    const out = await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((m, j) => ({ Id: String(j), MessageBody: m.body })) }),
+    );
+    for (const ok of out.Successful ?? []) report.sent.push(chunk[Number(ok.Id)]!.id);
+    for (const failed of out.Failed ?? []) report.rejected.push({ index: chunk[Number(failed.Id)]!.index, reason: `${failed.Code}: ${failed.Message ?? ''}` });
+  }
+  return report;
+}
+
+/** Reads job specs from JSON (one spec or an array) or JSONL (one spec per line). */
+export function parseSpecFile(text: string): unknown[] {
+  const trimmed = text.trim();
+  if (trimmed === '') return [];
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    return Array.isArray(parsed) ? parsed : [parsed];
+  } catch {
+    return trimmed
+      .split(/\r?\n/)
+      .filter((line) => line.trim() !== '')
+      .map((line, i) => {
+        try {
+          return JSON.parse(line) as unknown;
+        } catch {
+          throw new Error(`line ${i + 1} is not JSON: ${line.slice(0, 80)}`);
+        }
+      });
+  }
+}

@@ -1,0 +1,261 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Context, EventBridgeEvent, SQSEvent } from 'aws-lambda';
+import type { ReconcileReport } from '../app/reconcile';
+import { type Emulators, startEmulators } from './emulators';
+import { LocalEventBus, type LocalEventBusOptions } from './bus';
+import { provision, functionEnvironment, type ResourceRefs } from './infra/provision';
+import { countRequests, RequestCounter } from './infra/requestCounter';
+import { rateToMs } from './infra/schedule';
+import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
+import { createLambdaContext, type SqsPoller, startSqsPoller } from './poller';
+import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
+
+export interface LocalStackOptions {
+  /** Emulators already running (the tests share one pair); without them, fauxqs and dynalite start in this process. */
+  endpoints?: { sqs: string; dynamodb: string };
+  /** Appended to queue and table names so stacks sharing emulators do not meet. */
+  nameSuffix?: string;
+  /** Environment for the functions on top of serverless.yml's (e.g. POOLS), as a stage parameter would set it. */
+  env?: Record<string, string>;
+  simulator?: Omit<JobApiSimulatorOptions, 'emit'>;
+  bus?: LocalEventBusOptions;
+  /** Parallel pollers of the job queue (Lambda starts with 5). */
+  pollerConcurrency?: number;
+  /** Long-poll wait of each poller, seconds. */
+  pollWaitSeconds?: number;
+  /** Run the scheduled functions on their (compressed) schedule; off leaves them to reconcileNow(). */
+  schedules?: boolean;
+  /** Overrides serverless.yml's custom.local.timeScale. */
+  timeScale?: number;
+  onHandlerError?: (functionName: string, error: unknown) => void;
+}
+
+export interface LocalStack {
+  definition: ServiceDefinition;
+  refs: ResourceRefs;
+  queueUrl: string;
+  deadLetterUrl: string;
+  tableName: string;
+  sqs: SQSClient;
+  dynamodb: DynamoDBClient;
+  doc: DynamoDBDocumentClient;
+  simulator: JobApiSimulator;
+  bus: LocalEventBus;
+  poller: SqsPoller;
+  requests: RequestCounter;
+  faults: LocalFaults;
+  /** Runs the reconciler once, now. */
+  reconcileNow(): Promise<ReconcileReport>;
+  stop(): Promise<void>;
+}
+
+/** Faults the local stack itself can inject (the simulators and the bus have their own). */
+export interface LocalFaults {
+  /** The next n job messages sent with no delay (hand-off wake-ups) are silently lost. */
+  loseWakeUps(n: number): void;
+  /** The acquirer dies (throws) right after its next n successful slot acquisitions, before starting the run. */
+  crashAfterAcquire(n: number): void;
+  /** The acquirer dies right after its next n successful start calls, before recording the run. */
+  crashAfterStart(n: number): void;
+}
+
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
+
+/**
+ * All of Sluice on this machine: SQS and DynamoDB emulators, the AppFlow/Glue simulator, a local event bus routing the
+ * simulator's completion events by serverless.yml's patterns, a poller invoking the acquirer like Lambda's SQS event
+ * source, and the scheduled reconciler. The functions are the real handlers from functions/, configured through the
+ * same environment variables serverless.yml gives them.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const definition = await loadServiceDefinition('local');
+  let emulators: Emulators | undefined;
+  let endpoints = options.endpoints;
+  if (!endpoints) {
+    emulators = await startEmulators();
+    endpoints = { sqs: emulators.sqsEndpoint, dynamodb: emulators.dynamodbEndpoint };
+  }
+
+  let bus: LocalEventBus | undefined;
+  const simulator = await startJobApiSimulator({ ...options.simulator, emit: (event) => void bus?.put(event as never) });
+
+  // The SDK reads these itself (standard configuration): no endpoint is set in code.
+  Object.assign(process.env, {
+    AWS_REGION: definition.provider.region ?? 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_APPFLOW: simulator.endpoint,
+    AWS_ENDPOINT_URL_GLUE: simulator.endpoint,
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+  });
+
+  // Loaded only now, so the clients and the container see the environment above.
+  const { awsClients } = await import('../adapters/awsClients');
+  const clients = awsClients();
+  const requests = new RequestCounter();
+  countRequests(clients.sqs, 'sqs', requests);
+  countRequests(clients.dynamodb, 'dynamodb', requests);
+  countRequests(clients.appflow, 'appflow', requests);
+  countRequests(clients.glue, 'glue', requests);
+
+  const refs = await provision(definition, clients, options.nameSuffix ?? '');
+  const functionNames = Object.keys(definition.functions);
+  for (const name of functionNames) Object.assign(process.env, functionEnvironment(definition, name, refs), options.env);
+  const faultState = installFaults(clients.sqs, process.env.QUEUE_URL!);
+  requests.reset(); // provisioning is not Sluice's work
+
+  const handlers: Record<string, Handler> = {};
+  for (const name of functionNames) {
+    const [file, exported] = splitHandler(definition.functions[name]!.handler);
+    const module = (await import(`../../${file}`)) as Record<string, Handler>;
+    const handler = module[exported];
+    if (!handler) throw new Error(`${file} exports no ${exported}`);
+    handlers[name] = handler;
+  }
+  wrapForFaults(faultState);
+
+  const invoke = async (name: string, event: unknown, context?: Context) => {
+    const timeoutMs = (definition.functions[name]!.timeout ?? 6) * 1000;
+    try {
+      return await handlers[name]!(event, context ?? createLambdaContext({ functionName: `sluice-local-${name}`, timeoutMs } as never));
+    } catch (error) {
+      options.onHandlerError?.(name, error);
+      throw error;
+    }
+  };
+
+  bus = new LocalEventBus({ region: definition.provider.region, ...options.bus });
+  const timers: NodeJS.Timeout[] = [];
+  const timeScale = options.timeScale ?? definition.custom?.local?.timeScale ?? 1;
+  let poller: SqsPoller | undefined;
+  const reconcilerName = functionNames.find((name) => definition.functions[name]!.events?.some((e) => 'schedule' in e));
+
+  for (const name of functionNames) {
+    for (const [index, event] of (definition.functions[name]!.events ?? []).entries()) {
+      if ('eventBridge' in event) {
+        const { pattern } = event.eventBridge as { pattern: Record<string, unknown> };
+        bus.addRule({ name: `${name}-${index}`, pattern, target: (e) => invoke(name, e) });
+      } else if ('sqs' in event) {
+        const sqsEvent = event.sqs as { arn: unknown; batchSize?: number; maximumBatchingWindow?: number; functionResponseType?: string };
+        const arn = sqsEvent.arn as { 'Fn::GetAtt': [string, string] };
+        const queueId = arn['Fn::GetAtt'][0];
+        poller = startSqsPoller({
+          client: clients.sqs,
+          queueUrl: refs.ref[queueId]!,
+          queueArn: refs.arn[queueId]!,
+          batchSize: sqsEvent.batchSize ?? 10,
+          maximumBatchingWindowMs: (sqsEvent.maximumBatchingWindow ?? 0) * 1000 * Math.min(1, timeScale * 10),
+          reportBatchItemFailures: sqsEvent.functionResponseType === 'ReportBatchItemFailures',
+          concurrency: options.pollerConcurrency ?? 4,
+          waitTimeSeconds: options.pollWaitSeconds ?? 1,
+          functionName: `sluice-local-${name}`,
+          functionTimeoutMs: (definition.functions[name]!.timeout ?? 6) * 1000,
+          handler: (e: SQSEvent, context: Context) => invoke(name, e, context) as never,
+        });
+      } else if ('schedule' in event && options.schedules !== false) {
+        const rate = typeof event.schedule === 'string' ? event.schedule : (event.schedule as { rate: string }).rate;
+        const everyMs = Math.max(50, rateToMs(rate) * timeScale);
+        let running = false;
+        const timer = setInterval(() => {
+          if (running) return;
+          running = true;
+          void invoke(name, { source: 'aws.events', 'detail-type': 'Scheduled Event' })
+            .catch(() => undefined)
+            .finally(() => (running = false));
+        }, everyMs);
+        timers.push(timer);
+      }
+    }
+  }
+  if (!poller) throw new Error('serverless.yml has no SQS-triggered function');
+  const activePoller = poller;
+
+  const env = process.env;
+  return {
+    definition,
+    refs,
+    queueUrl: env.QUEUE_URL!,
+    deadLetterUrl: env.DLQ_URL!,
+    tableName: env.TABLE_NAME!,
+    sqs: clients.sqs,
+    dynamodb: clients.dynamodb,
+    doc: clients.doc,
+    simulator,
+    bus,
+    poller: activePoller,
+    requests,
+    faults: {
+      loseWakeUps: (n) => (faultState.loseWakeUps += n),
+      crashAfterAcquire: (n) => (faultState.crashAfterAcquire += n),
+      crashAfterStart: (n) => (faultState.crashAfterStart += n),
+    },
+    async reconcileNow() {
+      if (!reconcilerName) throw new Error('serverless.yml has no scheduled function');
+      return (await invoke(reconcilerName, { source: 'aws.events', 'detail-type': 'Scheduled Event' })) as ReconcileReport;
+    },
+    async stop() {
+      for (const timer of timers) clearInterval(timer);
+      await activePoller.stop();
+      await simulator.close();
+      await bus!.close();
+      await emulators?.close();
+    },
+  };
+}
+
+function splitHandler(handler: string): [string, string] {
+  const dot = handler.lastIndexOf('.');
+  return [handler.slice(0, dot), handler.slice(dot + 1)];
+}
+
+interface FaultState {
+  loseWakeUps: number;
+  crashAfterAcquire: number;
+  crashAfterStart: number;
+}
+
+/** SQS-level faults, at the SDK middleware of the functions' own client. */
+function installFaults(sqs: SQSClient, queueUrl: string): FaultState {
+  const state: FaultState = { loseWakeUps: 0, crashAfterAcquire: 0, crashAfterStart: 0 };
+  sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = (args as { input: { QueueUrl?: string; DelaySeconds?: number } }).input;
+      if (context.commandName === 'SendMessageCommand' && input.QueueUrl === queueUrl && !input.DelaySeconds && state.loseWakeUps > 0) {
+        state.loseWakeUps--;
+        return { output: { $metadata: {}, MessageId: 'lost-by-fault-injection' }, response: {} } as never;
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'sluiceLocalFaults' },
+  );
+  return state;
+}
+
+/**
+ * Process crashes of the acquirer, injected around the starters it calls: "after the slot, before the start" leaves
+ * the slot taken and the job in `starting`; "after the start, before recording" leaves a run the ledger does not know.
+ * Either way the message is not deleted and comes back after the queue's visibility timeout, as after a real crash.
+ */
+function wrapForFaults(state: FaultState): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { container } = require('../runtime/container') as typeof import('../runtime/container');
+  for (const starter of Object.values(container().deps.starters)) {
+    const start = starter.start.bind(starter);
+    starter.start = async (...args) => {
+      if (state.crashAfterAcquire > 0) {
+        state.crashAfterAcquire--;
+        throw new Error('fault injection: acquirer crashed after taking the slot, before starting the run');
+      }
+      const result = await start(...args);
+      if (state.crashAfterStart > 0) {
+        state.crashAfterStart--;
+        throw new Error('fault injection: acquirer crashed after starting the run, before recording it');
+      }
+      return result;
+    };
+  }
+}

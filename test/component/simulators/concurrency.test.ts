@@ -1,0 +1,130 @@
+import { StartFlowCommand } from '@aws-sdk/client-appflow';
+import { StartJobRunCommand } from '@aws-sdk/client-glue';
+import {
+  jobApiSimulatorControl,
+  maxConcurrency,
+  startJobApiSimulator,
+  type JobApiSimulator,
+  type SimRun,
+} from '../../../shared/local/simulators';
+import { rejection, sdkClients, waitFor } from './support';
+
+describe('maxObservedConcurrency', () => {
+  let sim: JobApiSimulator;
+  let clients: ReturnType<typeof sdkClients>;
+
+  beforeEach(async () => {
+    sim = await startJobApiSimulator({
+      durationMs: (_kind, _name, args) => Number(args['--ms'] ?? 100),
+      group: (kind, name, args) => args['--pool'] ?? `${kind}-default`,
+    });
+    clients = sdkClients(sim);
+  });
+
+  afterEach(async () => {
+    clients.destroy();
+    await sim.close();
+  });
+
+  const startJob = (ms: number, pool?: string) =>
+    clients.glue.send(new StartJobRunCommand({ JobName: 'job', Arguments: { '--ms': String(ms), ...(pool ? { '--pool': pool } : {}) } }));
+
+  test('is computed from the run timeline, overall and per group', async () => {
+    // Wave 1: two overlapping runs in pool p1. Wave 2 (after wave 1 ended): three overlapping runs in pool p2.
+    await Promise.all([startJob(300, 'p1'), startJob(300, 'p1')]);
+    expect(sim.inProgress()).toBe(2);
+    await waitFor(() => sim.inProgress() === 0);
+    await Promise.all([startJob(300, 'p2'), startJob(300, 'p2'), startJob(300, 'p2')]);
+    // One AppFlow run, alone, meanwhile: its own default group.
+    await clients.appflow.send(new StartFlowCommand({ flowName: 'flow' }));
+    expect(sim.inProgress()).toBe(4);
+    await waitFor(() => sim.inProgress() === 0);
+
+    expect(sim.maxObservedConcurrency()).toBe(4);
+    expect(sim.maxObservedConcurrency('p1')).toBe(2);
+    expect(sim.maxObservedConcurrency('p2')).toBe(3);
+    expect(sim.maxObservedConcurrency('appflow-default')).toBe(1);
+    expect(sim.maxObservedConcurrency('no-such-group')).toBe(0);
+
+    const timeline = sim.concurrencyTimeline('p1');
+    expect(timeline.map((p) => p.inProgress).at(-1)).toBe(0);
+    expect(Math.max(...timeline.map((p) => p.inProgress))).toBe(2);
+    expect(timeline.every((p, i) => i === 0 || p.t > timeline[i - 1]!.t)).toBe(true);
+    expect(sim.runs().every((r) => r.group !== undefined && r.endedAt! >= r.startedAt)).toBe(true);
+  });
+
+  test('a run that starts right after another ended does not count as overlapping', async () => {
+    await startJob(30);
+    await waitFor(() => sim.inProgress() === 0);
+    await startJob(30);
+    await waitFor(() => sim.inProgress() === 0);
+    expect(sim.maxObservedConcurrency()).toBe(1);
+  });
+});
+
+describe('maxConcurrency on a run timeline', () => {
+  const run = (startedAt: number, startSeq: number, endedAt?: number, endSeq?: number): SimRun => ({
+    kind: 'glue',
+    name: 'j',
+    executionId: `r${startSeq}`,
+    args: {},
+    startCallAt: startedAt,
+    startedAt,
+    status: 'RUNNING',
+    startSeq,
+    ...(endedAt !== undefined ? { endedAt, endSeq: endSeq! } : {}),
+  });
+
+  test('counts overlaps and breaks equal timestamps by the order the simulator saw them', () => {
+    // r0 [0,10), r1 [5,20), r2 [10,30) starts at r0's end time AFTER r0 ended (seq 3 > 2), r3 still running.
+    expect(maxConcurrency([run(0, 0, 10, 2), run(5, 1, 20, 4), run(10, 3, 30, 5), run(25, 6)])).toBe(2);
+    // Same times, but r2 started before r0's end was seen: three at once.
+    expect(maxConcurrency([run(0, 0, 10, 3), run(5, 1, 20, 4), run(10, 2, 30, 5)])).toBe(3);
+    expect(maxConcurrency([])).toBe(0);
+  });
+});
+
+test('close() stops the server and leaves no timers behind', async () => {
+  const timeoutsBefore = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const sim = await startJobApiSimulator({ durationMs: 60_000 });
+  const clients = sdkClients(sim);
+  sim.setFaults({ glue: { startLatencyMs: 0 } });
+  await clients.glue.send(new StartJobRunCommand({ JobName: 'long' }));
+  await clients.appflow.send(new StartFlowCommand({ flowName: 'long' }));
+  expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeGreaterThanOrEqual(timeoutsBefore + 2);
+  clients.destroy();
+  await sim.close();
+  expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeLessThanOrEqual(timeoutsBefore);
+  await sim.close(); // idempotent
+  expect(sim.inProgress()).toBe(2); // the runs never ended: no event after close
+  const after = sdkClients(sim);
+  try {
+    await expect(after.glue.send(new StartJobRunCommand({ JobName: 'late' }))).rejects.toThrow();
+  } finally {
+    after.destroy();
+  }
+});
+
+test('the control API drives a simulator from another process', async () => {
+  const sim = await startJobApiSimulator({ durationMs: 30 });
+  const clients = sdkClients(sim);
+  const control = jobApiSimulatorControl(sim.endpoint);
+  try {
+    await control.setFaults({ appflow: { throttleStarts: 1 } });
+    expect((await control.faults()).appflow.throttleStarts).toBe(1);
+    expect((await rejection(clients.appflow.send(new StartFlowCommand({ flowName: 'f' })))).name).toBe('ThrottlingException');
+    await control.configure({ outcome: 'failed' });
+    await Promise.all([clients.glue.send(new StartJobRunCommand({ JobName: 'j' })), clients.glue.send(new StartJobRunCommand({ JobName: 'j' }))]);
+    await waitFor(async () => (await control.inProgress()) === 0);
+    const records = await control.records();
+    expect(records.runs.map((r) => r.status)).toEqual(['FAILED', 'FAILED']);
+    expect(records.startCalls).toHaveLength(3);
+    expect(records.emitted).toHaveLength(2);
+    expect(await control.maxObservedConcurrency()).toBe(2);
+    await control.reset();
+    expect((await control.records()).runs).toEqual([]);
+  } finally {
+    clients.destroy();
+    await sim.close();
+  }
+});
