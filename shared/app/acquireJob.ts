@@ -46,7 +46,12 @@ export class Acquirer {
     }
     const now = this.deps.clock.now();
     const { record } = await this.deps.ledger.register(spec, now);
-    if (isTerminal(record.state) || record.state === JobState.Running) return this.duplicate(record, 'already ran or running');
+    if (record.state === JobState.Running) return this.duplicate(record, 'running');
+    if (isTerminal(record.state)) {
+      // A slot reserved for a finished job (a stale waiter let in) is given back at once; usually this is a no-op.
+      await this.handOff.releaseAndHandOff(record.pool, record.jobId);
+      return this.duplicate(record, 'already finished');
+    }
     if (record.state === JobState.Starting) return this.resume(record);
 
     let outcome = await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });

@@ -21,6 +21,11 @@ export class HandOff {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const [next] = await leases.oldestWaiters(pool, 1);
       if (!next) break;
+      if (next.jobId === jobId) {
+        // A duplicate delivery parked this job again just as it was let in: the waiter is stale, never a second run.
+        await leases.removeWaiter(pool, next.waitKey);
+        continue;
+      }
       const outcome = await leases.transfer(pool, jobId, next.jobId, this.holderFor(next));
       switch (outcome) {
         case TransferOutcome.Transferred:

@@ -41,7 +41,10 @@ export interface LeaseStore {
   acquire(pool: string, jobId: string, holder: Holder): Promise<AcquireOutcome>;
   /** Frees the slot `jobId` holds; returns false (and changes nothing) when it holds none. */
   release(pool: string, jobId: string): Promise<boolean>;
-  /** Frees `fromJobId`'s slot and gives it to `toJobId` in one write, so no newcomer can take it in between. */
+  /**
+   * Frees `fromJobId`'s slot and gives it to `toJobId` in one write, so no newcomer can take it in between. The two
+   * must differ (throws otherwise).
+   */
   transfer(pool: string, fromJobId: string, toJobId: string, holder: Holder): Promise<TransferOutcome>;
 
   /** Parks a waiting job (idempotent for one wait key). */

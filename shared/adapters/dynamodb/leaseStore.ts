@@ -134,6 +134,8 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async transfer(pool: string, fromJobId: string, toJobId: string, holder: Holder): Promise<TransferOutcome> {
+    // REMOVE and SET on one path would drop the holder and keep the count: the slot would leak.
+    if (fromJobId === toJobId) throw new Error(`cannot transfer a slot from job ${fromJobId} to itself`);
     try {
       await this.doc.send(
         new UpdateCommand({

@@ -19,7 +19,8 @@ beforeEach(async () => {
   received = [];
   clockOffsetMs = 0;
   sim = await startJobApiSimulator({
-    durationMs: (_kind, name) => (name.startsWith('slow') ? 5_000 : 80),
+    // Tests that look at a run while it is running use a `mid-` or `slow-` name, so that a loaded machine cannot end it first.
+    durationMs: (_kind, name) => (name.startsWith('slow') ? 5_000 : name.startsWith('mid') ? 300 : 80),
     outcome: (_kind, name) => (name.startsWith('failing') ? 'failed' : 'succeeded'),
     now: () => Date.now() + clockOffsetMs,
     emit: (event) => {
@@ -103,13 +104,13 @@ test('the same (flowName, clientToken) within 8 hours returns the same execution
 });
 
 test('DescribeFlowExecutionRecords shows InProgress, then Successful', async () => {
-  const { executionId } = await clients.appflow.send(new StartFlowCommand({ flowName: 'orders-sync' }));
-  const during = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'orders-sync', maxResults: 10 }));
+  const { executionId } = await clients.appflow.send(new StartFlowCommand({ flowName: 'mid-flow' }));
+  const during = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'mid-flow', maxResults: 10 }));
   expect(during.flowExecutions).toEqual([expect.objectContaining({ executionId, executionStatus: 'InProgress', startedAt: expect.any(Date) })]);
   expect(during.flowExecutions?.[0]?.dataPullEndTime).toBeUndefined();
 
   await waitFor(() => received.length === 1);
-  const after = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'orders-sync' }));
+  const after = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'mid-flow' }));
   const record = after.flowExecutions?.[0];
   expect(record).toMatchObject({ executionId, executionStatus: 'Successful', executionResult: { recordsProcessed: 100 } });
   expect(record!.lastUpdatedAt!.getTime()).toBe(Math.floor(sim.runs()[0]!.endedAt!));

@@ -1,5 +1,5 @@
-import { StartFlowCommand } from '@aws-sdk/client-appflow';
-import { StartJobRunCommand } from '@aws-sdk/client-glue';
+import { CancelFlowExecutionsCommand, StartFlowCommand } from '@aws-sdk/client-appflow';
+import { BatchStopJobRunCommand, StartJobRunCommand } from '@aws-sdk/client-glue';
 import {
   jobApiSimulatorControl,
   maxConcurrency,
@@ -30,15 +30,20 @@ describe('maxObservedConcurrency', () => {
     clients.glue.send(new StartJobRunCommand({ JobName: 'job', Arguments: { '--ms': String(ms), ...(pool ? { '--pool': pool } : {}) } }));
 
   test('is computed from the run timeline, overall and per group', async () => {
-    // Wave 1: two overlapping runs in pool p1. Wave 2 (after wave 1 ended): three overlapping runs in pool p2.
-    await Promise.all([startJob(300, 'p1'), startJob(300, 'p1')]);
+    // Runs last a minute; the test ends them with BatchStopJobRun / CancelFlowExecutions, so no timing can blur the waves.
+    const stopJobs = async (ids: (string | undefined)[]) =>
+      clients.glue.send(new BatchStopJobRunCommand({ JobName: 'job', JobRunIds: ids.map((id) => id!) }));
+    // Wave 1: two overlapping runs in pool p1.
+    const wave1 = await Promise.all([startJob(60_000, 'p1'), startJob(60_000, 'p1')]);
     expect(sim.inProgress()).toBe(2);
-    await waitFor(() => sim.inProgress() === 0);
-    await Promise.all([startJob(300, 'p2'), startJob(300, 'p2'), startJob(300, 'p2')]);
-    // One AppFlow run, alone, meanwhile: its own default group.
-    await clients.appflow.send(new StartFlowCommand({ flowName: 'flow' }));
+    await stopJobs(wave1.map((r) => r.JobRunId));
+    // Wave 2, after wave 1 ended: three overlapping runs in pool p2, and one AppFlow run (its own default group).
+    const wave2 = await Promise.all([startJob(60_000, 'p2'), startJob(60_000, 'p2'), startJob(60_000, 'p2')]);
+    const flow = await clients.appflow.send(new StartFlowCommand({ flowName: 'flow' }));
     expect(sim.inProgress()).toBe(4);
-    await waitFor(() => sim.inProgress() === 0);
+    await stopJobs(wave2.map((r) => r.JobRunId));
+    await clients.appflow.send(new CancelFlowExecutionsCommand({ flowName: 'flow', executionIds: [flow.executionId!] }));
+    expect(sim.inProgress()).toBe(0);
 
     expect(sim.maxObservedConcurrency()).toBe(4);
     expect(sim.maxObservedConcurrency('p1')).toBe(2);
@@ -85,18 +90,19 @@ describe('maxConcurrency on a run timeline', () => {
 });
 
 test('close() stops the server and leaves no timers behind', async () => {
-  const timeoutsBefore = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
   const sim = await startJobApiSimulator({ durationMs: 60_000 });
   const clients = sdkClients(sim);
-  sim.setFaults({ glue: { startLatencyMs: 0 } });
   await clients.glue.send(new StartJobRunCommand({ JobName: 'long' }));
   await clients.appflow.send(new StartFlowCommand({ flowName: 'long' }));
-  expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeGreaterThanOrEqual(timeoutsBefore + 2);
+  sim.setFaults({ delayEventsMs: 60_000 });
+  await clients.appflow.send(new CancelFlowExecutionsCommand({ flowName: 'long' })); // its event now waits on a timer
+  expect(sim.pendingTimers()).toBe(2);
   clients.destroy();
   await sim.close();
-  expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeLessThanOrEqual(timeoutsBefore);
+  expect(sim.pendingTimers()).toBe(0);
   await sim.close(); // idempotent
-  expect(sim.inProgress()).toBe(2); // the runs never ended: no event after close
+  await waitFor(() => !process.getActiveResourcesInfo().includes('TCPServerWrap'), 2000, 'the server handle to go');
+  expect(sim.emitted()).toEqual([]); // nothing is emitted after close
   const after = sdkClients(sim);
   try {
     await expect(after.glue.send(new StartJobRunCommand({ JobName: 'late' }))).rejects.toThrow();
@@ -106,7 +112,7 @@ test('close() stops the server and leaves no timers behind', async () => {
 });
 
 test('the control API drives a simulator from another process', async () => {
-  const sim = await startJobApiSimulator({ durationMs: 30 });
+  const sim = await startJobApiSimulator({ durationMs: 400 });
   const clients = sdkClients(sim);
   const control = jobApiSimulatorControl(sim.endpoint);
   try {

@@ -152,7 +152,7 @@ test('reset() forgets records and faults but lets runs in progress finish', asyn
   sim.setFaults({ appflow: { throttleStarts: 5 } });
   await startJob('quick');
   await waitFor(() => sim.inProgress() === 0);
-  sim.configure({ durationMs: 150 });
+  sim.configure({ durationMs: 300 });
   const { JobRunId } = await startJob('longer');
   sim.reset();
   expect(sim.faults().appflow.throttleStarts).toBe(0);

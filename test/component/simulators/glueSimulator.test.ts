@@ -16,9 +16,10 @@ let received: EventBridgeEvent[];
 beforeEach(async () => {
   received = [];
   sim = await startJobApiSimulator({
-    durationMs: (_kind, name) => (name.startsWith('slow') ? 5_000 : 80),
+    // Tests that look at a run while it is running use a `mid-` or `slow-` name, so that a loaded machine cannot end it first.
+    durationMs: (_kind, name) => (name.startsWith('slow') ? 5_000 : name.startsWith('mid') ? 300 : 80),
     outcome: (_kind, _name, args) => (args['--outcome'] as 'failed' | 'timeout' | undefined) ?? 'succeeded',
-    glueMaxConcurrentRuns: { 'limited-job': 2, 'slow-limited': 1 },
+    glueMaxConcurrentRuns: { 'slow-pair': 2, 'slow-limited': 1 },
     emit: async (event) => {
       received.push(event);
     },
@@ -32,11 +33,11 @@ afterEach(async () => {
 });
 
 test('StartJobRun returns a JobRunId; GetJobRun shows RUNNING, then SUCCEEDED, and a Glue Job State Change is emitted', async () => {
-  const { JobRunId } = await clients.glue.send(new StartJobRunCommand({ JobName: 'etl', Arguments: { '--day': '2024-01-01' } }));
+  const { JobRunId } = await clients.glue.send(new StartJobRunCommand({ JobName: 'mid-etl', Arguments: { '--day': '2024-01-01' } }));
   expect(JobRunId).toMatch(/^jr_[0-9a-f]{64}$/);
 
-  const during = await clients.glue.send(new GetJobRunCommand({ JobName: 'etl', RunId: JobRunId }));
-  expect(during.JobRun).toMatchObject({ Id: JobRunId, JobName: 'etl', JobRunState: 'RUNNING', Arguments: { '--day': '2024-01-01' }, StartedOn: expect.any(Date) });
+  const during = await clients.glue.send(new GetJobRunCommand({ JobName: 'mid-etl', RunId: JobRunId }));
+  expect(during.JobRun).toMatchObject({ Id: JobRunId, JobName: 'mid-etl', JobRunState: 'RUNNING', Arguments: { '--day': '2024-01-01' }, StartedOn: expect.any(Date) });
   expect(during.JobRun?.CompletedOn).toBeUndefined();
 
   const event = await waitFor(() => received[0]);
@@ -49,9 +50,9 @@ test('StartJobRun returns a JobRunId; GetJobRun shows RUNNING, then SUCCEEDED, a
     time: expect.stringMatching(/Z$/),
     region: 'us-east-1',
     resources: [],
-    detail: { jobName: 'etl', severity: 'INFO', state: 'SUCCEEDED', jobRunId: JobRunId, message: 'Job run succeeded' },
+    detail: { jobName: 'mid-etl', severity: 'INFO', state: 'SUCCEEDED', jobRunId: JobRunId, message: 'Job run succeeded' },
   });
-  const after = await clients.glue.send(new GetJobRunCommand({ JobName: 'etl', RunId: JobRunId }));
+  const after = await clients.glue.send(new GetJobRunCommand({ JobName: 'mid-etl', RunId: JobRunId }));
   expect(after.JobRun).toMatchObject({ JobRunState: 'SUCCEEDED', CompletedOn: expect.any(Date) });
   expect(after.JobRun!.CompletedOn!.getTime()).toBe(Math.floor(sim.runs()[0]!.endedAt!));
 });
@@ -93,13 +94,14 @@ test("a job's MaxConcurrentRuns gives ConcurrentRunsExceededException; other job
   expect(error.name).toBe('ConcurrentRunsExceededException');
   expect(error.message).toContain('slow-limited');
 
-  for (let i = 0; i < 2; i++) await clients.glue.send(new StartJobRunCommand({ JobName: 'limited-job' }));
-  await expect(clients.glue.send(new StartJobRunCommand({ JobName: 'limited-job' }))).rejects.toThrow(ConcurrentRunsExceededException);
-  for (let i = 0; i < 3; i++) await clients.glue.send(new StartJobRunCommand({ JobName: 'unlimited' }));
+  const pair: string[] = [];
+  for (let i = 0; i < 2; i++) pair.push((await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-pair' }))).JobRunId!);
+  await expect(clients.glue.send(new StartJobRunCommand({ JobName: 'slow-pair' }))).rejects.toThrow(ConcurrentRunsExceededException);
+  for (let i = 0; i < 3; i++) await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-unlimited' }));
 
-  // Once the limited-job runs end, there is room again.
-  await waitFor(() => sim.runs().filter((r) => r.name === 'limited-job' && r.endedAt !== undefined).length === 2);
-  await expect(clients.glue.send(new StartJobRunCommand({ JobName: 'limited-job' }))).resolves.toHaveProperty('JobRunId');
+  // Once one of the pair has ended, there is room again.
+  await clients.glue.send(new BatchStopJobRunCommand({ JobName: 'slow-pair', JobRunIds: [pair[0]!] }));
+  await expect(clients.glue.send(new StartJobRunCommand({ JobName: 'slow-pair' }))).resolves.toHaveProperty('JobRunId');
   expect(sim.startCalls().filter((c) => !c.ok).map((c) => c.error)).toEqual(['ConcurrentRunsExceededException', 'ConcurrentRunsExceededException']);
 });
 
@@ -114,7 +116,7 @@ test('BatchStopJobRun ends a run as STOPPED and emits its event; other ids come 
 });
 
 test('with stopDelayMs a stopped run is STOPPING (still in progress) before it is STOPPED', async () => {
-  sim.configure({ stopDelayMs: 60 });
+  sim.configure({ stopDelayMs: 300 });
   const { JobRunId } = await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-etl' }));
   await clients.glue.send(new BatchStopJobRunCommand({ JobName: 'slow-etl', JobRunIds: [JobRunId!] }));
   expect((await clients.glue.send(new GetJobRunCommand({ JobName: 'slow-etl', RunId: JobRunId }))).JobRun?.JobRunState).toBe('STOPPING');

@@ -1,0 +1,95 @@
+import type { LocalStack } from '../../shared/local/stack';
+import { enqueue, poolItem, runsPerJob, startTestStack, waitForJobsDone } from '../support/testStack';
+
+/** Each test uses its own pool; flow and job names start with "<pool>--" so the simulator can count per pool. */
+const POOLS = { gate: 4, dupes: 3, handoff: 1, small: 1, large: 1, wake: 1 };
+const DEBUG = process.env.SLUICE_DEBUG === '1';
+const group = (_kind: string, name: string) => name.split('--')[0]!;
+
+let stack: LocalStack;
+beforeAll(async () => {
+  stack = await startTestStack({
+    env: { POOLS: JSON.stringify(POOLS) },
+    simulator: { group, durationMs: (_kind, name) => Number(/--(\d+)ms/.exec(name)?.[1] ?? 200) },
+  });
+}, 60_000);
+afterAll(() => stack?.stop());
+
+function jobs(pool: string, count: number, durationMs: (i: number) => number, prefix = pool) {
+  return Array.from({ length: count }, (_, i) =>
+    i % 3 === 0
+      ? { kind: 'glue', pool, id: `${prefix}-${i}`, jobName: `${pool}--${prefix}-${i}--${durationMs(i)}ms` }
+      : { kind: 'appflow', pool, id: `${prefix}-${i}`, flowName: `${pool}--${prefix}-${i}--${durationMs(i)}ms` },
+  );
+}
+
+test('never runs more than the limit: 40 jobs through a pool of 4, as the simulator counts them', async () => {
+  const ids = await enqueue(stack, jobs('gate', 40, (i) => 80 + ((i * 37) % 250)));
+
+  const states = await waitForJobsDone(stack, ids);
+
+  expect(Object.values(states).every((s) => s === 'succeeded')).toBe(true);
+  expect(stack.simulator.maxObservedConcurrency('gate')).toBe(4);
+  const perJob = runsPerJob(stack);
+  expect(ids.map((id) => perJob.get(id))).toEqual(ids.map(() => 1));
+  expect(await poolItem(stack, 'gate')).toMatchObject({ inUse: 0, holders: {} });
+}, 60_000);
+
+test('a job delivered several times runs once', async () => {
+  const specs = jobs('dupes', 12, () => 100);
+  const ids = await enqueue(stack, [...specs, ...specs, ...specs.slice(0, 6)]);
+
+  await waitForJobsDone(stack, [...new Set(ids)]);
+
+  const perJob = runsPerJob(stack);
+  expect(specs.map((s) => perJob.get(s.id))).toEqual(specs.map(() => 1));
+  expect(stack.simulator.maxObservedConcurrency('dupes')).toBeLessThanOrEqual(3);
+  expect(await poolItem(stack, 'dupes')).toMatchObject({ inUse: 0, holders: {} });
+}, 60_000);
+
+test('a freed slot goes to the oldest waiting job when the run ends, not on a later poll', async () => {
+  const ids = await enqueue(stack, jobs('handoff', 6, () => 150));
+
+  await waitForJobsDone(stack, ids);
+
+  const runs = stack.simulator.runs().filter((r) => r.group === 'handoff').sort((a, b) => a.startCallAt - b.startCallAt);
+  const events = stack.simulator.emitted().filter((e) => runs.some((r) => r.executionId === e.executionId));
+  for (let i = 1; i < runs.length; i++) {
+    const previousEnd = events.find((e) => e.executionId === runs[i - 1]!.executionId)!.at;
+    // The next start follows the previous run's end (limit 1) and is caused by it: well before the reconciler's period.
+    expect(runs[i]!.startCallAt).toBeGreaterThanOrEqual(previousEnd);
+    expect(runs[i]!.startCallAt - previousEnd).toBeLessThan(2000);
+  }
+}, 60_000);
+
+test('requests per job do not grow with the number of jobs waiting behind it', async () => {
+  const countFor = async (pool: string, n: number) => {
+    stack.requests.reset();
+    const ids = await enqueue(stack, jobs(pool, n, () => 60));
+    await waitForJobsDone(stack, ids);
+    const counts = stack.requests.snapshot();
+    if (DEBUG) console.log(pool, n, JSON.stringify(counts));
+    // The poller's own receives and deletes are Lambda's event source, paid per batch whatever happens.
+    const work = Object.entries(counts)
+      .filter(([op]) => !['sqs.ReceiveMessage', 'sqs.DeleteMessageBatch'].includes(op))
+      .reduce((sum, [, c]) => sum + c, 0);
+    return work / n;
+  };
+  // Limit 1: all but the first job wait, behind 7 others at most in one pool and behind 31 in the other.
+  const few = await countFor('small', 8);
+  const many = await countFor('large', 32);
+  // A polling design would spend requests on every waiting job at every poll, growing with the backlog.
+  expect(many / few).toBeLessThan(1.1);
+  expect(many / few).toBeGreaterThan(0.9);
+}, 90_000);
+
+test('a lost wake-up does not strand the waiting job: the reconciler sends it again', async () => {
+  const ids = await enqueue(stack, jobs('wake', 3, () => 100));
+  stack.faults.loseWakeUps(1);
+
+  const states = await waitForJobsDone(stack, ids, 40_000);
+
+  expect(Object.values(states)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  expect(runsPerJob(stack).get('wake-1')).toBe(1);
+  expect(await poolItem(stack, 'wake')).toMatchObject({ inUse: 0, holders: {} });
+}, 60_000);

@@ -1,0 +1,153 @@
+import type { JobKind, JobSpec, RunCompletion, RunOutcome } from '../../../shared/domain/job';
+import { PermanentStartError, TransientStartError } from '../../../shared/errors';
+import type { Clock } from '../../../shared/ports/clock';
+import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
+import { tick } from './tick';
+
+export interface FakeRun {
+  executionId: string;
+  jobId: string;
+  pool: string;
+  spec: JobSpec;
+  status: RunStatus;
+  startedAt: number;
+}
+
+export interface StartCall {
+  jobId: string;
+  mayHaveStarted: boolean;
+  /** what the call did: started a run, returned an earlier one, or threw */
+  result: 'started' | 'existing' | 'transient' | 'permanent' | 'error';
+  executionId?: string;
+}
+
+export interface FakeStarterOptions {
+  /**
+   * AppFlow-like: every start of a job returns the run an earlier start of it made (AppFlow's client token derived
+   * from the job id). Without it the starter is Glue-like: it looks for an earlier run only when told the job
+   * `mayHaveStarted` (GlueStarter searches recent runs for the job id argument), otherwise it starts a new run.
+   */
+  idempotent?: boolean;
+  clock?: Clock;
+}
+
+type Failure = { kind: 'transient' | 'permanent'; code: string } | { kind: 'error'; error: Error };
+
+/**
+ * A JobStarter for one kind that starts nothing real: it records every start, hands out execution ids
+ * (`<kind>-run-<n>`), keeps a settable status per run, and can be told to fail the next starts.
+ * Runs that end (finish, stop) put their completion in `outbox`, like the service's EventBridge event.
+ */
+export class FakeStarter implements JobStarter {
+  readonly runs = new Map<string, FakeRun>();
+  readonly startCalls: StartCall[] = [];
+  readonly stops: string[] = [];
+  readonly statusCalls: string[] = [];
+  outbox: RunCompletion[] = [];
+  private failures: Failure[] = [];
+  private counter = 0;
+
+  constructor(
+    readonly kind: JobKind,
+    private readonly options: FakeStarterOptions = {},
+  ) {}
+
+  async start(job: JobSpec, options: { mayHaveStarted?: boolean } = {}): Promise<{ executionId: string }> {
+    await tick();
+    const mayHaveStarted = options.mayHaveStarted ?? false;
+    const failure = this.failures.shift();
+    if (failure) {
+      this.startCalls.push({ jobId: job.id, mayHaveStarted, result: failure.kind });
+      if (failure.kind === 'error') throw failure.error;
+      if (failure.kind === 'transient') throw new TransientStartError(`start of ${job.id} throttled (fake)`, failure.code);
+      throw new PermanentStartError(`start of ${job.id} rejected (fake)`, failure.code);
+    }
+    if (this.options.idempotent || mayHaveStarted) {
+      const earlier = this.runsOf(job.id)[0];
+      if (earlier) {
+        this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'existing', executionId: earlier.executionId });
+        return { executionId: earlier.executionId };
+      }
+    }
+    const executionId = `${this.kind}-run-${++this.counter}`;
+    this.runs.set(executionId, {
+      executionId,
+      jobId: job.id,
+      pool: job.pool,
+      spec: structuredClone(job),
+      status: RunStatus.InProgress,
+      startedAt: this.options.clock?.now() ?? 0,
+    });
+    this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'started', executionId });
+    return { executionId };
+  }
+
+  async status(_job: JobSpec, executionId: string): Promise<RunStatus> {
+    await tick();
+    this.statusCalls.push(executionId);
+    return this.runs.get(executionId)?.status ?? RunStatus.Unknown;
+  }
+
+  async stop(_job: JobSpec, executionId: string): Promise<void> {
+    await tick();
+    this.stops.push(executionId);
+    const run = this.runs.get(executionId);
+    if (run && run.status === RunStatus.InProgress) this.end(run, 'failed', 'STOPPED');
+  }
+
+  /** The next `count` starts throw TransientStartError (or PermanentStartError) with this code. */
+  failNextStarts(count: number, kind: 'transient' | 'permanent' = 'transient', code = kind === 'transient' ? 'ThrottlingException' : 'ValidationException'): void {
+    for (let i = 0; i < count; i++) this.failures.push({ kind, code });
+  }
+
+  /** The next start throws this error as is (an unexpected failure, e.g. a network error the adapter did not map). */
+  failNextStartWith(error: Error): void {
+    this.failures.push({ kind: 'error', error });
+  }
+
+  setStatus(executionId: string, status: RunStatus): void {
+    const run = this.runs.get(executionId);
+    if (!run) throw new Error(`no run ${executionId}`);
+    run.status = status;
+  }
+
+  /** Ends a run in progress: sets its status and returns (and puts in the outbox) its completion event. */
+  finish(executionId: string, outcome: RunOutcome): RunCompletion {
+    const run = this.runs.get(executionId);
+    if (!run) throw new Error(`no run ${executionId}`);
+    if (run.status !== RunStatus.InProgress) throw new Error(`run ${executionId} has ended already`);
+    return this.end(run, outcome, outcome === 'succeeded' ? 'SUCCEEDED' : 'FAILED');
+  }
+
+  /** The completion event a run would produce (without changing anything). */
+  completionOf(executionId: string, outcome: RunOutcome): RunCompletion {
+    const run = this.runs.get(executionId);
+    return { kind: this.kind, executionId, outcome, name: run?.jobId ?? 'unknown', detail: outcome === 'failed' ? 'FAILED' : undefined };
+  }
+
+  takeEvents(): RunCompletion[] {
+    const events = this.outbox;
+    this.outbox = [];
+    return events;
+  }
+
+  runsOf(jobId: string): FakeRun[] {
+    return [...this.runs.values()].filter((run) => run.jobId === jobId);
+  }
+
+  inProgress(pool?: string): FakeRun[] {
+    return [...this.runs.values()].filter((run) => run.status === RunStatus.InProgress && (pool === undefined || run.pool === pool));
+  }
+
+  /** Execution ids of the runs that were created (not calls that returned an earlier run, not failures). */
+  get started(): StartCall[] {
+    return this.startCalls.filter((call) => call.result === 'started');
+  }
+
+  private end(run: FakeRun, outcome: RunOutcome, detail: string): RunCompletion {
+    run.status = outcome === 'succeeded' ? RunStatus.Succeeded : RunStatus.Failed;
+    const completion: RunCompletion = { kind: this.kind, executionId: run.executionId, outcome, name: run.jobId, detail };
+    this.outbox.push(completion);
+    return completion;
+  }
+}

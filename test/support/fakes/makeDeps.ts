@@ -1,0 +1,88 @@
+import { Acquirer } from '../../../shared/app/acquireJob';
+import { CompleteRun } from '../../../shared/app/completeRun';
+import type { SluiceDeps, SluiceSettings } from '../../../shared/app/deps';
+import { PoolAdmin } from '../../../shared/app/poolAdmin';
+import { Reconciler } from '../../../shared/app/reconcile';
+import type { Random } from '../../../shared/ports/clock';
+import { FakeStarter } from './fakeStarter';
+import { InMemoryJobLedger } from './inMemoryJobLedger';
+import { InMemoryLeaseStore } from './inMemoryLeaseStore';
+import { ManualClock, seededRandom, T0 } from './manualClock';
+import { RecordingJobQueue } from './recordingJobQueue';
+import { RecordingLog, RecordingMetrics } from './recordingLog';
+
+/** Settings for tests: small pools so parking happens, few attempts so giving up is quick, production grace periods. */
+export const TEST_SETTINGS: SluiceSettings = {
+  pools: { default: 2 },
+  backoff: { baseSeconds: 2, maxSeconds: 900, maxAttempts: 3 },
+  startGraceMs: 90_000,
+  reservationGraceMs: 120_000,
+  maxRunMs: { appflow: 6 * 3600_000, glue: 48 * 3600_000 },
+  stopOverdueRuns: false,
+};
+
+export interface FakeWorldOptions {
+  settings?: Partial<SluiceSettings>;
+  now?: number;
+  seed?: number;
+  random?: Random;
+  /** AppFlow-like idempotent starts for the AppFlow starter (default true, as AppFlowStarter passes a client token) */
+  appflowIdempotent?: boolean;
+}
+
+export interface FakeWorld {
+  deps: SluiceDeps;
+  leases: InMemoryLeaseStore;
+  ledger: InMemoryJobLedger;
+  queue: RecordingJobQueue;
+  starters: { appflow: FakeStarter; glue: FakeStarter };
+  clock: ManualClock;
+  log: RecordingLog;
+  metrics: RecordingMetrics;
+  settings: SluiceSettings;
+  acquirer: Acquirer;
+  completeRun: CompleteRun;
+  reconciler: Reconciler;
+  poolAdmin: PoolAdmin;
+}
+
+/** SluiceDeps built from fakes, and the services built on them. */
+export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
+  const settings: SluiceSettings = { ...TEST_SETTINGS, ...options.settings };
+  const clock = new ManualClock(options.now ?? T0);
+  const leases = new InMemoryLeaseStore();
+  const ledger = new InMemoryJobLedger({ retentionDays: 30 });
+  const queue = new RecordingJobQueue();
+  const starters = {
+    appflow: new FakeStarter('appflow', { idempotent: options.appflowIdempotent ?? true, clock }),
+    glue: new FakeStarter('glue', { clock }),
+  };
+  const log = new RecordingLog();
+  const metrics = new RecordingMetrics();
+  const deps: SluiceDeps = {
+    leases,
+    ledger,
+    queue,
+    starters,
+    clock,
+    random: options.random ?? seededRandom(options.seed ?? 42),
+    log,
+    metrics,
+    settings,
+  };
+  return {
+    deps,
+    leases,
+    ledger,
+    queue,
+    starters,
+    clock,
+    log,
+    metrics,
+    settings,
+    acquirer: new Acquirer(deps),
+    completeRun: new CompleteRun(deps),
+    reconciler: new Reconciler(deps),
+    poolAdmin: new PoolAdmin(deps),
+  };
+}

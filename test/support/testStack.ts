@@ -1,0 +1,99 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { enqueueJobs } from '../../shared/cli/enqueue';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../shared/local/stack';
+import { waitFor } from './waitFor';
+
+const clientsFor = new WeakMap<LocalStack, { doc: DynamoDBDocumentClient; sqs: SQSClient }>();
+
+/** The test's own clients: its reads must not count as Sluice's requests. */
+function testClients(stack: LocalStack): { doc: DynamoDBDocumentClient; sqs: SQSClient } {
+  let clients = clientsFor.get(stack);
+  if (!clients) {
+    const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+    const dynamodb = new DynamoDBClient({ endpoint: process.env.SLUICE_TEST_DYNAMODB_ENDPOINT, region: 'us-east-1', credentials });
+    clients = {
+      doc: DynamoDBDocumentClient.from(dynamodb),
+      sqs: new SQSClient({ endpoint: process.env.SLUICE_TEST_SQS_ENDPOINT, region: 'us-east-1', credentials, useQueueUrlAsEndpoint: false }),
+    };
+    clientsFor.set(stack, clients);
+  }
+  return clients;
+}
+
+/** A local stack on the shared emulators of the integration run, with names of its own. */
+export async function startTestStack(options: Omit<LocalStackOptions, 'endpoints' | 'nameSuffix'> = {}): Promise<LocalStack> {
+  const sqs = process.env.SLUICE_TEST_SQS_ENDPOINT;
+  const dynamodb = process.env.SLUICE_TEST_DYNAMODB_ENDPOINT;
+  if (!sqs || !dynamodb) throw new Error('integration tests need the emulators of test/integration/setup/globalSetup.ts');
+  return startLocalStack({ endpoints: { sqs, dynamodb }, nameSuffix: `-${randomUUID().slice(0, 8)}`, pollWaitSeconds: 1, ...options });
+}
+
+export async function enqueue(stack: LocalStack, specs: unknown[]): Promise<string[]> {
+  const report = await enqueueJobs(testClients(stack).sqs, stack.queueUrl, specs);
+  if (report.rejected.length) throw new Error(`rejected: ${JSON.stringify(report.rejected)}`);
+  return report.sent;
+}
+
+export async function jobState(stack: LocalStack, jobId: string): Promise<string | undefined> {
+  const { Item } = await testClients(stack).doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${jobId}`, sk: 'JOB' }, ConsistentRead: true }));
+  return Item?.state as string | undefined;
+}
+
+export async function poolItem(stack: LocalStack, pool = 'default'): Promise<{ limit: number; inUse: number; holders: Record<string, unknown> } | undefined> {
+  const { Item } = await testClients(stack).doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }));
+  return Item as never;
+}
+
+/** Waits until every job has a terminal state in the ledger and returns the states. */
+export async function waitForJobsDone(stack: LocalStack, jobIds: string[], timeoutMs = 30_000): Promise<Record<string, string>> {
+  const states: Record<string, string> = {};
+  await waitFor(
+    `${jobIds.length} jobs to finish`,
+    async () => {
+      for (const id of jobIds) {
+        if (states[id] && ['succeeded', 'failed', 'dead'].includes(states[id]!)) continue;
+        const state = await jobState(stack, id);
+        if (state) states[id] = state;
+      }
+      return jobIds.every((id) => ['succeeded', 'failed', 'dead'].includes(states[id] ?? ''));
+    },
+    timeoutMs,
+    50,
+  );
+  return states;
+}
+
+/** Takes every message now in a queue (the DLQ, in tests), with its attributes. */
+export async function drainQueue(stack: LocalStack, queueUrl: string): Promise<Array<{ body: string; attributes: Record<string, string>; receiveCount: number }>> {
+  const out: Array<{ body: string; attributes: Record<string, string>; receiveCount: number }> = [];
+  for (;;) {
+    const { Messages } = await testClients(stack).sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60 }),
+    );
+    if (!Messages?.length) return out;
+    for (const m of Messages) {
+      const attributes = Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue ?? '']));
+      out.push({ body: m.Body ?? '', attributes, receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 0) });
+    }
+  }
+}
+
+export async function queueDepth(stack: LocalStack, queueUrl: string): Promise<number> {
+  const { Attributes } = await testClients(stack).sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }),
+  );
+  return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
+}
+
+/** Runs started per job id (by the AppFlow client token / the Glue job-id argument), from the simulator's record. */
+export function runsPerJob(stack: LocalStack): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const run of stack.simulator.runs()) {
+    const id = run.clientToken?.replace(/^sluice-/, '') ?? run.args['--sluice-job-id'] ?? `?${run.executionId}`;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
