@@ -1,7 +1,7 @@
 import { isTerminal, JobState, STARTABLE_STATES } from '../domain/jobState';
 import type { JobSpec } from '../domain/job';
 import { hasAttemptsLeft, retryDelaySeconds } from '../domain/backoff';
-import { isValidLimit } from '../domain/pool';
+import { isHeldBy, isValidLimit } from '../domain/pool';
 import { waitKey } from '../domain/waiting';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownPoolError } from '../errors';
 import type { JobRecord } from '../ports/jobLedger';
@@ -22,6 +22,8 @@ export type AcquireResult = (typeof AcquireResult)[keyof typeof AcquireResult];
 export interface InboundMessage {
   messageId: string;
   body: string;
+  /** The sender says a slot is reserved for this job (a hand-off). Only changes which calls come first. */
+  reservedHint?: boolean;
 }
 
 /**
@@ -45,7 +47,9 @@ export class Acquirer {
       throw error;
     }
     const now = this.deps.clock.now();
-    const { record } = await this.deps.ledger.register(spec, now);
+    // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail.
+    const known = message.reservedHint ? await this.deps.ledger.get(spec.id) : undefined;
+    const record = known ?? (await this.deps.ledger.register(spec, now)).record;
     if (record.state === JobState.Running) return this.duplicate(record, 'running');
     if (isTerminal(record.state)) {
       // A slot reserved for a finished job (a stale waiter let in) is given back at once; usually this is a no-op.
@@ -54,7 +58,7 @@ export class Acquirer {
     }
     if (record.state === JobState.Starting) return this.resume(record);
 
-    let outcome = await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
+    let outcome = message.reservedHint && (await this.holdsSlot(spec)) ? AcquireOutcome.AlreadyHeld : await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
     if (outcome === AcquireOutcome.NoPool) {
       if (!(await this.createConfiguredPool(spec.pool))) {
         const reason = new UnknownPoolError(`unknown pool '${spec.pool}': configure it or set its limit first`).message;
@@ -87,12 +91,11 @@ export class Acquirer {
       throw error;
     }
     const now = clock.now();
-    await ledger.recordRun({ kind: spec.kind, executionId, jobId: spec.id, pool: spec.pool }, now);
-    const moved = await ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, {
-      executionId,
-      startedAt: now,
-      attempts: record.attempts + 1,
-    });
+    // Independent writes: the run's way back to the job, and the job's move to running.
+    const [, moved] = await Promise.all([
+      ledger.recordRun({ kind: spec.kind, executionId, jobId: spec.id, pool: spec.pool }, now),
+      ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, { executionId, startedAt: now, attempts: record.attempts + 1 }),
+    ]);
     // Not moved: the run's completion arrived before this write and the job is already finished. Nothing to undo.
     log.info('job started', { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId, recorded: moved });
     metrics.count(MetricName.Starts, 1, spec.pool);
@@ -168,6 +171,12 @@ export class Acquirer {
     this.deps.metrics.count(MetricName.Duplicates, 1, record.pool);
     this.deps.log.info('duplicate delivery ignored', { jobId: record.jobId, pool: record.pool, state: record.state, why });
     return AcquireResult.Duplicate;
+  }
+
+  /** The pool item, not the message, says whether a slot is held: the hint is only a shortcut. */
+  private async holdsSlot(spec: JobSpec): Promise<boolean> {
+    const pool = await this.deps.leases.getPool(spec.pool);
+    return pool !== undefined && isHeldBy(pool, spec.id);
   }
 
   private async createConfiguredPool(pool: string): Promise<boolean> {

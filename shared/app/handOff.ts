@@ -15,11 +15,14 @@ const MAX_ROUNDS = 25;
 export class HandOff {
   constructor(private readonly deps: Pick<SluiceDeps, 'leases' | 'queue' | 'clock' | 'log' | 'metrics'>) {}
 
-  /** Frees `jobId`'s slot, passing it to the oldest waiter if there is one. Returns false if the job held no slot. */
-  async releaseAndHandOff(pool: string, jobId: string): Promise<boolean> {
+  /**
+   * Frees `jobId`'s slot, passing it to the oldest waiter if there is one. Returns false if the job held no slot.
+   * `oldest` is the result of `oldestWaiters(pool, 1)` when the caller fetched it already (in parallel with its own work).
+   */
+  async releaseAndHandOff(pool: string, jobId: string, oldest?: Promise<Waiter[]>): Promise<boolean> {
     const { leases } = this.deps;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const [next] = await leases.oldestWaiters(pool, 1);
+      const [next] = round === 0 && oldest ? await oldest : await leases.oldestWaiters(pool, 1);
       if (!next) break;
       if (next.jobId === jobId) {
         // A duplicate delivery parked this job again just as it was let in: the waiter is stale, never a second run.
@@ -69,7 +72,7 @@ export class HandOff {
 
   /** Sends a waiting job to the queue, then forgets the waiter: a crash in between sends it twice, never zero times. */
   async dispatch(waiter: Waiter): Promise<void> {
-    await this.deps.queue.send(waiter.body);
+    await this.deps.queue.send(waiter.body, 0, { reserved: true });
     await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
     this.deps.metrics.count(MetricName.HandOffs, 1, waiter.pool);
     this.deps.log.debug('waiting job let in', { jobId: waiter.jobId, pool: waiter.pool, waitedMs: this.deps.clock.now() - waiter.since });

@@ -1,7 +1,10 @@
 /** The job queue seen from the domain: send a job (again), or give up on a message with a reason. */
 export interface JobQueue {
-  /** Sends a job spec (JSON) to the job queue, after `delaySeconds` (0..900). */
-  send(body: string, delaySeconds?: number): Promise<void>;
+  /**
+   * Sends a job spec (JSON) to the job queue, after `delaySeconds` (0..900). `reserved` marks a job let in with a slot
+   * already reserved for it: a hint that saves the acquirer two writes bound to fail, never trusted on its own.
+   */
+  send(body: string, delaySeconds?: number, options?: { reserved?: boolean }): Promise<void>;
   /** Sends a message that can never run to the dead-letter queue, with why. */
   deadLetter(body: string, reason: string, context?: Record<string, string>): Promise<void>;
 }

@@ -219,6 +219,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           () => store.acquire('p', 'g', holder()),
           () => store.setLimit('p', 4),
           () => store.acquire('p', 'g', holder()),
+          () => store.transfer('p', 'g', 'g', holder()).catch(() => undefined),
           () => store.transfer('p', 'g', 'h', holder()),
           () => store.release('p', 'c'),
           () => store.release('p', 'd'),
@@ -266,10 +267,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2, holders: { done: holder(T), next: holder(T + 1) } });
       });
 
-      test('a job cannot hand its slot to itself (TargetHeld, nothing changes)', async () => {
+      test('a job cannot hand its slot to itself: transfer(a, a) throws and changes nothing', async () => {
         await store.createPool('p', 1);
         await store.acquire('p', 'j1', holder(T));
-        expect(await store.transfer('p', 'j1', 'j1', holder(T + 1))).toBe(TransferOutcome.TargetHeld);
+        await expect(store.transfer('p', 'j1', 'j1', holder(T + 1))).rejects.toThrow();
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 1, holders: { j1: holder(T) } });
       });
 

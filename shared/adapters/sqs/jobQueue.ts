@@ -4,6 +4,9 @@ import type { JobQueue } from '../../ports/jobQueue';
 /** Message attribute that carries why a message was dead-lettered. */
 export const REASON_ATTRIBUTE = 'sluice-reason';
 
+/** Message attribute on a job sent with a slot already reserved for it (see JobQueue.send). */
+export const RESERVED_ATTRIBUTE = 'sluice-reserved';
+
 /** SQS message attribute values are limited to 256 KB in all; reasons are kept short. */
 const MAX_REASON = 1000;
 
@@ -14,8 +17,15 @@ export class SqsJobQueue implements JobQueue {
     private readonly deadLetterUrl: string,
   ) {}
 
-  async send(body: string, delaySeconds = 0): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: body, DelaySeconds: delaySeconds }));
+  async send(body: string, delaySeconds = 0, options: { reserved?: boolean } = {}): Promise<void> {
+    await this.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: this.queueUrl,
+        MessageBody: body,
+        DelaySeconds: delaySeconds,
+        MessageAttributes: options.reserved ? { [RESERVED_ATTRIBUTE]: { DataType: 'String', StringValue: 'true' } } : undefined,
+      }),
+    );
   }
 
   async deadLetter(body: string, reason: string, context: Record<string, string> = {}): Promise<void> {

@@ -1,3 +1,14 @@
+/**
+ * Local AppFlow + Glue API simulators for the real AWS SDK v3 clients.
+ *
+ *   const sim = await startJobApiSimulator({ durationMs: 200, emit: (event) => bus.put(event) });
+ *   const glue = new GlueClient({ endpoint: sim.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+ *   ...
+ *   expect(sim.maxObservedConcurrency('pool-a')).toBeLessThanOrEqual(4);
+ *   await sim.close();
+ *
+ * From another process, drive it with jobApiSimulatorControl(sim.endpoint).
+ */
 export { startJobApiSimulator, type JobApiSimulator, type JobApiSimulatorOptions } from './jobApiSimulator';
 export type { RunBehaviour } from './runEngine';
 export type { FaultPatch, FaultState, KindFaults } from './faults';

@@ -70,8 +70,6 @@ export async function startJobApiSimulator(options: JobApiSimulatorOptions = {})
       else sendAppFlowError(res, 'InternalServerException', e instanceof Error ? e.message : String(e));
     });
   });
-  // The SDK keeps connections alive; without this, close() would wait for them.
-  server.keepAliveTimeout = 5_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

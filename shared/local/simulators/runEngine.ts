@@ -175,6 +175,7 @@ export class RunEngine {
       startSeq: this.seq++,
     };
     const planned = pick(this.behaviour.outcome, kind, name, frozenArgs);
+    const duration = Math.max(0, pick(this.behaviour.durationMs, kind, name, frozenArgs));
     const state: RunState = {
       run,
       planned,
@@ -186,7 +187,6 @@ export class RunEngine {
     this.states.set(`${kind}:${executionId}`, state);
     this.book.addRun(run);
     if (tokenKey) this.tokens.set(tokenKey, { executionId, at: callAt });
-    const duration = Math.max(0, pick(this.behaviour.durationMs, kind, name, frozenArgs));
     const timer = this.schedule(() => this.finish(state, planned), duration);
     if (timer) state.timer = timer;
     return { executionId, idempotentReplay: false };

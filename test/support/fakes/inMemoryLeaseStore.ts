@@ -18,7 +18,7 @@ const has = (holders: Record<string, Holder>, jobId: string) => Object.prototype
  *   as the adapter (no pool -> NoPool, held -> AlreadyHeld, else Full);
  * - release: HOLDS_SLOT, else false and nothing changes (a missing pool is not created);
  * - transfer: CAN_TRANSFER = from holds AND to holds none AND inUse <= limit; diagnosis: no pool or from not holding ->
- *   NotHeld, to holding -> TargetHeld, else OverLimit (so transfer(a, a) is TargetHeld, as on DynamoDB);
+ *   NotHeld, to holding -> TargetHeld, else OverLimit; transfer(a, a) throws, as the port says;
  * - createPool registers the pool only when it creates it; setLimit creates a missing pool and always registers it;
  * - waiters are a Put per wait key (a second add overwrites), listed in sort-key (string) order.
  */
@@ -81,6 +81,7 @@ export class InMemoryLeaseStore implements LeaseStore {
 
   async transfer(pool: string, fromJobId: string, toJobId: string, holder: Holder): Promise<TransferOutcome> {
     await this.enter();
+    if (fromJobId === toJobId) throw new Error(`cannot transfer a slot from job ${fromJobId} to itself`);
     const row = this.pools.get(pool);
     if (row && has(row.holders, fromJobId) && !has(row.holders, toJobId) && row.inUse <= row.limit) {
       delete row.holders[fromJobId];

@@ -6,6 +6,8 @@ export interface SentMessage {
   messageId: string;
   body: string;
   delaySeconds: number;
+  /** sent with a slot already reserved for the job (a hand-off) */
+  reserved: boolean;
 }
 
 export interface DeadLetter {
@@ -25,7 +27,7 @@ export class RecordingJobQueue implements JobQueue {
   private counter = 0;
   private failures: Error[] = [];
 
-  async send(body: string, delaySeconds = 0): Promise<void> {
+  async send(body: string, delaySeconds = 0, options: { reserved?: boolean } = {}): Promise<void> {
     await tick();
     const failure = this.failures.shift();
     if (failure) throw failure;
@@ -33,7 +35,7 @@ export class RecordingJobQueue implements JobQueue {
       // The SQS API declares DelaySeconds an Integer from 0 to 900 (the exact error SQS returns is unverified).
       throw new Error(`InvalidParameterValue: DelaySeconds must be a whole number from 0 to 900, got ${delaySeconds}`);
     }
-    const message = { messageId: `msg-${++this.counter}`, body, delaySeconds };
+    const message = { messageId: `msg-${++this.counter}`, body, delaySeconds, reserved: options.reserved ?? false };
     this.sent.push(message);
     this.pending.push(message);
   }

@@ -1,0 +1,62 @@
+import { DeleteTableCommand, DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
+import { jobKey } from '../../../shared/adapters/dynamodb/keys';
+import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
+import type { JobLedgerFixture } from '../../contract/jobLedger.contract';
+import type { LeaseStoreFixture } from '../../contract/leaseStore.contract';
+import { localDocumentClient, localDynamoClient } from '../../support/dynamodbLocal';
+import { createSluiceTable } from '../../support/table';
+
+/** Clients for one local endpoint, and fixtures that each get a fresh table built from serverless.yml. */
+export class DynamoFixtures {
+  readonly client: DynamoDBClient;
+  readonly doc: DynamoDBDocumentClient;
+
+  constructor(endpoint: string) {
+    this.client = localDynamoClient(endpoint);
+    this.doc = localDocumentClient(endpoint);
+  }
+
+  async table(): Promise<{ name: string; drop(): Promise<void> }> {
+    const name = await createSluiceTable(this.client);
+    await this.untilActive(name);
+    return { name, drop: async () => void (await this.client.send(new DeleteTableCommand({ TableName: name }))) };
+  }
+
+  async leaseStore(): Promise<LeaseStoreFixture> {
+    const table = await this.table();
+    return { store: new DynamoLeaseStore(this.doc, table.name), cleanup: table.drop };
+  }
+
+  async jobLedger(retentionDays = 7): Promise<JobLedgerFixture> {
+    const table = await this.table();
+    const ledger = new DynamoJobLedger(this.doc, table.name, { retentionDays });
+    return {
+      ledger,
+      retentionDays,
+      // A raw read: the adapter's get() strips expiresAt, the TTL attribute DynamoDB acts on.
+      expiresAtOf: async (jobId) => {
+        const { Item } = await this.doc.send(new GetCommand({ TableName: table.name, Key: jobKey(jobId), ConsistentRead: true }));
+        return Item?.expiresAt as number | undefined;
+      },
+      cleanup: table.drop,
+    };
+  }
+
+  /** dynalite answers CreateTable before the table is usable (ResourceNotFoundException until it is ACTIVE). */
+  private async untilActive(name: string, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { Table } = await this.client.send(new DescribeTableCommand({ TableName: name }));
+      if (Table?.TableStatus === 'ACTIVE') return;
+      if (Date.now() > deadline) throw new Error(`table ${name} not ACTIVE after ${timeoutMs} ms (${Table?.TableStatus})`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  destroy(): void {
+    this.doc.destroy();
+    this.client.destroy();
+  }
+}

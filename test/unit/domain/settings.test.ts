@@ -1,0 +1,89 @@
+import { parsePools, readEnv, settingsFrom } from '../../../shared/config/settings';
+import { ConfigurationError } from '../../../shared/errors';
+
+const required = { TABLE_NAME: 'sluice-dev', QUEUE_URL: 'https://sqs/jobs', DLQ_URL: 'https://sqs/dlq' };
+
+describe('settings', () => {
+  test('defaults: one pool of 8, production grace periods, 8 attempts, overdue runs not stopped', () => {
+    expect(settingsFrom(readEnv({ ...required }))).toEqual({
+      pools: { default: 8 },
+      backoff: { baseSeconds: 2, maxSeconds: 900, maxAttempts: 8 },
+      startGraceMs: 90_000,
+      reservationGraceMs: 120_000,
+      maxRunMs: { appflow: 6 * 3600_000, glue: 48 * 3600_000 },
+      stopOverdueRuns: false,
+    });
+    expect(readEnv({ ...required }).LEDGER_RETENTION_DAYS).toBe(30);
+  });
+
+  test('values from the environment are strings turned into numbers and seconds into ms', () => {
+    const settings = settingsFrom(
+      readEnv({
+        ...required,
+        POOLS: '{"crm":3,"etl":0}',
+        START_GRACE_SECONDS: '3',
+        RESERVATION_GRACE_SECONDS: '2.5',
+        MAX_RUN_SECONDS_APPFLOW: '120',
+        MAX_RUN_SECONDS_GLUE: '60',
+        STOP_OVERDUE_RUNS: 'true',
+        RETRY_BASE_SECONDS: '1',
+        RETRY_MAX_SECONDS: '30',
+        RETRY_MAX_ATTEMPTS: '4',
+      }),
+    );
+    expect(settings).toEqual({
+      pools: { crm: 3, etl: 0 },
+      backoff: { baseSeconds: 1, maxSeconds: 30, maxAttempts: 4 },
+      startGraceMs: 3000,
+      reservationGraceMs: 2500,
+      maxRunMs: { appflow: 120_000, glue: 60_000 },
+      stopOverdueRuns: true,
+    });
+  });
+
+  test.each(['TABLE_NAME', 'QUEUE_URL', 'DLQ_URL'])('a missing %s is a ConfigurationError naming it', (name) => {
+    const env: Record<string, string> = { ...required };
+    delete env[name];
+    expect(() => readEnv(env)).toThrow(ConfigurationError);
+    expect(() => readEnv(env)).toThrow(new RegExp(`^bad configuration: .*${name}`));
+  });
+
+  test.each([
+    ['START_GRACE_SECONDS', '-1'],
+    ['START_GRACE_SECONDS', 'soon'],
+    ['RETRY_MAX_ATTEMPTS', '0'],
+    ['RETRY_MAX_ATTEMPTS', '2.5'],
+    ['STOP_OVERDUE_RUNS', 'yes'],
+    ['LEDGER_RETENTION_DAYS', '0'],
+  ])('%s=%p is refused', (name, value) => {
+    expect(() => readEnv({ ...required, [name]: value })).toThrow(ConfigurationError);
+  });
+
+  // DOUBTFUL (shared/config/settings.ts `seconds`): z.coerce.number() turns an empty string into 0, so a variable
+  // that resolves to '' (an unset serverless param) silently becomes 0 s: START_GRACE_SECONDS='' makes every
+  // duplicate delivery "resume" a start at once. Fix: z.string().trim().min(1).pipe(z.coerce.number()) or
+  // preprocess '' to undefined so the default applies.
+  test.failing('an empty START_GRACE_SECONDS is refused or falls back to the default, never 0', () => {
+    const settings = settingsFrom(readEnv({ ...required, START_GRACE_SECONDS: '' }));
+    expect(settings.startGraceMs).toBe(90_000);
+  });
+
+  describe('POOLS', () => {
+    test('a JSON object of pool name to limit', () => {
+      expect(parsePools('{"a":1,"b":1000,"c":0}')).toEqual({ a: 1, b: 1000, c: 0 });
+      expect(parsePools('{}')).toEqual({});
+    });
+
+    test('not JSON: the message shows what was given', () => {
+      expect(() => parsePools('default=8')).toThrow(new ConfigurationError('POOLS must be a JSON object of pool name to limit, got default=8'));
+    });
+
+    test.each([['{"a":-1}'], ['{"a":1001}'], ['{"a":1.5}'], ['{"a":"8"}'], ['[8]'], ['8'], ['{"":3}']])('%s is invalid', (json) => {
+      expect(() => parsePools(json)).toThrow(/^POOLS is invalid: /);
+    });
+
+    test('a bad POOLS fails settingsFrom, not later', () => {
+      expect(() => settingsFrom(readEnv({ ...required, POOLS: '{"a":-1}' }))).toThrow(ConfigurationError);
+    });
+  });
+});
