@@ -16,6 +16,8 @@ export const Drift = {
   OrphanSlot: 'orphan-slot',
   /** a slot reserved for a waiting job whose wake-up never arrived */
   LostWakeUp: 'lost-wake-up',
+  /** a job left in `starting` by an acquirer that died; its own message may be gone too */
+  StalledStart: 'stalled-start',
   /** a run past its kind's maximum run time */
   Overdue: 'overdue',
   /** free slots with jobs waiting */
@@ -83,7 +85,12 @@ export class Reconciler {
     if ((record.state === JobState.Queued || record.state === JobState.Waiting) && reservationIsStale(since, now, settings.reservationGraceMs)) {
       return this.resendReservation(record);
     }
-    // `starting`: the job's message is still in the queue and comes back to the acquirer, which resumes it.
+    if (record.state === JobState.Starting && now - record.updatedAt > settings.startGraceMs) {
+      // Its message comes back after the visibility timeout, unless repeated crashes sent it to the DLQ: send it
+      // again. Two copies are harmless: the acquirer's claim lets one resume, and the start is idempotent per job.
+      await this.deps.queue.send(JSON.stringify(record.spec));
+      return Drift.StalledStart;
+    }
     return undefined;
   }
 

@@ -63,15 +63,18 @@ async function main(): Promise<number> {
     log(`Enqueued ${report.sent.length} jobs (${workload.specs.filter((s) => s.kind === 'glue').length} Glue, ${workload.specs.filter((s) => s.kind === 'appflow').length} AppFlow) into pool '${workloadOptions.pool}' with limit ${limit}.`);
     const total = workload.specs.length;
     const tty = process.stderr.isTTY;
-    let lastLine = '';
+    let lastPrinted = -1;
     for (;;) {
       const runs = stack.simulator.runs();
       const done = runs.filter((r) => r.endedAt !== undefined).length;
       const running = stack.simulator.inProgress();
       const line = progressLine(done, running, total - done - running, total, Date.now() - started);
       if (tty) process.stderr.write(`\r${line}`);
-      else if (line !== lastLine && done % 10 === 0) log(line);
-      lastLine = line;
+      else if (done !== lastPrinted && (done % 10 === 0 || done === total)) {
+        // Without a terminal, a line per tenth of the work instead of a redrawn bar.
+        log(line);
+        lastPrinted = done;
+      }
       if (done >= total) break;
       if (Date.now() - started > timeoutMs) throw new Error(`not done after ${timeoutMs / 1000} s: ${done}/${total} finished`);
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -91,6 +91,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_APPFLOW: simulator.endpoint,
     AWS_ENDPOINT_URL_GLUE: simulator.endpoint,
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+    // Node 20 is what this machine has; Lambda runs nodejs22.x. The SDK's notice about it is noise locally.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
   });
 
   // Loaded only now, so the clients and the container see the environment above.

@@ -6,53 +6,83 @@ export class SimulatedCrash extends Error {
   }
 }
 
+type Trigger =
+  | { mode: 'count'; remaining: number }
+  | { mode: 'named'; what: string; occurrence: number; when: 'before' | 'after' };
+
 /**
- * Simulates a function dying part way: armed with `n`, it lets the next n port calls through and then makes every
- * later call throw SimulatedCrash (a dead process makes no more calls, even if the code catches the first error)
- * until it is reset. The last call let through has its full effect: that is "died right after call n returned",
- * which also covers "died during call n, after the write took effect".
+ * Simulates a function dying part way. Once it fires, every later call through a wrapped port throws SimulatedCrash
+ * (a dead process makes no more calls, even where the code catches the first error) until `reset()`.
+ * - `arm(n)`: the next n calls go through, the one after dies before taking effect. "Died right after call n returned"
+ *   also covers "died during call n, after its write took effect".
+ * - `armOn('ledger.recordRun', { when: 'after' })`: the process dies when that call (its occurrence-th) is made,
+ *   before it takes effect ('before') or after it took effect but before the caller saw the answer ('after').
  */
 export class CrashSwitch {
-  private remaining: number | undefined;
+  private trigger: Trigger | undefined;
   /** where it fired, if it did since the last reset */
   firedAt: string | undefined;
-  callsSeen = 0;
+  /** every call seen, by name (port.method), since the last reset */
+  readonly seen: string[] = [];
 
   arm(afterCalls: number): void {
-    this.remaining = afterCalls;
-    this.firedAt = undefined;
+    this.reset();
+    this.trigger = { mode: 'count', remaining: afterCalls };
+  }
+
+  armOn(what: string, options: { occurrence?: number; when?: 'before' | 'after' } = {}): void {
+    this.reset();
+    this.trigger = { mode: 'named', what, occurrence: options.occurrence ?? 1, when: options.when ?? 'after' };
   }
 
   reset(): void {
-    this.remaining = undefined;
+    this.trigger = undefined;
     this.firedAt = undefined;
+    this.seen.length = 0;
   }
 
   get fired(): boolean {
     return this.firedAt !== undefined;
   }
 
-  check(what: string): void {
-    this.callsSeen++;
+  /** Called before a wrapped call; throws if the process is dead or dies now. Returns true if it must die after it. */
+  enter(what: string): boolean {
     if (this.firedAt !== undefined) throw new SimulatedCrash(what);
-    if (this.remaining === undefined) return;
-    if (this.remaining === 0) {
-      this.firedAt = what;
-      throw new SimulatedCrash(what);
+    this.seen.push(what);
+    const trigger = this.trigger;
+    if (!trigger) return false;
+    if (trigger.mode === 'count') {
+      if (trigger.remaining === 0) return this.fire(what);
+      trigger.remaining--;
+      return false;
     }
-    this.remaining--;
+    if (trigger.what !== what || --trigger.occurrence > 0) return false;
+    if (trigger.when === 'before') return this.fire(what);
+    this.firedAt = what;
+    return true;
+  }
+
+  private fire(what: string): never {
+    this.firedAt = what;
+    throw new SimulatedCrash(what);
   }
 }
 
-/** Wraps every method of `target` so each call first asks the switch (fields such as `kind` pass through). */
+/** Wraps every method of `target` so each call goes through the switch (fields such as `kind` pass through). */
 export function crashable<T extends object>(target: T, crash: CrashSwitch, name: string): T {
   return new Proxy(target, {
     get(obj, prop, receiver) {
       const value = Reflect.get(obj, prop, receiver) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        crash.check(`${name}.${String(prop)}`);
-        return (value as (...a: unknown[]) => unknown).apply(obj, args);
+        const what = `${name}.${String(prop)}`;
+        const dieAfter = crash.enter(what);
+        const result = (value as (...a: unknown[]) => unknown).apply(obj, args);
+        if (!dieAfter) return result;
+        return Promise.resolve(result).then(
+          () => Promise.reject(new SimulatedCrash(what)),
+          () => Promise.reject(new SimulatedCrash(what)),
+        );
       };
     },
   });

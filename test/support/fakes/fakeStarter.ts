@@ -44,6 +44,8 @@ export class FakeStarter implements JobStarter {
   readonly stops: string[] = [];
   readonly statusCalls: string[] = [];
   outbox: RunCompletion[] = [];
+  /** Runs inside every start call, before it decides anything: lets a test make something happen "meanwhile". */
+  onStart: ((job: JobSpec) => Promise<void>) | undefined;
   private failures: Failure[] = [];
   private counter = 0;
 
@@ -54,6 +56,7 @@ export class FakeStarter implements JobStarter {
 
   async start(job: JobSpec, options: { mayHaveStarted?: boolean } = {}): Promise<{ executionId: string }> {
     await tick();
+    if (this.onStart) await this.onStart(job);
     const mayHaveStarted = options.mayHaveStarted ?? false;
     const failure = this.failures.shift();
     if (failure) {

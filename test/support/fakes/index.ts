@@ -8,3 +8,4 @@ export * from './manualClock';
 export * from './recordingJobQueue';
 export * from './recordingLog';
 export * from './tick';
+export * from './drive';
