@@ -3,7 +3,7 @@ import type { JobKind, JobSpec } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobLedger, JobRecord, RunRef, TransitionPatch } from '../../ports/jobLedger';
 import { IS_NEW, SAME_EXECUTION, stateIn, UNCHANGED_SINCE } from './conditions';
-import { isConditionalCheckFailed } from './errors';
+import { applied } from './errors';
 import { jobKey, runKey } from './keys';
 
 interface JobItem extends Omit<JobRecord, 'spec'> {
@@ -34,18 +34,18 @@ export class DynamoJobLedger implements JobLedger {
       firstSeenAt: now,
       updatedAt: now,
     };
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...jobKey(spec.id), ...record, spec: JSON.stringify(spec) },
-          ConditionExpression: IS_NEW,
-        }),
-      );
+    if (
+      await applied(
+        this.doc.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...jobKey(spec.id), ...record, spec: JSON.stringify(spec) },
+            ConditionExpression: IS_NEW,
+          }),
+        ),
+      )
+    )
       return { created: true, record };
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
     const existing = await this.get(spec.id);
     if (!existing) throw new Error(`job ${spec.id} exists and vanished at once`);
     return { created: false, record: existing };
@@ -88,8 +88,8 @@ export class DynamoJobLedger implements JobLedger {
       values[':executionId'] = expectExecutionId;
       condition = `${condition} AND ${SAME_EXECUTION}`;
     }
-    try {
-      await this.doc.send(
+    return applied(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: jobKey(jobId),
@@ -98,17 +98,13 @@ export class DynamoJobLedger implements JobLedger {
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
         }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async claimStart(jobId: string, seenUpdatedAt: number, now: number): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return applied(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: jobKey(jobId),
@@ -117,12 +113,8 @@ export class DynamoJobLedger implements JobLedger {
           ExpressionAttributeNames: { '#state': 'state' },
           ExpressionAttributeValues: { ':starting': JobState.Starting, ':seenUpdatedAt': seenUpdatedAt, ':now': now },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async recordRun(ref: RunRef, now: number): Promise<void> {

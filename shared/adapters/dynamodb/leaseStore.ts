@@ -1,17 +1,10 @@
-import {
-  DeleteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobKind } from '../../domain/job';
 import type { Holder, PoolSnapshot } from '../../domain/pool';
 import type { Waiter } from '../../domain/waiting';
 import { AcquireOutcome, type LeaseStore, TransferOutcome } from '../../ports/leaseStore';
 import { CAN_ACQUIRE, CAN_TRANSFER, HOLDS_SLOT, IS_NEW } from './conditions';
-import { isConditionalCheckFailed } from './errors';
+import { applied } from './errors';
 import { POOL_REGISTRY_PK, poolKey, poolRegistryKey, WAIT_PREFIX, waiterKey } from './keys';
 
 interface PoolItem {
@@ -62,18 +55,18 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async createPool(pool: string, limit: number): Promise<boolean> {
     // The holders map must exist before any write to holders.<job> (a nested path needs its parent).
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...poolKey(pool), limit, inUse: 0, holders: {} },
-          ConditionExpression: IS_NEW,
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+    if (
+      !(await applied(
+        this.doc.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...poolKey(pool), limit, inUse: 0, holders: {} },
+            ConditionExpression: IS_NEW,
+          }),
+        ),
+      ))
+    )
+      return false;
     await this.register(pool);
     return true;
   }
@@ -92,21 +85,21 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async acquire(pool: string, jobId: string, holder: Holder): Promise<AcquireOutcome> {
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: poolKey(pool),
-          UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
-          ConditionExpression: CAN_ACQUIRE,
-          ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
-          ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
-        }),
-      );
+    if (
+      await applied(
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: poolKey(pool),
+            UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
+            ConditionExpression: CAN_ACQUIRE,
+            ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
+            ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
+          }),
+        ),
+      )
+    )
       return AcquireOutcome.Acquired;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
     // Why did it fail? (dynalite ignores ReturnValuesOnConditionCheckFailure, so read the item.)
     const current = await this.getPool(pool);
     if (!current) return AcquireOutcome.NoPool;
@@ -115,8 +108,8 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async release(pool: string, jobId: string): Promise<boolean> {
-    try {
-      await this.doc.send(
+    return applied(
+      this.doc.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: poolKey(pool),
@@ -125,32 +118,28 @@ export class DynamoLeaseStore implements LeaseStore {
           ExpressionAttributeNames: { '#job': jobId },
           ExpressionAttributeValues: { ':minusOne': -1 },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async transfer(pool: string, fromJobId: string, toJobId: string, holder: Holder): Promise<TransferOutcome> {
     // REMOVE and SET on one path would drop the holder and keep the count: the slot would leak.
     if (fromJobId === toJobId) throw new Error(`cannot transfer a slot from job ${fromJobId} to itself`);
-    try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: poolKey(pool),
-          UpdateExpression: 'REMOVE holders.#from SET holders.#to = :holder',
-          ConditionExpression: CAN_TRANSFER,
-          ExpressionAttributeNames: { '#from': fromJobId, '#to': toJobId, '#limit': 'limit' },
-          ExpressionAttributeValues: { ':holder': holder },
-        }),
-      );
+    if (
+      await applied(
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: poolKey(pool),
+            UpdateExpression: 'REMOVE holders.#from SET holders.#to = :holder',
+            ConditionExpression: CAN_TRANSFER,
+            ExpressionAttributeNames: { '#from': fromJobId, '#to': toJobId, '#limit': 'limit' },
+            ExpressionAttributeValues: { ':holder': holder },
+          }),
+        ),
+      )
+    )
       return TransferOutcome.Transferred;
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
     const current = await this.getPool(pool);
     if (!current || !Object.prototype.hasOwnProperty.call(current.holders, fromJobId)) return TransferOutcome.NotHeld;
     if (Object.prototype.hasOwnProperty.call(current.holders, toJobId)) return TransferOutcome.TargetHeld;

@@ -1,0 +1,201 @@
+import { AcquireResult } from '../../../shared/app/acquireJob';
+import { CompleteRun, CompletionResult } from '../../../shared/app/completeRun';
+import type { JobState } from '../../../shared/domain/jobState';
+import { waitKey } from '../../../shared/domain/waiting';
+import { appflowJob, CrashSwitch, crashable, deliverSent, glueJob, makeDeps, messageOf, SimulatedCrash, T0, type FakeWorld } from '../../support/fakes';
+
+async function start(world: FakeWorld, id: string): Promise<string> {
+  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Started);
+  return world.ledger.peek(id)!.executionId!;
+}
+
+async function park(world: FakeWorld, id: string): Promise<void> {
+  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Waiting);
+}
+
+describe('CompleteRun', () => {
+  test('marks the job finished and hands the slot to the oldest waiter', async () => {
+    // Prepare: limit 1, r runs, w1 w2 w3 wait in that order
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r');
+    for (const id of ['w1', 'w2', 'w3']) {
+      world.clock.advance(1000);
+      await park(world, id);
+    }
+    // Act
+    world.clock.advance(1000);
+    const result = await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));
+    // Assess
+    expect(result).toBe(CompletionResult.Released);
+    expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', endedAt: T0 + 4000, executionId: run });
+    expect(world.ledger.peek('r')).not.toHaveProperty('lastError');
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 1, holders: { w1: { kind: 'glue', since: T0 + 4000 } } });
+    expect(world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved])).toEqual([['w1', true]]);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2', 'w3']);
+  });
+
+  test('FIFO is by first arrival: a job retried later keeps its place ahead of jobs that parked before it', async () => {
+    // Prepare: limit 1. old arrives first, but its start is throttled; while it waits for its retry, r starts and
+    // w1 parks. Then old's retry arrives and parks behind w1 in time, ahead of it in wait key.
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    world.starters.glue.failNextStarts(1, 'transient');
+    expect(await world.acquirer.process(messageOf(glueJob('old')))).toBe(AcquireResult.RetryScheduled);
+    const [retry] = world.queue.takeSent();
+    world.clock.advance(100);
+    const run = await start(world, 'r');
+    world.clock.advance(100);
+    await park(world, 'w1');
+    world.clock.advance(retry!.delaySeconds * 1000);
+    expect(await world.acquirer.process({ messageId: retry!.messageId, body: retry!.body })).toBe(AcquireResult.Waiting);
+    expect(world.leases.allWaiters().map((w) => w.waitKey)).toEqual([waitKey(T0, 'old'), waitKey(T0 + 200, 'w1')]);
+    // Act
+    await world.completeRun.complete(world.starters.glue.finish(run, 'failed'));
+    // Assess
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['old']);
+  });
+
+  test('a failed run records why', async () => {
+    const world = makeDeps();
+    const run = await start(world, 'g1');
+    await world.completeRun.complete({ kind: 'glue', executionId: run, outcome: 'failed', name: 'glue-g1', detail: 'TIMEOUT: ran out of time' });
+    expect(world.ledger.peek('g1')).toMatchObject({ state: 'failed', lastError: 'TIMEOUT: ran out of time' });
+  });
+
+  test('a duplicate event frees the slot once and hands off once', async () => {
+    // Prepare: limit 1, r runs, w1 and w2 wait
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r');
+    await park(world, 'w1');
+    await park(world, 'w2');
+    const event = world.starters.glue.finish(run, 'succeeded');
+    // Act
+    const first = await world.completeRun.complete(event);
+    const second = await world.completeRun.complete(event);
+    // Assess
+    expect([first, second]).toEqual([CompletionResult.Released, CompletionResult.AlreadyDone]);
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 1, holders: { w1: expect.anything() } });
+    expect(world.queue.sent).toHaveLength(1);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
+  });
+
+  test('concurrent duplicate events: the slot is freed once', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r');
+    await park(world, 'w1');
+    await park(world, 'w2');
+    const event = world.starters.glue.finish(run, 'succeeded');
+    const results = await Promise.all([world.completeRun.complete(event), world.completeRun.complete(event), world.completeRun.complete(event)]);
+    expect(results.filter((r) => r === CompletionResult.Released)).toHaveLength(1);
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 1, holders: { w1: expect.anything() } });
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
+  });
+
+  test('an event for a run Sluice did not start is ignored and changes nothing', async () => {
+    const world = makeDeps();
+    await start(world, 'g1');
+    const before = world.leases.peek('default');
+    const result = await world.completeRun.complete({ kind: 'glue', executionId: 'jr_someone_else', outcome: 'succeeded', name: 'x' });
+    expect(result).toBe(CompletionResult.Ignored);
+    expect(world.leases.peek('default')).toEqual(before);
+    expect(world.ledger.peek('g1')!.state).toBe('running');
+  });
+
+  test('an event of another kind with the same execution id is ignored', async () => {
+    const world = makeDeps();
+    const run = await start(world, 'g1');
+    expect(await world.completeRun.complete({ kind: 'appflow', executionId: run, outcome: 'succeeded', name: 'x' })).toBe(CompletionResult.Ignored);
+    expect(world.ledger.peek('g1')!.state).toBe('running');
+  });
+
+  test('an event for a run the ledger does not hold for the job is ignored (the slot stays)', async () => {
+    // Prepare: a run reference that points at g1, but g1 runs another execution
+    const world = makeDeps();
+    await start(world, 'g1');
+    await world.ledger.recordRun({ kind: 'glue', executionId: 'jr_stray', jobId: 'g1', pool: 'default' }, T0);
+    // Act
+    const result = await world.completeRun.complete({ kind: 'glue', executionId: 'jr_stray', outcome: 'failed', name: 'x' });
+    // Assess
+    expect(result).toBe(CompletionResult.Ignored);
+    expect(world.ledger.peek('g1')!.state).toBe('running');
+    expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+    expect(world.log.messages('warn')).toContain('completion does not match the job ledger, ignored');
+  });
+
+  test('the event arrives before the acquirer recorded "running": the job ends, the slot is freed, nothing undone', async () => {
+    // Prepare: the completion is handled in the gap between recording the run and the move to running
+    const world = makeDeps();
+    const transition = world.ledger.transition.bind(world.ledger);
+    world.ledger.transition = async (jobId, from, to: JobState, now, patch, expect) => {
+      if (to === 'running' && patch?.executionId) {
+        world.ledger.transition = transition;
+        await world.ledger.findRun('glue', patch.executionId); // the run reference is written alongside
+        await world.completeRun.complete(world.starters.glue.finish(patch.executionId, 'succeeded'));
+      }
+      return transition(jobId, from, to, now, patch, expect);
+    };
+    // Act
+    const result = await world.acquirer.process(messageOf(glueJob('g1')));
+    // Assess
+    expect(result).toBe(AcquireResult.Started);
+    expect(world.ledger.peek('g1')).toMatchObject({ state: 'succeeded', executionId: 'glue-run-1' });
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 0, holders: {} });
+    expect(world.log.entries.find((e) => e.message === 'job started')!.extra).toMatchObject({ recorded: false });
+  });
+
+  test('a completion that died after marking the job finished: the retried event frees the slot', async () => {
+    // Prepare
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r');
+    await park(world, 'w1');
+    const event = world.starters.glue.finish(run, 'succeeded');
+    const crash = new CrashSwitch();
+    crash.armOn('ledger.transition', { when: 'after' });
+    const dying = new CompleteRun({ ...world.deps, ledger: crashable(world.ledger, crash, 'ledger'), leases: crashable(world.leases, crash, 'leases') });
+    await expect(dying.complete(event)).rejects.toThrow(SimulatedCrash);
+    expect(world.ledger.peek('r')!.state).toBe('succeeded');
+    expect(world.leases.peek('default')!.holders).toHaveProperty('r');
+    // Act: EventBridge retries the event
+    const result = await world.completeRun.complete(event);
+    // Assess
+    expect(result).toBe(CompletionResult.Released);
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+  });
+
+  test('after the limit is lowered, a completion frees the slot without handing it on', async () => {
+    // Prepare: limit 2, two running, one waiting; limit lowered to 1
+    const world = makeDeps();
+    const [a] = [await start(world, 'a'), await start(world, 'b')];
+    await park(world, 'w1');
+    await world.poolAdmin.setLimit('default', 1);
+    // Act
+    const result = await world.completeRun.complete(world.starters.glue.finish(a!, 'succeeded'));
+    // Assess
+    expect(result).toBe(CompletionResult.Released);
+    expect(world.leases.peek('default')).toMatchObject({ limit: 1, inUse: 1, holders: { b: expect.anything() } });
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w1']);
+    expect(world.queue.sent).toEqual([]);
+  });
+
+  test('a stale waiter of the finishing job itself is dropped, not handed the slot', async () => {
+    // Prepare: g1 runs (limit 1) but a stale waiter of g1 is left (a duplicate parked it as it was let in)
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'g1');
+    await world.leases.addWaiter({ pool: 'default', jobId: 'g1', kind: 'glue', waitKey: waitKey(T0, 'g1'), body: JSON.stringify(glueJob('g1')), since: T0 });
+    await park(world, 'w1');
+    // Act
+    await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));
+    // Assess
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect(world.leases.allWaiters()).toEqual([]);
+    expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
+  });
+
+  test('an AppFlow completion frees an AppFlow slot the same way', async () => {
+    const world = makeDeps();
+    expect(await world.acquirer.process(messageOf(appflowJob('a1')))).toBe(AcquireResult.Started);
+    const run = world.ledger.peek('a1')!.executionId!;
+    expect(await world.completeRun.complete(world.starters.appflow.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
+    expect(world.leases.peek('default')!.inUse).toBe(0);
+  });
+});

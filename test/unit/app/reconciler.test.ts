@@ -1,0 +1,251 @@
+import { AcquireResult, Acquirer } from '../../../shared/app/acquireJob';
+import { Drift } from '../../../shared/app/reconcile';
+import { waitKey } from '../../../shared/domain/waiting';
+import { RunStatus } from '../../../shared/ports/jobStarter';
+import { appflowJob, CrashSwitch, crashable, deliverSent, glueJob, makeDeps, messageOf, SimulatedCrash, T0, type FakeWorld } from '../../support/fakes';
+
+async function start(world: FakeWorld, id: string, pool = 'default'): Promise<string> {
+  expect(await world.acquirer.process(messageOf(glueJob(id, pool)))).toBe(AcquireResult.Started);
+  return world.ledger.peek(id)!.executionId!;
+}
+
+async function park(world: FakeWorld, id: string): Promise<void> {
+  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Waiting);
+}
+
+describe('Reconciler', () => {
+  test('nothing wrong: reports the pools and holders it checked, changes nothing', async () => {
+    const world = makeDeps({ settings: { pools: { default: 2, etl: 1 } } });
+    await start(world, 'a');
+    await start(world, 'b', 'etl');
+    const report = await world.reconciler.run();
+    expect(report).toEqual({ pools: 2, holdersChecked: 2, drift: {} });
+    expect(world.ledger.peek('a')!.state).toBe('running');
+    expect(world.queue.sent).toEqual([]);
+  });
+
+  test('lost event: the status API says the run ended, so the job ends and its slot goes to the oldest waiter', async () => {
+    // Prepare: limit 1, r's run ends but its event never comes; w1 waits
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r');
+    await park(world, 'w1');
+    world.starters.glue.setStatus(run, RunStatus.Succeeded);
+    // Act
+    const report = await world.reconciler.run();
+    // Assess
+    expect(report.drift).toEqual({ [Drift.LostEvent]: 1 });
+    expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', executionId: run });
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+  });
+
+  test('a run the status API reports failed ends as failed', async () => {
+    const world = makeDeps();
+    const run = await start(world, 'r');
+    world.starters.glue.setStatus(run, RunStatus.Failed);
+    await world.reconciler.run();
+    expect(world.ledger.peek('r')).toMatchObject({ state: 'failed', lastError: 'found ended by the reconciler' });
+  });
+
+  test.each([RunStatus.InProgress, RunStatus.Unknown])('a run reported %s (not overdue) keeps its slot', async (status) => {
+    const world = makeDeps();
+    const run = await start(world, 'r');
+    world.starters.glue.setStatus(run, status);
+    world.clock.advance(3600_000);
+    const report = await world.reconciler.run();
+    expect(report.drift).toEqual({});
+    expect(world.ledger.peek('r')!.state).toBe('running');
+    expect(world.leases.peek('default')!.holders).toHaveProperty('r');
+    expect(world.starters.glue.statusCalls).toEqual([run]);
+  });
+
+  test('leaked slot: a finished job still holding a slot is freed', async () => {
+    // Prepare: r finished, but a slot was taken for it again (a stale waiter let in whose message never came)
+    const world = makeDeps();
+    const run = await start(world, 'r');
+    await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));
+    await world.leases.acquire('default', 'r', { kind: 'glue', since: T0 });
+    // Act
+    const report = await world.reconciler.run();
+    // Assess
+    expect(report.drift).toEqual({ [Drift.LeakedSlot]: 1 });
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 0, holders: {} });
+  });
+
+  test('orphan slot (no ledger record): kept while fresh, freed once stale', async () => {
+    const world = makeDeps();
+    await world.leases.createPool('default', 2);
+    await world.leases.acquire('default', 'ghost', { kind: 'glue', since: T0 });
+    expect((await world.reconciler.run()).drift).toEqual({});
+    expect(world.leases.peek('default')!.holders).toHaveProperty('ghost');
+    world.clock.advance(world.settings.reservationGraceMs + 1);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.OrphanSlot]: 1 });
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 0, holders: {} });
+  });
+
+  describe('stale reservation (a slot handed to a waiting job whose message never came)', () => {
+    async function reservedWithoutMessage(world: FakeWorld, keepWaiter: boolean): Promise<void> {
+      const run = await start(world, 'r');
+      await park(world, 'w1');
+      const crash = new CrashSwitch();
+      // the hand-off dies right after moving the slot to w1, before sending w1's message
+      crash.armOn('leases.transfer', { when: 'after' });
+      const dying = new (await import('../../../shared/app/completeRun')).CompleteRun({ ...world.deps, leases: crashable(world.leases, crash, 'leases'), queue: crashable(world.queue, crash, 'queue') });
+      await expect(dying.complete(world.starters.glue.finish(run, 'succeeded'))).rejects.toThrow(SimulatedCrash);
+      expect(world.leases.peek('default')!.holders).toHaveProperty('w1');
+      expect(world.queue.sent).toEqual([]);
+      if (!keepWaiter) await world.leases.removeWaiter('default', waitKey(world.ledger.peek('w1')!.firstSeenAt, 'w1'));
+    }
+
+    test('re-sent through its waiter after the grace period, not before', async () => {
+      // Prepare
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      await reservedWithoutMessage(world, true);
+      // Act 1: within the grace
+      const early = await world.reconciler.run();
+      // Act 2: after it
+      world.clock.advance(world.settings.reservationGraceMs + 1);
+      const late = await world.reconciler.run();
+      // Assess
+      expect(early.drift).toEqual({});
+      expect(late.drift).toEqual({ [Drift.LostWakeUp]: 1 });
+      expect(world.queue.sent).toEqual([expect.objectContaining({ body: JSON.stringify(glueJob('w1')), reserved: true })]);
+      expect(world.leases.allWaiters()).toEqual([]);
+      expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+      expect(world.ledger.peek('w1')!.state).toBe('running');
+    });
+
+    test('re-sent from the ledger spec when the waiter is gone', async () => {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      await reservedWithoutMessage(world, false);
+      world.clock.advance(world.settings.reservationGraceMs + 1);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.LostWakeUp]: 1 });
+      expect(world.queue.sent.map((m) => m.body)).toEqual([JSON.stringify(glueJob('w1'))]);
+      expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+    });
+  });
+
+  describe('overdue runs', () => {
+    test('a run past its kind maximum fails and frees its slot; not stopped unless configured', async () => {
+      // Prepare: a Glue run, 48 h maximum
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      const run = await start(world, 'r');
+      await park(world, 'w1');
+      world.clock.advance(48 * 3600_000);
+      expect((await world.reconciler.run()).drift).toEqual({});
+      // Act
+      world.clock.advance(1);
+      const report = await world.reconciler.run();
+      // Assess
+      expect(report.drift).toEqual({ [Drift.Overdue]: 1 });
+      expect(world.ledger.peek('r')).toMatchObject({ state: 'failed', lastError: 'exceeded the maximum run time of 172800 s' });
+      expect(world.starters.glue.stops).toEqual([]);
+      expect(world.starters.glue.runs.get(run)!.status).toBe(RunStatus.InProgress);
+      expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    });
+
+    test('with stopOverdueRuns the run is stopped through the job API too', async () => {
+      const world = makeDeps({ settings: { stopOverdueRuns: true } });
+      expect(await world.acquirer.process(messageOf(appflowJob('a1')))).toBe(AcquireResult.Started);
+      const run = world.ledger.peek('a1')!.executionId!;
+      world.clock.advance(6 * 3600_000 + 1);
+      const report = await world.reconciler.run();
+      expect(report.drift).toEqual({ [Drift.Overdue]: 1 });
+      expect(world.starters.appflow.stops).toEqual([run]);
+      expect(world.starters.appflow.runs.get(run)!.status).toBe(RunStatus.Failed);
+      expect(world.ledger.peek('a1')!.state).toBe('failed');
+      expect(world.leases.peek('default')!.inUse).toBe(0);
+    });
+
+    test('the late real event of an overdue run changes nothing more', async () => {
+      const world = makeDeps({ settings: { stopOverdueRuns: true } });
+      const run = await start(world, 'r');
+      world.clock.advance(48 * 3600_000 + 1);
+      await world.reconciler.run();
+      const [stopped] = world.starters.glue.takeEvents();
+      expect(await world.completeRun.complete(stopped!)).toBe('already-done');
+      expect(world.ledger.peek('r')!.state).toBe('failed');
+      expect(world.starters.glue.runs.get(run)!.status).toBe(RunStatus.Failed);
+    });
+
+    test('a failure to stop is logged and the slot is still given back', async () => {
+      const world = makeDeps({ settings: { stopOverdueRuns: true } });
+      await start(world, 'r');
+      jest.spyOn(world.starters.glue, 'stop').mockRejectedValueOnce(new Error('AccessDenied'));
+      world.clock.advance(48 * 3600_000 + 1);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
+      expect(world.log.messages('error')).toContain('could not stop an overdue run');
+      expect(world.leases.peek('default')!.inUse).toBe(0);
+    });
+  });
+
+  test('idle slots with jobs waiting are filled, oldest first', async () => {
+    // Prepare: two waiters while the limit is 0, then the limit is raised behind the services' back
+    const world = makeDeps({ settings: { pools: { default: 0 } } });
+    await park(world, 'w1');
+    world.clock.advance(10);
+    await park(world, 'w2');
+    world.clock.advance(10);
+    await park(world, 'w3');
+    await world.leases.setLimit('default', 2);
+    // Act
+    const report = await world.reconciler.run();
+    // Assess
+    expect(report.drift).toEqual({ [Drift.IdleSlot]: 1 });
+    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2']);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w3']);
+  });
+
+  test('an error on one slot is logged and the others are still checked', async () => {
+    const world = makeDeps();
+    const a = await start(world, 'a');
+    const b = await start(world, 'b');
+    world.starters.glue.setStatus(a, RunStatus.Succeeded);
+    world.starters.glue.setStatus(b, RunStatus.Succeeded);
+    const status = world.starters.glue.status.bind(world.starters.glue);
+    jest.spyOn(world.starters.glue, 'status').mockImplementation(async (job, id) => {
+      if (id === a) throw new Error('ThrottlingException');
+      return status(job, id);
+    });
+    const report = await world.reconciler.run();
+    expect(report.drift).toEqual({ [Drift.LostEvent]: 1 });
+    expect(world.ledger.peek('a')!.state).toBe('running');
+    expect(world.ledger.peek('b')!.state).toBe('succeeded');
+    expect(world.log.messages('error')).toContain('reconciler could not check a slot');
+  });
+
+  test('a job in starting within the start grace is left to its message', async () => {
+    const world = makeDeps();
+    world.starters.glue.failNextStartWith(new Error('socket hang up'));
+    await expect(world.acquirer.process(messageOf(glueJob('g1')))).rejects.toThrow();
+    world.clock.advance(10_000);
+    expect((await world.reconciler.run()).drift).toEqual({});
+    expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+    expect(world.queue.sent).toEqual([]);
+  });
+
+  // BUG (shared/app/reconcile.ts checkHolder, the `starting` case): a holder in `starting` is never touched, on the
+  // assumption that "the job's message is still in the queue". It is not always: after maxReceiveCount (5) failed
+  // receives SQS moves it to the DLQ, and a redelivery that comes within startGraceMs is answered "duplicate" and
+  // deleted. The job then holds its slot in `starting` forever (the pool runs one slot short for good). Fix: when a
+  // holder has been in `starting` for longer than startGraceMs + the visibility timeout, re-send its spec (the acquirer
+  // resumes it with mayHaveStarted) or, with no run found, move it back to queued and free the slot.
+  test.failing('a job stuck in starting whose message is gone does not hold its slot forever', async () => {
+    // Prepare: the acquirer dies right after moving g1 to starting, and the message never comes back (DLQ)
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const crash = new CrashSwitch();
+    crash.armOn('ledger.transition', { when: 'after' });
+    const dying = new Acquirer({ ...world.deps, ledger: crashable(world.ledger, crash, 'ledger') });
+    await expect(dying.process(messageOf(glueJob('g1')))).rejects.toThrow(SimulatedCrash);
+    await park(world, 'w1');
+    // Act: hours of reconciling
+    for (let i = 0; i < 30; i++) {
+      world.clock.advance(10 * 60_000);
+      await world.reconciler.run();
+      await deliverSent(world);
+    }
+    // Assess: either g1 ran, or its slot went to w1
+    const started = world.starters.glue.startCalls.map((c) => c.jobId);
+    expect(started.includes('g1') || started.includes('w1')).toBe(true);
+  });
+});
