@@ -27,6 +27,18 @@ const config: Config = {
       globalSetup: '<rootDir>/test/integration/setup/globalSetup.ts',
       globalTeardown: '<rootDir>/test/integration/setup/globalTeardown.ts',
     },
+    {
+      // Fault injection on the whole local stack (crashes, lost and duplicated events and messages, throttling,
+      // write contention, emulator restarts). `npm test` runs the fast files; `npm run test:faults` (SLUICE_FAULTS=all)
+      // adds the *.slow.test.ts ones.
+      displayName: 'faults',
+      testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
+      testPathIgnorePatterns: process.env.SLUICE_FAULTS === 'all' ? ['/node_modules/'] : ['/node_modules/', '\\.slow\\.test\\.ts$'],
+      transform: { '^.+\\.ts$': swc as never },
+      testEnvironment: 'node',
+      globalSetup: '<rootDir>/test/faults/setup/globalSetup.ts',
+      globalTeardown: '<rootDir>/test/faults/setup/globalTeardown.ts',
+    },
   ],
 };
 

@@ -20,10 +20,14 @@ export class TransientStartError extends SluiceError {
   constructor(
     message: string,
     readonly code: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; definite?: boolean },
   ) {
     super(message, options);
+    this.definite = options?.definite ?? true;
   }
+
+  /** The service answered and refused: this call started nothing. False when no answer came (a network failure). */
+  readonly definite: boolean;
 }
 
 /** Starting a run failed for good: validation, access denied, flow or job not found. */

@@ -46,5 +46,6 @@ export function classifyStartError(error: unknown, what: string): TransientStart
   if (status !== undefined && status >= 400 && status < 500 && status !== 429) {
     return new PermanentStartError(message, code, { cause: error });
   }
-  return new TransientStartError(message, code, { cause: error });
+  // No HTTP status means no answer: the request may have reached the service and started a run.
+  return new TransientStartError(message, code, { cause: error, definite: status !== undefined });
 }

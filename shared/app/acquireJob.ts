@@ -1,4 +1,4 @@
-import { isTerminal, JobState, STARTABLE_STATES } from '../domain/jobState';
+import { isTerminal, JobState, keepsSlotForUnknownRun, STARTABLE_STATES } from '../domain/jobState';
 import type { JobSpec } from '../domain/job';
 import { hasAttemptsLeft, retryDelaySeconds } from '../domain/backoff';
 import { isHeldBy, isValidLimit } from '../domain/pool';
@@ -49,34 +49,47 @@ export class Acquirer {
     const now = this.deps.clock.now();
     // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail.
     const known = message.reservedHint ? await this.deps.ledger.get(spec.id) : undefined;
-    const record = known ?? (await this.deps.ledger.register(spec, now)).record;
+    const { record, created } = known ? { record: known, created: false } : await this.deps.ledger.register(spec, now);
+    if (!created && canonical(record.spec) !== canonical(spec)) {
+      // An idempotency key names one job: a different job under a known id is refused, never run as the stored one.
+      const reason = `job id '${spec.id}' was already used for a different job (${describeDifference(record.spec, spec)})`;
+      return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool });
+    }
     if (record.state === JobState.Running) return this.duplicate(record, 'running');
     if (isTerminal(record.state)) {
       // A slot reserved for a finished job (a stale waiter let in) is given back at once; usually this is a no-op.
-      await this.handOff.releaseAndHandOff(record.pool, record.jobId);
+      if (!keepsSlotForUnknownRun(record, now, this.deps.settings.maxRunMs[record.kind])) {
+        await this.handOff.releaseAndHandOff(record.pool, record.jobId);
+      }
       return this.duplicate(record, 'already finished');
     }
     if (record.state === JobState.Starting) return this.resume(record);
 
-    let outcome = message.reservedHint && (await this.holdsSlot(spec)) ? AcquireOutcome.AlreadyHeld : await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
+    let outcome =
+      message.reservedHint && (await this.holdsSlot(spec))
+        ? AcquireOutcome.AlreadyHeld
+        : await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
     if (outcome === AcquireOutcome.NoPool) {
       if (!(await this.createConfiguredPool(spec.pool))) {
         const reason = new UnknownPoolError(`unknown pool '${spec.pool}': configure it or set its limit first`).message;
+        // The DLQ first: a crash before the ledger write sends a second copy at worst, never none.
+        const result = await this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool });
         await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Dead, now, { lastError: reason });
-        return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool });
+        return result;
       }
       outcome = await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
     }
     if (outcome === AcquireOutcome.Full) return this.park(record);
     if (outcome === AcquireOutcome.NoPool) throw new Error(`pool ${spec.pool} vanished while acquiring`);
 
-    if (!(await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Starting, now))) {
+    // Once a start was asked for, a run may exist whatever the answer was: every later start looks for it first.
+    if (!(await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Starting, now, { startRequested: true }))) {
       const current = await this.deps.ledger.get(spec.id);
       // A slot reserved for a job that has ended meanwhile must not be kept.
       if (current && isTerminal(current.state)) await this.handOff.releaseAndHandOff(spec.pool, spec.id);
       return this.duplicate(current ?? record, 'another delivery is starting it');
     }
-    return this.start({ ...record, state: JobState.Starting }, false);
+    return this.start({ ...record, state: JobState.Starting }, record.startRequested === true);
   }
 
   private async start(record: JobRecord, mayHaveStarted: boolean): Promise<AcquireResult> {
@@ -86,15 +99,19 @@ export class Acquirer {
     try {
       ({ executionId } = await this.deps.starters[spec.kind].start(spec, { mayHaveStarted }));
     } catch (error) {
-      if (error instanceof TransientStartError) return this.retryLater(record, error);
-      if (error instanceof PermanentStartError) return this.giveUp(record, error.message);
+      if (error instanceof TransientStartError) return this.retryLater(record, error, mayHaveStarted);
+      if (error instanceof PermanentStartError) return this.giveUp(record, error.message, mayHaveStarted);
       throw error;
     }
     const now = clock.now();
     // Independent writes: the run's way back to the job, and the job's move to running.
     const [, moved] = await Promise.all([
       ledger.recordRun({ kind: spec.kind, executionId, jobId: spec.id, pool: spec.pool }, now),
-      ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, { executionId, startedAt: now, attempts: record.attempts + 1 }),
+      ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, {
+        executionId,
+        startedAt: now,
+        attempts: record.attempts + 1,
+      }),
     ]);
     // Not moved: the run's completion arrived before this write and the job is already finished. Nothing to undo.
     log.info('job started', { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId, recorded: moved });
@@ -137,26 +154,59 @@ export class Acquirer {
     return AcquireResult.Waiting;
   }
 
-  private async retryLater(record: JobRecord, error: TransientStartError): Promise<AcquireResult> {
+  /**
+   * A start failed in a way that may pass. The slot is freed for the backoff, unless an earlier attempt may have
+   * started a run: then the slot stays with the job (freeing it could run one job more than the limit) and the retry
+   * looks for that run before starting another.
+   */
+  private async retryLater(record: JobRecord, error: TransientStartError, mayHaveStartedBefore: boolean): Promise<AcquireResult> {
     const { spec } = record;
     const attempts = record.attempts + 1;
     const { backoff } = this.deps.settings;
-    if (!hasAttemptsLeft(attempts, backoff)) return this.giveUp(record, `gave up after ${attempts} attempts: ${error.message}`);
+    // A refusal started nothing: what was known before this call still holds. No answer at all may have started a run.
+    const mayHaveStarted = mayHaveStartedBefore || !error.definite;
+    if (!hasAttemptsLeft(attempts, backoff))
+      return this.giveUp(record, `gave up after ${attempts} attempts: ${error.message}`, mayHaveStarted);
     const delay = retryDelaySeconds(attempts, backoff, this.deps.random);
-    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Queued, this.deps.clock.now(), { attempts, lastError: error.message });
+    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Queued, this.deps.clock.now(), {
+      attempts,
+      lastError: error.message,
+      startRequested: mayHaveStarted,
+    });
     // Send the retry before freeing the slot: a crash in between leaves a slot the retry finds, never a lost job.
     await this.deps.queue.send(JSON.stringify(spec), delay);
-    await this.handOff.releaseAndHandOff(spec.pool, spec.id);
+    if (!mayHaveStarted) await this.handOff.releaseAndHandOff(spec.pool, spec.id);
     this.deps.metrics.count(MetricName.Retries, 1, spec.pool);
-    this.deps.log.warn('start failed, will retry', { jobId: spec.id, pool: spec.pool, kind: spec.kind, attempts, delaySeconds: delay, error: error.message });
+    this.deps.log.warn('start failed, will retry', {
+      jobId: spec.id,
+      pool: spec.pool,
+      kind: spec.kind,
+      attempts,
+      delaySeconds: delay,
+      error: error.message,
+    });
     return AcquireResult.RetryScheduled;
   }
 
-  private async giveUp(record: JobRecord, reason: string): Promise<AcquireResult> {
+  /**
+   * The job can never run: dead-lettered with the reason, marked dead, its slot freed. If an earlier attempt may have
+   * started a run that nobody recorded, the slot stays held: the reconciler frees it once that run must have ended
+   * (the kind's maximum run time), so the pool never runs more than its limit.
+   */
+  private async giveUp(record: JobRecord, reason: string, mayHaveStarted: boolean): Promise<AcquireResult> {
     const { spec } = record;
-    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Dead, this.deps.clock.now(), { lastError: reason });
+    // The DLQ first: a crash before the ledger write sends a second copy at worst, never none.
     await this.deadLetter(JSON.stringify(spec), reason, { jobId: spec.id, pool: spec.pool });
-    await this.handOff.releaseAndHandOff(spec.pool, spec.id);
+    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Dead, this.deps.clock.now(), {
+      lastError: reason,
+      startRequested: mayHaveStarted,
+    });
+    if (mayHaveStarted)
+      this.deps.log.warn('job given up; its slot is kept while a run it may have started could still be going', {
+        jobId: spec.id,
+        pool: spec.pool,
+      });
+    else await this.handOff.releaseAndHandOff(spec.pool, spec.id);
     return AcquireResult.DeadLettered;
   }
 
@@ -185,4 +235,19 @@ export class Acquirer {
     await this.deps.leases.createPool(pool, limit);
     return true;
   }
+}
+
+/** JSON with keys sorted at every level, so two equal specs compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+/** Names the fields two specs disagree on, for the dead-letter reason. */
+function describeDifference(stored: JobSpec, received: JobSpec): string {
+  const a = stored as unknown as Record<string, unknown>;
+  const b = received as unknown as Record<string, unknown>;
+  const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => canonical(a[k]) !== canonical(b[k]));
+  return `differs in ${fields.join(', ') || 'field order'}`;
 }

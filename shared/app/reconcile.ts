@@ -1,4 +1,4 @@
-import { JobState, isTerminal } from '../domain/jobState';
+import { isTerminal, JobState, keepsSlotForUnknownRun } from '../domain/jobState';
 import { reservationIsStale, waitKey } from '../domain/waiting';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import type { JobRecord } from '../ports/jobLedger';
@@ -80,9 +80,16 @@ export class Reconciler {
       if (!reservationIsStale(since, now, settings.reservationGraceMs)) return undefined;
       return (await this.handOff.releaseAndHandOff(pool, jobId)) ? Drift.OrphanSlot : undefined;
     }
-    if (isTerminal(record.state)) return (await this.handOff.releaseAndHandOff(pool, jobId)) ? Drift.LeakedSlot : undefined;
+    if (isTerminal(record.state)) {
+      // A job given up after a start whose outcome is unknown keeps its slot as long as that run could last.
+      if (keepsSlotForUnknownRun(record, now, settings.maxRunMs[record.kind])) return undefined;
+      return (await this.handOff.releaseAndHandOff(pool, jobId)) ? Drift.LeakedSlot : undefined;
+    }
     if (record.state === JobState.Running && record.executionId) return this.checkRun(record, now);
-    if ((record.state === JobState.Queued || record.state === JobState.Waiting) && reservationIsStale(since, now, settings.reservationGraceMs)) {
+    if (
+      (record.state === JobState.Queued || record.state === JobState.Waiting) &&
+      reservationIsStale(since, now, settings.reservationGraceMs)
+    ) {
       return this.resendReservation(record);
     }
     if (record.state === JobState.Starting && now - record.updatedAt > settings.startGraceMs) {
@@ -100,15 +107,23 @@ export class Reconciler {
     const status = await starter.status(record.spec, executionId);
     const outcome = outcomeOf(status);
     if (outcome) {
-      const result = await this.completeRun.complete({ kind: record.kind, executionId, outcome, name: record.jobId, detail: 'found ended by the reconciler' });
+      const result = await this.completeRun.complete({
+        kind: record.kind,
+        executionId,
+        outcome,
+        name: record.jobId,
+        detail: 'found ended by the reconciler',
+      });
       return result === CompletionResult.Released ? Drift.LostEvent : undefined;
     }
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
     if (record.startedAt !== undefined && now - record.startedAt > maxRunMs) {
       if (this.deps.settings.stopOverdueRuns && status === RunStatus.InProgress) {
-        await starter.stop(record.spec, executionId).catch((error: unknown) =>
-          this.deps.log.error('could not stop an overdue run', { jobId: record.jobId, executionId, error: String(error) }),
-        );
+        await starter
+          .stop(record.spec, executionId)
+          .catch((error: unknown) =>
+            this.deps.log.error('could not stop an overdue run', { jobId: record.jobId, executionId, error: String(error) }),
+          );
       }
       const result = await this.completeRun.complete({
         kind: record.kind,

@@ -32,7 +32,8 @@ export async function enqueueJobs(sqs: SQSClient, queueUrl: string, specs: unkno
       new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: chunk.map((m, j) => ({ Id: String(j), MessageBody: m.body })) }),
     );
     for (const ok of out.Successful ?? []) report.sent.push(chunk[Number(ok.Id)]!.id);
-    for (const failed of out.Failed ?? []) report.rejected.push({ index: chunk[Number(failed.Id)]!.index, reason: `${failed.Code}: ${failed.Message ?? ''}` });
+    for (const failed of out.Failed ?? [])
+      report.rejected.push({ index: chunk[Number(failed.Id)]!.index, reason: `${failed.Code}: ${failed.Message ?? ''}` });
   }
   return report;
 }

@@ -3,7 +3,9 @@ import type { SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
 import { ConfigurationError } from '../errors';
 
-const seconds = (fallback: number) => z.coerce.number().nonnegative().default(fallback);
+/** An unset or empty variable takes the default (an empty string would otherwise coerce to 0). */
+const blankAsUnset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const seconds = (fallback: number) => z.preprocess(blankAsUnset, z.coerce.number().nonnegative().default(fallback));
 
 /** Everything the functions read from their environment (set in serverless.yml), with documented defaults. */
 const EnvSchema = z.object({
@@ -19,8 +21,8 @@ const EnvSchema = z.object({
   STOP_OVERDUE_RUNS: z.enum(['true', 'false']).default('false'),
   RETRY_BASE_SECONDS: seconds(2),
   RETRY_MAX_SECONDS: seconds(900),
-  RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(8),
-  LEDGER_RETENTION_DAYS: z.coerce.number().positive().default(30),
+  RETRY_MAX_ATTEMPTS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(8)),
+  LEDGER_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().positive().default(30)),
 });
 
 export type SluiceEnv = z.infer<typeof EnvSchema>;
@@ -43,7 +45,8 @@ export function parsePools(json: string): Record<string, number> {
     throw new ConfigurationError(`POOLS must be a JSON object of pool name to limit, got ${json}`);
   }
   const parsed = PoolsSchema.safeParse(raw);
-  if (!parsed.success) throw new ConfigurationError(`POOLS is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new ConfigurationError(`POOLS is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 

@@ -15,8 +15,12 @@ export const SQS_MAX_DELAY_SECONDS = 900;
  * At least 1 second so a retry never spins.
  */
 export function retryDelaySeconds(attempt: number, policy: BackoffPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.maxSeconds, SQS_MAX_DELAY_SECONDS, policy.baseSeconds * 2 ** Math.max(0, attempt - 1));
-  return Math.min(Math.max(1, ceiling), Math.max(1, Math.ceil(random() * ceiling)));
+  // Whole seconds: SQS takes an integer DelaySeconds.
+  const ceiling = Math.max(
+    1,
+    Math.floor(Math.min(policy.maxSeconds, SQS_MAX_DELAY_SECONDS, policy.baseSeconds * 2 ** Math.max(0, attempt - 1))),
+  );
+  return Math.min(ceiling, Math.max(1, Math.ceil(random() * ceiling)));
 }
 
 export function hasAttemptsLeft(attempts: number, policy: BackoffPolicy): boolean {

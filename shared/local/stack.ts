@@ -3,7 +3,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSEvent } from 'aws-lambda';
 import type { ReconcileReport } from '../app/reconcile';
-import { type Emulators, startEmulators } from './emulators';
+import { type EmulatorName, type EmulatorRestart, type Emulators, startEmulators } from './emulators';
 import { LocalEventBus, type LocalEventBusOptions } from './bus';
 import { provision, functionEnvironment, type ResourceRefs } from './infra/provision';
 import { countRequests, RequestCounter } from './infra/requestCounter';
@@ -30,6 +30,8 @@ export interface LocalStackOptions {
   /** Overrides serverless.yml's custom.local.timeScale. */
   timeScale?: number;
   onHandlerError?: (functionName: string, error: unknown) => void;
+  /** Restarts emulators this stack did not start (given by `endpoints`), for faults.restartEmulators. */
+  emulatorControl?: { restart(which: EmulatorName, options?: EmulatorRestart): Promise<unknown> };
 }
 
 export interface LocalStack {
@@ -59,6 +61,11 @@ export interface LocalFaults {
   crashAfterAcquire(n: number): void;
   /** The acquirer dies right after its next n successful start calls, before recording the run. */
   crashAfterStart(n: number): void;
+  /**
+   * The SQS and/or DynamoDB emulator stops listening for `downMs` and comes back on the same port with its data: the
+   * stack's own emulators, or through options.emulatorControl when the emulators were given.
+   */
+  restartEmulators(which: EmulatorName, options?: EmulatorRestart): Promise<void>;
 }
 
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
@@ -194,6 +201,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       loseWakeUps: (n) => (faultState.loseWakeUps += n),
       crashAfterAcquire: (n) => (faultState.crashAfterAcquire += n),
       crashAfterStart: (n) => (faultState.crashAfterStart += n),
+      async restartEmulators(which, restart) {
+        if (emulators) return emulators.restart(which, restart);
+        if (!options.emulatorControl) throw new Error('restartEmulators needs the stack to own its emulators, or options.emulatorControl');
+        await options.emulatorControl.restart(which, restart);
+      },
     },
     async reconcileNow() {
       if (!reconcilerName) throw new Error('serverless.yml has no scheduled function');

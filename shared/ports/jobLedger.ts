@@ -15,9 +15,12 @@ export interface JobRecord {
   endedAt?: number;
   executionId?: string;
   lastError?: string;
+  /** A start call was made at least once: a run may exist even if no answer said so. */
+  startRequested?: boolean;
 }
 
 export interface TransitionPatch {
+  startRequested?: boolean;
   executionId?: string;
   lastError?: string;
   attempts?: number;

@@ -9,7 +9,7 @@ import { waitFor } from './waitFor';
 const clientsFor = new WeakMap<LocalStack, { doc: DynamoDBDocumentClient; sqs: SQSClient }>();
 
 /** The test's own clients: its reads must not count as Sluice's requests. */
-function testClients(stack: LocalStack): { doc: DynamoDBDocumentClient; sqs: SQSClient } {
+export function testClients(stack: LocalStack): { doc: DynamoDBDocumentClient; sqs: SQSClient } {
   let clients = clientsFor.get(stack);
   if (!clients) {
     const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };

@@ -111,7 +111,12 @@ export class DynamoJobLedger implements JobLedger {
           UpdateExpression: 'SET updatedAt = :now',
           ConditionExpression: `${stateIn([':starting'])} AND ${UNCHANGED_SINCE}`,
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':starting': JobState.Starting, ':seenUpdatedAt': seenUpdatedAt, ':now': now },
+          // Always a new value: a claim in the very millisecond of the last update must still change the record.
+          ExpressionAttributeValues: {
+            ':starting': JobState.Starting,
+            ':seenUpdatedAt': seenUpdatedAt,
+            ':now': Math.max(now, seenUpdatedAt + 1),
+          },
         }),
       ),
     );

@@ -55,20 +55,18 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async createPool(pool: string, limit: number): Promise<boolean> {
     // The holders map must exist before any write to holders.<job> (a nested path needs its parent).
-    if (
-      !(await applied(
-        this.doc.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...poolKey(pool), limit, inUse: 0, holders: {} },
-            ConditionExpression: IS_NEW,
-          }),
-        ),
-      ))
-    )
-      return false;
+    const created = await applied(
+      this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...poolKey(pool), limit, inUse: 0, holders: {} },
+          ConditionExpression: IS_NEW,
+        }),
+      ),
+    );
+    // Registered on both paths: a creation that died before this write is listed the next time the pool is used.
     await this.register(pool);
-    return true;
+    return created;
   }
 
   async setLimit(pool: string, limit: number): Promise<void> {

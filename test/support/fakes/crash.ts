@@ -76,7 +76,13 @@ export function crashable<T extends object>(target: T, crash: CrashSwitch, name:
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         const what = `${name}.${String(prop)}`;
-        const dieAfter = crash.enter(what);
+        let dieAfter: boolean;
+        try {
+          dieAfter = crash.enter(what);
+        } catch (error) {
+          // Every port method is async: fail the same way, so Promise.all([...]) callers handle every rejection.
+          return Promise.reject(error);
+        }
         const result = (value as (...a: unknown[]) => unknown).apply(obj, args);
         if (!dieAfter) return result;
         return Promise.resolve(result).then(

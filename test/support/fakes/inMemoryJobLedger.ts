@@ -25,7 +25,7 @@ export interface InMemoryLedgerOptions {
  * - transition: `state IN from` AND (when expectExecutionId is given) the record has no executionId or that one;
  *   sets state, updatedAt = now, every defined patch field, and expiresAt when `to` is terminal; an unknown job -> false;
  *   an empty `from` is rejected the way DynamoDB rejects `#state IN ()` (it throws);
- * - claimStart: state is `starting` AND updatedAt = seenUpdatedAt -> updatedAt = now;
+ * - claimStart: state is `starting` AND updatedAt = seenUpdatedAt -> updatedAt = max(now, seenUpdatedAt + 1);
  * - recordRun is an unconditional Put (a second record of one run overwrites); findRun is keyed by (kind, executionId).
  * Records are copied in and out, so a caller never shares an object with the store.
  */
@@ -89,7 +89,7 @@ export class InMemoryJobLedger implements JobLedger {
     await this.enter();
     const stored = this.jobs.get(jobId);
     if (!stored || stored.record.state !== JobState.Starting || stored.record.updatedAt !== seenUpdatedAt) return false;
-    stored.record.updatedAt = now;
+    stored.record.updatedAt = Math.max(now, seenUpdatedAt + 1);
     return true;
   }
 

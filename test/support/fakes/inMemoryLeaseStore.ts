@@ -19,7 +19,7 @@ const has = (holders: Record<string, Holder>, jobId: string) => Object.prototype
  * - release: HOLDS_SLOT, else false and nothing changes (a missing pool is not created);
  * - transfer: CAN_TRANSFER = from holds AND to holds none AND inUse <= limit; diagnosis: no pool or from not holding ->
  *   NotHeld, to holding -> TargetHeld, else OverLimit; transfer(a, a) throws, as the port says;
- * - createPool registers the pool only when it creates it; setLimit creates a missing pool and always registers it;
+ * - createPool registers the pool whether or not it creates it; setLimit creates a missing pool and always registers it;
  * - waiters are a Put per wait key (a second add overwrites), listed in sort-key (string) order.
  */
 export class InMemoryLeaseStore implements LeaseStore {
@@ -43,9 +43,9 @@ export class InMemoryLeaseStore implements LeaseStore {
 
   async createPool(pool: string, limit: number): Promise<boolean> {
     await this.enter();
+    this.registry.add(pool);
     if (this.pools.has(pool)) return false;
     this.pools.set(pool, { limit, inUse: 0, holders: {} });
-    this.registry.add(pool);
     return true;
   }
 

@@ -1,6 +1,6 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { CompleteRun, CompletionResult } from '../../../shared/app/completeRun';
-import type { JobState } from '../../../shared/domain/jobState';
+import { canMove, type JobState } from '../../../shared/domain/jobState';
 import { waitKey } from '../../../shared/domain/waiting';
 import { appflowJob, CrashSwitch, crashable, deliverSent, glueJob, makeDeps, messageOf, SimulatedCrash, T0, type FakeWorld } from '../../support/fakes';
 
@@ -140,6 +140,15 @@ describe('CompleteRun', () => {
     expect(world.ledger.peek('g1')).toMatchObject({ state: 'succeeded', executionId: 'glue-run-1' });
     expect(world.leases.peek('default')).toMatchObject({ inUse: 0, holders: {} });
     expect(world.log.entries.find((e) => e.message === 'job started')!.extra).toMatchObject({ recorded: false });
+  });
+
+  // DOUBTFUL (shared/domain/jobState.ts TRANSITIONS vs shared/app/completeRun.ts): CompleteRun moves a job from
+  // [starting, running] to succeeded or failed, because the event can beat the acquirer's "running" write; but the
+  // domain table allows starting -> failed and not starting -> succeeded. The ledger does not consult the table, so
+  // nothing breaks today, but the table ("which moves the ledger allows") is wrong for the early-success case. Fix:
+  // add Succeeded to TRANSITIONS[Starting].
+  test('every move CompleteRun asks for is one the domain allows', () => {
+    for (const to of ['succeeded', 'failed'] as const) for (const from of ['starting', 'running'] as const) expect(canMove(from, to)).toBe(true);
   });
 
   test('a completion that died after marking the job finished: the retried event frees the slot', async () => {

@@ -62,7 +62,7 @@ describe('retry backoff (full jitter)', () => {
   // DOUBTFUL (shared/domain/backoff.ts retryDelaySeconds): with a fractional base (RETRY_BASE_SECONDS=1.5 passes the
   // settings schema) the ceiling itself can be returned, e.g. 1.5 s, but SQS DelaySeconds is an Integer. Fix: floor the
   // ceiling (Math.max(1, Math.floor(ceiling))) or make RETRY_BASE_SECONDS an integer in settings.
-  test.failing('delays are whole seconds even for a fractional base', () => {
+  test('delays are whole seconds even for a fractional base', () => {
     const policy: BackoffPolicy = { baseSeconds: 1.5, maxSeconds: 900, maxAttempts: 8 };
     // first retry: ceiling 1.5, random 0.9 -> ceil(1.35) = 2 -> min(1.5, 2) = 1.5
     expect(Number.isInteger(retryDelaySeconds(1, policy, () => 0.9))).toBe(true);

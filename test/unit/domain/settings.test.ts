@@ -63,9 +63,15 @@ describe('settings', () => {
   // that resolves to '' (an unset serverless param) silently becomes 0 s: START_GRACE_SECONDS='' makes every
   // duplicate delivery "resume" a start at once. Fix: z.string().trim().min(1).pipe(z.coerce.number()) or
   // preprocess '' to undefined so the default applies.
-  test.failing('an empty START_GRACE_SECONDS is refused or falls back to the default, never 0', () => {
-    const settings = settingsFrom(readEnv({ ...required, START_GRACE_SECONDS: '' }));
-    expect(settings.startGraceMs).toBe(90_000);
+  test('an empty START_GRACE_SECONDS is refused or falls back to the default, never 0', () => {
+    let startGraceMs: number;
+    try {
+      startGraceMs = settingsFrom(readEnv({ ...required, START_GRACE_SECONDS: '' })).startGraceMs;
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigurationError);
+      return;
+    }
+    expect(startGraceMs).toBe(90_000);
   });
 
   describe('POOLS', () => {

@@ -1,0 +1,20 @@
+import { startHarness } from '/work/main/shared/local/bench/harness';
+import { runThroughput } from '/work/main/shared/local/bench/scenarios/throughput';
+import { runRequests } from '/work/main/shared/local/bench/scenarios/requests';
+import { runReconcilerCost } from '/work/main/shared/local/bench/scenarios/reconciler';
+import { spawn } from 'node:child_process';
+import readline from 'node:readline';
+import { once } from 'node:events';
+(async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', '/work/main/shared/local/emulatorsMain.ts'], { cwd: '/work/main', stdio: ['pipe', 'pipe', 'inherit'] });
+  const [line] = await once(readline.createInterface({ input: child.stdout! }), 'line');
+  const e = JSON.parse(String(line));
+  const h = await startHarness({ endpoints: { sqs: e.sqsEndpoint, dynamodb: e.dynamodbEndpoint }, pools: { 'bench-tput': 1000, 'bench-rpj-10': 0, 'bench-rpj-100': 0, 'bench-recon': 4 }, log: console.log });
+  await runRequests(h, { backlogs: [10, 100], limit: 4, runMinMs: 5, runMaxMs: 20, warmup: 4, window: 20, seed: 1, timeoutMs: 20000 });
+  await runReconcilerCost(h, { pool: 'bench-recon', limit: 4, runMs: 800, timeoutMs: 20000 });
+  let t = setInterval(async () => { const p = await h.getPool('bench-tput'); console.log('limit', p?.limit, 'inUse', p?.inUse, 'holders', Object.keys(p?.holders ?? {}).length, 'waiters', await h.countWaiters('bench-tput'), 'sends', h.stack.requests.snapshot()['sqs.SendMessage']); }, 500);
+  const r = await runThroughput(h, { pool: 'bench-tput', jobs: 150, limit: 1000, runMs: 50, hotItemSeconds: 0.5, hotItemConcurrency: 8, timeoutMs: 120000 }, 2);
+  clearInterval(t);
+  console.log(r.jobsPerSecond, r.poolItemWritesPerJob, r.waiterWritesPerJob, h.handlerErrors.slice(0,3), h.healed);
+  await h.stop(); child.kill();
+})();

@@ -1,0 +1,289 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { PoolAdmin } from '../../app/poolAdmin';
+import type { SimRun } from '../simulators';
+import { type LocalStack, startLocalStack } from '../stack';
+import { rateToMs } from '../infra/schedule';
+import { Tracer } from './tracer';
+import { type BenchJob, groupOf } from './workload';
+
+export interface Endpoints {
+  sqs: string;
+  dynamodb: string;
+}
+
+export interface HarnessOptions {
+  /** Emulators already running; without them the stack starts fauxqs and dynalite in this process. */
+  endpoints?: Endpoints;
+  nameSuffix?: string;
+  /** Every pool the bench uses, with its initial limit (0: paused until the bench raises it). */
+  pools: Record<string, number>;
+  /** Parallel pollers of the acquirer's queue (the stack's default is 4; Lambda scales its own). */
+  pollerConcurrency?: number;
+  log: (line: string) => void;
+}
+
+/** Requests Sluice made, by service and operation, and the Lambda invocations, at one moment. */
+export interface CountSnapshot {
+  at: number;
+  ops: Record<string, number>;
+  acquirer: number;
+  releaser: number;
+  reconciler: number;
+}
+
+/** Requests per job by service. `lambda` is invocations; `total` adds every column but the read/write split. */
+export interface RequestsPerJob {
+  sqs: number;
+  dynamodb: number;
+  dynamodbReads: number;
+  dynamodbWrites: number;
+  jobApi: number;
+  lambda: number;
+  total: number;
+  /** Per operation, per job. */
+  ops: Record<string, number>;
+}
+
+export const SERVICE_COLUMNS = ['sqs', 'dynamodb', 'jobApi', 'lambda'] as const;
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): RequestsPerJob {
+  const ops: Record<string, number> = {};
+  for (const [key, n] of Object.entries(to.ops)) {
+    const d = n - (from.ops[key] ?? 0);
+    if (d > 0) ops[key] = d;
+  }
+  const sum = (test: (key: string) => boolean) => Object.entries(ops).reduce((s, [k, n]) => (test(k) ? s + n : s), 0);
+  const sqs = sum((k) => k.startsWith('sqs.'));
+  const dynamodb = sum((k) => k.startsWith('dynamodb.'));
+  const reads = sum((k) => /^dynamodb\.(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/.test(k));
+  const jobApi = sum((k) => k.startsWith('appflow.') || k.startsWith('glue.'));
+  const lambda = to.acquirer - from.acquirer + (to.releaser - from.releaser) + (to.reconciler - from.reconciler);
+  ops['lambda.acquirer'] = to.acquirer - from.acquirer;
+  ops['lambda.releaser'] = to.releaser - from.releaser;
+  if (to.reconciler > from.reconciler) ops['lambda.reconciler'] = to.reconciler - from.reconciler;
+  const j = Math.max(1, jobs);
+  return {
+    sqs: r3(sqs / j),
+    dynamodb: r3(dynamodb / j),
+    dynamodbReads: r3(reads / j),
+    dynamodbWrites: r3((dynamodb - reads) / j),
+    jobApi: r3(jobApi / j),
+    lambda: r3(lambda / j),
+    total: r3((sqs + dynamodb + jobApi + lambda) / j),
+    ops: Object.fromEntries(Object.entries(ops).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => [k, r3(n / j)])),
+  };
+}
+
+export interface Harness {
+  stack: LocalStack;
+  tracer: Tracer;
+  endpoints: Endpoints;
+  /** Run time of each flow / job name, read by the simulator when a run starts. */
+  durations: Map<string, number>;
+  /** The bench's own clients: their requests are not Sluice's and are not counted. */
+  own: { sqs: SQSClient; doc: DynamoDBDocumentClient; dynamodb: DynamoDBClient };
+  credentials: { accessKeyId: string; secretAccessKey: string };
+  region: string;
+  nameSuffix: string;
+  /** The reconciler's period on the stack's compressed schedule (serverless.yml's rate x custom.local.timeScale). */
+  reconcilePeriodMs: number;
+  log: (line: string) => void;
+  handlerErrors: Array<{ fn: string; error: string }>;
+  /** Tells the simulator how long each job's run lasts (enqueue does it too). */
+  register(jobs: readonly BenchJob[]): readonly BenchJob[];
+  enqueue(jobs: readonly BenchJob[]): Promise<void>;
+  runsOf(group: string): SimRun[];
+  snapshot(): CountSnapshot;
+  poolAdmin(): PoolAdmin;
+  getPool(pool: string): Promise<{ limit: number; inUse: number; holders: Record<string, unknown> } | undefined>;
+  countWaiters(pool: string): Promise<number>;
+  /**
+   * Waits until the pool holds no slot and the bus has nothing in flight. A pool stuck for a second gets a
+   * reconciler run (counted in `healed`): a slot whose completion event was ignored is only freed that way.
+   */
+  settle(pool: string, timeoutMs?: number): Promise<void>;
+  /** Reconciler runs `settle` needed, by pool. */
+  healed: Map<string, number>;
+  /** Runs the reconciler on its compressed schedule until the returned function is called. */
+  reconcileEvery(periodMs: number): () => void;
+  reconcileNow(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(options: HarnessOptions): Promise<Harness> {
+  const durations = new Map<string, number>();
+  let queueUrl = '';
+  const tracer = new Tracer(() => queueUrl);
+  const handlerErrors: Array<{ fn: string; error: string }> = [];
+  const nameSuffix = options.nameSuffix ?? '';
+  const stack = await startLocalStack({
+    ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+    nameSuffix,
+    ...(options.pollerConcurrency ? { pollerConcurrency: options.pollerConcurrency } : {}),
+    schedules: false, // the bench runs the reconciler itself, only where it belongs (see reconcileEvery)
+    env: { POOLS: JSON.stringify(options.pools) },
+    simulator: { durationMs: (_kind, name) => durations.get(name) ?? 1000, group: (_kind, name) => groupOf(name) },
+    bus: { onDeliver: (attempt) => tracer.onDeliver(attempt) },
+    onHandlerError: (fn, error) => {
+      if (handlerErrors.length < 100) handlerErrors.push({ fn, error: error instanceof Error ? error.message : String(error) });
+    },
+  });
+  queueUrl = stack.queueUrl;
+  // Sluice's clients are process-wide singletons: the same objects the stack and the handlers use.
+  const { awsClients } = await import('../../adapters/awsClients');
+  const clients = awsClients();
+  tracer.instrument(clients.sqs, 'sqs');
+  tracer.instrument(clients.dynamodb, 'dynamodb');
+  tracer.instrument(clients.appflow, 'appflow');
+  tracer.instrument(clients.glue, 'glue');
+  const { container } = await import('../../runtime/container');
+
+  const endpoints = options.endpoints ?? { sqs: process.env.AWS_ENDPOINT_URL_SQS!, dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB! };
+  const region = process.env.AWS_REGION ?? 'us-east-1';
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  const dynamodb = new DynamoDBClient({ endpoint: endpoints.dynamodb, region, credentials });
+  const own = {
+    sqs: new SQSClient({ endpoint: endpoints.sqs, region, credentials, useQueueUrlAsEndpoint: false }),
+    dynamodb,
+    doc: DynamoDBDocumentClient.from(dynamodb),
+  };
+  const reconcilerRate = Object.values(stack.definition.functions)
+    .flatMap((f) => f.events ?? [])
+    .map((e) => (e as { schedule?: string | { rate: string } }).schedule)
+    .find((s) => s !== undefined);
+  const rate = typeof reconcilerRate === 'string' ? reconcilerRate : reconcilerRate?.rate ?? 'rate(2 minutes)';
+  const reconcilePeriodMs = Math.max(50, rateToMs(rate) * (stack.definition.custom?.local?.timeScale ?? 1));
+
+  let reconcilerInvocations = 0;
+  let reconciling: Promise<void> | undefined;
+  const reconcileNow = () => {
+    reconciling ??= (async () => {
+      reconcilerInvocations++;
+      try {
+        await stack.reconcileNow();
+      } catch (error) {
+        handlerErrors.push({ fn: 'reconciler', error: String(error) });
+      } finally {
+        reconciling = undefined;
+      }
+    })();
+    return reconciling;
+  };
+
+  // Every pool exists before any job arrives: a burst of first jobs racing to create a pool is a one-off that the
+  // bench does not measure (see the report).
+  for (const [pool, limit] of Object.entries(options.pools)) await container().poolAdmin.setLimit(pool, limit);
+  stack.requests.reset();
+
+  const harness: Harness = {
+    stack,
+    tracer,
+    endpoints,
+    durations,
+    own,
+    credentials,
+    region,
+    nameSuffix,
+    reconcilePeriodMs,
+    log: options.log,
+    handlerErrors,
+    register(jobs) {
+      for (const job of jobs) durations.set(job.name, job.durationMs);
+      return jobs;
+    },
+    async enqueue(jobs) {
+      harness.register(jobs);
+      const chunks: BenchJob[][] = [];
+      for (let i = 0; i < jobs.length; i += 10) chunks.push(jobs.slice(i, i + 10) as BenchJob[]);
+      // In order, a few batches at a time: arrival order stays close to the workload's order.
+      for (let i = 0; i < chunks.length; i += 4) {
+        await Promise.all(
+          chunks.slice(i, i + 4).map((chunk) =>
+            own.sqs.send(new SendMessageBatchCommand({ QueueUrl: stack.queueUrl, Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })) })),
+          ),
+        );
+      }
+    },
+    runsOf: (group) => stack.simulator.runs().filter((r) => r.group === group),
+    snapshot: () => ({
+      at: Date.now(),
+      ops: stack.requests.snapshot(),
+      acquirer: stack.poller.stats.invocations,
+      releaser: tracer.releaserInvocations(),
+      reconciler: reconcilerInvocations,
+    }),
+    poolAdmin: () => container().poolAdmin,
+    async getPool(pool) {
+      const { Item } = await own.doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }));
+      return Item as never;
+    },
+    async countWaiters(pool) {
+      let total = 0;
+      let ExclusiveStartKey: Record<string, unknown> | undefined;
+      do {
+        const page = await own.doc.send(
+          new QueryCommand({
+            TableName: stack.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
+            ExpressionAttributeValues: { ':pk': `POOL#${pool}`, ':wait': 'WAIT#' },
+            Select: 'COUNT',
+            ExclusiveStartKey,
+          }),
+        );
+        total += page.Count ?? 0;
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey);
+      return total;
+    },
+    async settle(pool, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last = -1;
+      let since = Date.now();
+      for (;;) {
+        await stack.bus.drain();
+        const item = await harness.getPool(pool);
+        if (!item || item.inUse === 0) {
+          await stack.bus.drain();
+          return;
+        }
+        if (item.inUse !== last) [last, since] = [item.inUse, Date.now()];
+        else if (Date.now() - since > 1000) {
+          harness.healed.set(pool, (harness.healed.get(pool) ?? 0) + 1);
+          await reconcileNow();
+          since = Date.now();
+        }
+        if (Date.now() > deadline) throw new Error(`pool ${pool} did not settle: ${item.inUse} slots held`);
+        await sleep(50);
+      }
+    },
+    healed: new Map(),
+    reconcileEvery(periodMs) {
+      const timer = setInterval(() => void reconcileNow(), periodMs);
+      return () => clearInterval(timer);
+    },
+    reconcileNow,
+    async stop() {
+      await reconciling;
+      own.sqs.destroy();
+      own.dynamodb.destroy();
+      await stack.stop();
+    },
+  };
+  return harness;
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it is true; fails with `what` after `timeoutMs`. */
+export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, intervalMs = 100): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+

@@ -1,0 +1,101 @@
+import type { SimRun } from '../simulators';
+import { percentile } from '../summary';
+
+export { percentile };
+
+/** The Sluice job id a run was started for: AppFlow's client token is `sluice-<id>`, Glue runs carry it as an argument. */
+export function jobIdOfRun(run: Pick<SimRun, 'clientToken' | 'args'>): string | undefined {
+  if (run.clientToken?.startsWith('sluice-')) return run.clientToken.slice('sluice-'.length);
+  return run.args['--sluice-job-id'];
+}
+
+export interface Distribution {
+  n: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  meanMs: number;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+export function distribution(values: readonly number[]): Distribution {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mean = sorted.length ? sorted.reduce((s, x) => s + x, 0) / sorted.length : 0;
+  return {
+    n: sorted.length,
+    p50Ms: round1(percentile(sorted, 50)),
+    p99Ms: round1(percentile(sorted, 99)),
+    maxMs: round1(percentile(sorted, 100)),
+    meanMs: round1(mean),
+  };
+}
+
+export const median = (values: readonly number[]): number => percentile([...values].sort((a, b) => a - b), 50);
+
+/**
+ * Makespan of the ideal schedule: `limit` slots, jobs in order, each starting the moment a slot frees, no latency.
+ * (Greedy list scheduling in arrival order, which is what a zero-latency FIFO gate does.)
+ */
+export function idealFifoMakespan(durations: readonly number[], limit: number): number {
+  if (limit <= 0 || durations.length === 0) return 0;
+  const freeAt = Array.from({ length: Math.min(limit, durations.length) }, () => 0);
+  for (const d of durations) {
+    let slot = 0;
+    for (let i = 1; i < freeAt.length; i++) if (freeAt[i]! < freeAt[slot]!) slot = i;
+    freeAt[slot] = freeAt[slot]! + d;
+  }
+  return Math.max(...freeAt);
+}
+
+export interface ScheduleStats {
+  jobs: number;
+  /** First start call to the last run's end, ms. */
+  makespanMs: number;
+  /** Sum of run times, ms. */
+  busyMs: number;
+  /** busy / (limit x makespan) */
+  utilization: number;
+  maxConcurrency: number;
+}
+
+/** Utilization as summary.ts defines it: busy slot-time over limit x makespan, makespan from the first start call. */
+export function scheduleStats(runs: readonly SimRun[], limit: number): ScheduleStats {
+  const ended = runs.filter((r) => r.endedAt !== undefined);
+  if (ended.length === 0) return { jobs: 0, makespanMs: 0, busyMs: 0, utilization: 0, maxConcurrency: 0 };
+  const first = Math.min(...ended.map((r) => r.startCallAt));
+  const last = Math.max(...ended.map((r) => r.endedAt!));
+  const busyMs = ended.reduce((sum, r) => sum + (r.endedAt! - r.startedAt), 0);
+  const makespanMs = last - first;
+  return { jobs: ended.length, makespanMs, busyMs, utilization: makespanMs > 0 ? busyMs / (limit * makespanMs) : 0, maxConcurrency: maxInProgress(ended) };
+}
+
+function maxInProgress(runs: readonly SimRun[]): number {
+  const changes = runs.flatMap((r) => [
+    { t: r.startedAt, d: 1 },
+    { t: r.endedAt!, d: -1 },
+  ]);
+  changes.sort((a, b) => a.t - b.t || a.d - b.d); // an end and a start at the same ms: the end first
+  let now = 0;
+  let max = 0;
+  for (const c of changes) {
+    now += c.d;
+    max = Math.max(max, now);
+  }
+  return max;
+}
+
+/** Runs in progress over time, relative to `t0`, as steps (one point per change). */
+export function stepTimeline(runs: readonly SimRun[], t0: number): Array<{ t: number; n: number }> {
+  const changes = runs.flatMap((r) => [{ t: r.startedAt - t0, d: 1 }, ...(r.endedAt !== undefined ? [{ t: r.endedAt - t0, d: -1 }] : [])]);
+  changes.sort((a, b) => a.t - b.t || a.d - b.d);
+  const out: Array<{ t: number; n: number }> = [{ t: 0, n: 0 }];
+  let n = 0;
+  for (const c of changes) {
+    n += c.d;
+    const last = out[out.length - 1]!;
+    if (last.t === c.t) last.n = n;
+    else out.push({ t: c.t, n });
+  }
+  return out;
+}

@@ -1,0 +1,312 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type CostAssumptions, type CostBreakdown, costPerMillionJobs, PRICES, stepFunctionsPerMillion } from './cost';
+import { type Endpoints, type Harness, type RequestsPerJob, startHarness } from './harness';
+import type { Distribution } from './metrics';
+import { renderResults } from './report';
+import { type HandoffResult, runHandoff } from './scenarios/handoff';
+import { type ReconcilerResult, runReconcilerCost } from './scenarios/reconciler';
+import { type BacklogResult, poolForBacklog, runRequests } from './scenarios/requests';
+import { runThroughput, type ThroughputResult } from './scenarios/throughput';
+import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult } from './scenarios/utilization';
+import { concurrencyChart, logXChart, type Series } from './svg';
+import type { RunTimes } from './workload';
+
+export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+export interface BenchParams {
+  seed: number;
+  limit: number;
+  /** Parallel pollers of the acquirer's queue (the local stack's default: 4). */
+  pollers: number;
+  handoff: { jobs: number; runTimes: RunTimes; traced: number };
+  utilization: { jobs: number; runTimes: RunTimes; timeScale: number; realPollMinutes: number; backoffSeconds: number; parallelBaselines: boolean };
+  requests: { backlogs: number[]; runMinMs: number; runMaxMs: number; warmup: number; window: number };
+  throughput: { jobs: number; limit: number; runMs: number; hotItemSeconds: number; hotItemConcurrency: number };
+  reconciler: { runMs: number };
+  cost: CostAssumptions;
+}
+
+/** The default bench: about 6 minutes on 2 cores. */
+export const FULL: BenchParams = {
+  seed: 42,
+  limit: 8,
+  pollers: 4,
+  handoff: { jobs: 600, runTimes: { medianMs: 300, sigma: 0.6, minMs: 50, maxMs: 3000 }, traced: 30 },
+  // 20-minute median runs compressed to 2 s: 1 real minute = 100 ms.
+  utilization: { jobs: 200, runTimes: { medianMs: 2000, sigma: 0.6, minMs: 200, maxMs: 12_000 }, timeScale: 1 / 600, realPollMinutes: 5, backoffSeconds: 1, parallelBaselines: true },
+  requests: { backlogs: [10, 100, 1000, 10_000], runMinMs: 5, runMaxMs: 20, warmup: 16, window: 300 },
+  throughput: { jobs: 3000, limit: 1000, runMs: 50, hotItemSeconds: 3, hotItemConcurrency: 32 },
+  reconciler: { runMs: 3000 },
+  cost: { invocationMs: 100, memoryMb: 256, jobMinutes: 20, reconcilePeriodMinutes: 2, limit: 8, unitsPerWrite: 1, unitsPerRead: 1, producerSqsPerJob: 0.1 },
+};
+
+/** The smoke run (CI): every scenario, tiny. */
+export const QUICK: BenchParams = {
+  ...FULL,
+  limit: 4,
+  handoff: { jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 }, traced: 3 },
+  // 20-minute runs compressed to 200 ms.
+  utilization: { jobs: 16, runTimes: { medianMs: 200, sigma: 0.5, minMs: 50, maxMs: 1000 }, timeScale: 1 / 6000, realPollMinutes: 5, backoffSeconds: 1, parallelBaselines: true },
+  requests: { backlogs: [10, 100], runMinMs: 5, runMaxMs: 20, warmup: 4, window: 20 },
+  throughput: { jobs: 150, limit: 1000, runMs: 50, hotItemSeconds: 0.5, hotItemConcurrency: 8 },
+  reconciler: { runMs: 800 },
+};
+
+export interface BenchOptions {
+  params: BenchParams;
+  only?: readonly Scenario[];
+  endpoints?: Endpoints;
+  nameSuffix?: string;
+  /** Where the emulators run, for the report. */
+  emulators: string;
+  emulatorPid?: number;
+  /** Writes results.json, RESULTS.md and the charts here when given. */
+  outDir?: string;
+  command: string;
+  log?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+export interface Goal {
+  goal: string;
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface BenchResults {
+  date: string;
+  command: string;
+  durationSeconds: number;
+  machine: { cores: number; cpuModel: string; memoryGb: number; node: string; platform: string; emulators: string };
+  params: BenchParams;
+  scenarios: Scenario[];
+  handoff: (Distribution & { source: string; detail: HandoffResult; burst: Distribution | null }) | null;
+  utilization: Record<Scheduler, number> | null;
+  efficiency: Record<Scheduler, number> | null;
+  schedulers: (Record<Scheduler, Omit<SchedulerResult, 'timeline'>> & { params: UtilizationResult['params'] }) | null;
+  requestsPerJob: Record<string, BacklogResult> | null;
+  requestsFlatness: { minTotal: number; maxTotal: number; spread: number } | null;
+  reconciler: ReconcilerResult | null;
+  throughput: ThroughputResult | null;
+  costPerMillionJobsUsd: number | null;
+  cost: { prices: typeof PRICES; assumptions: CostAssumptions; fromBacklog: string; breakdown: CostBreakdown; stepFunctionsPollerUsd: number } | null;
+  goals: Goal[];
+  handlerErrors: Array<{ fn: string; error: string }>;
+}
+
+export interface BenchOutput {
+  results: BenchResults;
+  files: string[];
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchOutput> {
+  const started = Date.now();
+  const p = options.params;
+  const log = options.log ?? (() => undefined);
+  const only = new Set<Scenario>(options.only?.length ? options.only : SCENARIOS);
+  const timeoutMs = options.timeoutMs ?? 600_000;
+  const pools: Record<string, number> = {
+    'bench-handoff': 0,
+    'bench-trace': 0,
+    'bench-util': p.limit,
+    'bench-recon': p.limit,
+    'bench-tput': p.throughput.limit,
+  };
+  for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
+  const h: Harness = await startHarness({ pools, log, pollerConcurrency: p.pollers, ...(options.endpoints ? { endpoints: options.endpoints } : {}), nameSuffix: options.nameSuffix ?? '' });
+  log(`local stack up (emulators: ${options.emulators}); reconciler period ${h.reconcilePeriodMs} ms`);
+
+  let handoff: HandoffResult | undefined;
+  let utilization: UtilizationResult | undefined;
+  let requests: Record<string, BacklogResult> | undefined;
+  let reconciler: ReconcilerResult | undefined;
+  let throughput: ThroughputResult | undefined;
+  try {
+    if (only.has('handoff')) {
+      handoff = await runHandoff(h, { pool: 'bench-handoff', tracePool: 'bench-trace', limit: p.limit, jobs: p.handoff.jobs, runTimes: p.handoff.runTimes, seed: p.seed, traced: p.handoff.traced, timeoutMs });
+    }
+    if (only.has('utilization')) {
+      utilization = await runUtilization(h, {
+        jobs: p.utilization.jobs,
+        limit: p.limit,
+        runTimes: p.utilization.runTimes,
+        seed: p.seed + 1,
+        timeScale: p.utilization.timeScale,
+        realPollMs: p.utilization.realPollMinutes * 60_000,
+        backoffSeconds: p.utilization.backoffSeconds,
+        parallelBaselines: p.utilization.parallelBaselines,
+        timeoutMs,
+      });
+    }
+    if (only.has('requests')) {
+      requests = await runRequests(h, { backlogs: p.requests.backlogs, limit: p.limit, runMinMs: p.requests.runMinMs, runMaxMs: p.requests.runMaxMs, warmup: p.requests.warmup, window: p.requests.window, seed: p.seed + 2, timeoutMs });
+      reconciler = await runReconcilerCost(h, { pool: 'bench-recon', limit: p.limit, runMs: p.reconciler.runMs, timeoutMs });
+    }
+    if (only.has('throughput')) {
+      throughput = await runThroughput(
+        h,
+        { pool: 'bench-tput', jobs: p.throughput.jobs, limit: p.throughput.limit, runMs: p.throughput.runMs, hotItemSeconds: p.throughput.hotItemSeconds, hotItemConcurrency: p.throughput.hotItemConcurrency, ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}), timeoutMs },
+        os.cpus().length,
+      );
+    }
+  } finally {
+    await h.stop();
+  }
+
+  const results = assemble({ options, started, handoff, utilization, requests, reconciler, throughput, handlerErrors: h.handlerErrors });
+  const files: string[] = [];
+  if (options.outDir) {
+    await mkdir(options.outDir, { recursive: true });
+    const write = async (name: string, text: string) => {
+      const file = path.join(options.outDir!, name);
+      await writeFile(file, text);
+      files.push(file);
+    };
+    await write('results.json', `${JSON.stringify(results, null, 2)}\n`);
+    if (utilization) await write('concurrency.svg', concurrencySvg(utilization));
+    if (requests) await write('requests-per-job.svg', requestsSvg(results));
+    await write('RESULTS.md', renderResults(results, { concurrencyChart: !!utilization, requestsChart: !!requests }));
+  }
+  return { results, files };
+}
+
+function assemble(a: {
+  options: BenchOptions;
+  started: number;
+  handoff: HandoffResult | undefined;
+  utilization: UtilizationResult | undefined;
+  requests: Record<string, BacklogResult> | undefined;
+  reconciler: ReconcilerResult | undefined;
+  throughput: ThroughputResult | undefined;
+  handlerErrors: Array<{ fn: string; error: string }>;
+}): BenchResults {
+  const p = a.options.params;
+  const u = a.utilization;
+  const pick = (f: (s: SchedulerResult) => number) => (u ? (Object.fromEntries(Object.entries(u.schedulers).map(([k, s]) => [k, f(s)])) as Record<Scheduler, number>) : null);
+  const totals = a.requests ? Object.values(a.requests).map((r) => r.total) : [];
+  const flatness = totals.length ? { minTotal: Math.min(...totals), maxTotal: Math.max(...totals), spread: Math.round((Math.max(...totals) / Math.min(...totals) - 1) * 1000) / 1000 } : null;
+  const largest = a.requests ? Object.values(a.requests).sort((x, y) => y.backlog - x.backlog)[0] : undefined;
+  const breakdown = largest ? costPerMillionJobs(largest, a.reconciler, p.cost) : undefined;
+  const cpus = os.cpus();
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    command: a.options.command,
+    durationSeconds: Math.round((Date.now() - a.started) / 1000),
+    machine: {
+      cores: cpus.length,
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      memoryGb: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      emulators: a.options.emulators,
+    },
+    params: p,
+    scenarios: SCENARIOS.filter((s) => !a.options.only?.length || a.options.only.includes(s)),
+    handoff: a.handoff
+      ? {
+          n: a.handoff.n,
+          p50Ms: a.handoff.p50Ms,
+          p99Ms: a.handoff.p99Ms,
+          maxMs: a.handoff.maxMs,
+          meanMs: a.handoff.meanMs,
+          source: `${a.handoff.jobs} jobs parked, then let through a pool of ${a.handoff.limit}; exact pairing by the releaser's slot-transfer write`,
+          detail: a.handoff,
+          burst: u ? distributionOnly(u.sluiceHandoffs) : null,
+        }
+      : null,
+    utilization: pick((s) => s.utilization),
+    efficiency: pick((s) => s.efficiency),
+    schedulers: u
+      ? {
+          ...(Object.fromEntries(Object.entries(u.schedulers).map(([k, { timeline: _t, ...rest }]) => [k, rest])) as Record<Scheduler, Omit<SchedulerResult, 'timeline'>>),
+          params: u.params,
+        }
+      : null,
+    requestsPerJob: a.requests ?? null,
+    requestsFlatness: flatness,
+    reconciler: a.reconciler ?? null,
+    throughput: a.throughput ?? null,
+    costPerMillionJobsUsd: breakdown?.total ?? null,
+    cost: breakdown && largest ? { prices: PRICES, assumptions: p.cost, fromBacklog: String(largest.backlog), breakdown, stepFunctionsPollerUsd: stepFunctionsPerMillion() } : null,
+    goals: [],
+    handlerErrors: a.handlerErrors,
+  };
+  results.goals = goals(results);
+  return results;
+}
+
+const distributionOnly = (d: Distribution): Distribution => ({ n: d.n, p50Ms: d.p50Ms, p99Ms: d.p99Ms, maxMs: d.maxMs, meanMs: d.meanMs });
+
+function goals(r: BenchResults): Goal[] {
+  const out: Goal[] = [];
+  if (r.handoff) {
+    out.push({ goal: 'hand-off p50 (local)', target: '<= 20 ms', measured: `${r.handoff.p50Ms} ms`, met: r.handoff.p50Ms <= 20 });
+    out.push({ goal: 'hand-off p99 (local)', target: '<= 100 ms', measured: `${r.handoff.p99Ms} ms`, met: r.handoff.p99Ms <= 100 });
+  }
+  if (r.efficiency) out.push({ goal: 'efficiency (Sluice)', target: '>= 0.97', measured: r.efficiency.sluice.toFixed(3), met: r.efficiency.sluice >= 0.97 });
+  if (r.requestsFlatness) {
+    out.push({
+      goal: 'requests per job flat across backlogs',
+      target: 'within 10%',
+      measured: `${r.requestsFlatness.minTotal}..${r.requestsFlatness.maxTotal} (spread ${(r.requestsFlatness.spread * 100).toFixed(1)}%)`,
+      met: r.requestsFlatness.spread <= 0.1,
+    });
+  }
+  if (r.throughput) out.push({ goal: 'throughput, one pool (local)', target: '>= 300 jobs/s', measured: `${r.throughput.jobsPerSecond} jobs/s`, met: r.throughput.jobsPerSecond >= 300 });
+  return out;
+}
+
+function concurrencySvg(u: UtilizationResult): string {
+  const order: Scheduler[] = ['sluice', 'poller', 'backoff', 'batches'];
+  const label: Record<Scheduler, string> = { sluice: 'Sluice', poller: 'status poller (Step Functions design)', backoff: 'counter gate with visibility backoff', batches: 'fixed batches' };
+  return concurrencyChart(
+    order.map((name) => {
+      const s = u.schedulers[name];
+      return {
+        name: label[name],
+        color: { sluice: '#1f77b4', batches: '#d62728', poller: '#ff7f0e', backoff: '#9467bd' }[name],
+        timeline: s.timeline,
+        caption: `makespan ${(s.makespanMs / 1000).toFixed(1)} s, utilization ${(s.utilization * 100).toFixed(1)}%, efficiency ${s.efficiency.toFixed(2)}`,
+      };
+    }),
+    u.params.limit,
+    `Runs in progress, ${u.params.jobs} jobs, limit ${u.params.limit}, same run times (median ${u.params.runTimes.medianMs} ms = 20 min)`,
+  );
+}
+
+/**
+ * Sluice measured at each backlog. Beside it, the counter gate modelled from its mechanism at the utilization run's
+ * time scale: a waiting job is received once per backoff for as long as it waits (backlog x mean run / limit), 10
+ * messages per receive request and per invocation, plus its start, delete and counter-decrement invocation. And the
+ * status poller as measured there: it never touches waiting jobs, so its count does not depend on the backlog.
+ */
+function requestsSvg(r: BenchResults): string {
+  const rows = Object.values(r.requestsPerJob ?? {}).sort((a, b) => a.backlog - b.backlog);
+  const series: Series[] = [{ name: 'Sluice (measured)', color: '#1f77b4', points: rows.map((x) => ({ x: x.backlog, y: x.total })), labels: true }];
+  const u = r.schedulers;
+  if (u) {
+    const meanRunS = meanLogNormal(u.params.runTimes) / 1000;
+    const gate = (backlog: number) => {
+      const receives = 1 + (backlog * meanRunS) / u.params.limit / u.params.backoffSeconds;
+      return Math.round((1 + 0.1 + receives / 10 + receives / 10 + 1) * 10) / 10;
+    };
+    series.push({ name: 'counter gate (model)', color: '#9467bd', points: rows.map((x) => ({ x: x.backlog, y: gate(x.backlog) })), dashed: true });
+    series.push({ name: 'status poller (as measured)', color: '#ff7f0e', points: rows.map((x) => ({ x: x.backlog, y: u.poller.requestsPerJob.total })), dashed: true });
+  }
+  return logXChart(series, {
+    title: 'AWS requests per job against the number of jobs waiting',
+    xLabel: 'jobs waiting in the pool (backlog)',
+    yLabel: 'requests per job (SQS, DynamoDB, job APIs, invocations)',
+    logY: true,
+    note: u
+      ? `Gate model: 20-minute runs, ${u.params.backoffSeconds * (20 / u.params.runTimes.medianMs) * 1000} min backoff, limit ${u.params.limit}; a waiting job is received once per backoff. Poller: status calls only (Step Functions transitions not counted).`
+      : undefined,
+  });
+}
+export function meanLogNormal(t: RunTimes): number {
+  return t.medianMs * Math.exp((t.sigma * t.sigma) / 2);
+}

@@ -1,0 +1,237 @@
+import type { SimRun } from '../../simulators';
+import { type Harness, waitUntil } from '../harness';
+import { distribution, type Distribution, jobIdOfRun, median, percentile } from '../metrics';
+import type { Tracer } from '../tracer';
+import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
+
+export interface HandoffParams {
+  pool: string;
+  jobs: number;
+  limit: number;
+  runTimes: RunTimes;
+  seed: number;
+  /** Hand-offs traced one at a time (limit 1, nothing else running) for the call-by-call profile. */
+  traced: number;
+  tracePool: string;
+  timeoutMs: number;
+}
+
+/** Where the time of a hand-off goes, each segment measured per hand-off (exact pairing, see RESULTS.md). */
+export interface HandoffSegments {
+  /** Event put on the bus -> releaser invoked. */
+  bus: Distribution;
+  /** Releaser invoked -> wake-up SendMessage issued (the releaser's DynamoDB calls before it). */
+  releaser: Distribution;
+  /** SendMessage issued -> a ReceiveMessage of the acquirer's event source returns it. */
+  queue: Distribution;
+  /** Received -> the start call reaches the simulator (the acquirer's calls before it). */
+  acquirer: Distribution;
+}
+
+export interface HandoffMeasurement extends Distribution {
+  segments: HandoffSegments;
+  /** Runs started with no slot handed to them (the first `limit`, straight from the queue). */
+  direct: number;
+  /** Runs started after waiting whose wake-up no releaser sent (the acquirer's own fill, the reconciler). */
+  otherAdmissions: number;
+  /** Wake-up messages sent per job handed a slot (above 1: the same waiter sent again by another releaser). */
+  wakeUpsPerHandoff: number;
+  /** Completion events the releaser ignored because the run record was not written yet (the slot waits for the reconciler). */
+  ignoredCompletions: number;
+}
+
+export interface ProfileRow {
+  phase: string;
+  call: string;
+  /** Median start, ms after the event reached the bus. */
+  atMs: number;
+  /** Median duration, ms. */
+  ms: number;
+  onPath: boolean;
+}
+
+export interface HandoffResult extends HandoffMeasurement {
+  pool: string;
+  jobs: number;
+  limit: number;
+  runTimes: RunTimes;
+  makespanMs: number;
+  /** Transfer writes in the load run and how many failed because another releaser had reserved the same waiter. */
+  transferWrites: { attempts: number; failed: number };
+  /** Reconciler runs needed to free slots once the runs had ended (see ignoredCompletions). */
+  reconcilerHeals: number;
+  profile: { handoffs: number; runMs: number; totalP50Ms: number; rows: ProfileRow[] };
+  /** Latency of each of Sluice's calls during the load run, ms (client side, as the functions see them). */
+  callLatency: Record<string, { n: number; p50Ms: number; p99Ms: number }>;
+}
+
+/** The first time at or after `t` in a list of times (undefined if none). */
+const firstAtOrAfter = (times: readonly number[] | undefined, t: number) => times?.find((x) => x >= t);
+
+/**
+ * Pairs each run that was let in with the completion event that freed its slot. The releaser's transfer write names
+ * both jobs (finished -> let in); the finished job's run gives the event, the job let in gives the start call.
+ */
+export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: number): HandoffMeasurement {
+  const byJob = new Map<string, SimRun>();
+  for (const run of [...runs].sort((a, b) => a.startCallAt - b.startCallAt)) {
+    const id = jobIdOfRun(run);
+    if (id && !byJob.has(id)) byJob.set(id, run);
+  }
+  const total: number[] = [];
+  const seg = { bus: [] as number[], releaser: [] as number[], queue: [] as number[], acquirer: [] as number[] };
+  let unpaired = 0;
+  let wakeUps = 0;
+  for (const [id, run] of byJob) {
+    const handOff = tracer.transfers.get(id);
+    const fromRun = handOff && byJob.get(handOff.from);
+    const event = fromRun && tracer.events.get(fromRun.executionId);
+    if (!handOff || !event || run.startCallAt < event.putAt) {
+      unpaired++;
+      continue;
+    }
+    total.push(run.startCallAt - event.putAt);
+    wakeUps += tracer.sends.get(id)?.filter((t) => t >= handOff.at - 50).length ?? 0;
+    seg.bus.push(event.invokedAt - event.putAt);
+    const sendAt = firstAtOrAfter(tracer.sends.get(id), event.invokedAt);
+    const receivedAt = sendAt === undefined ? undefined : firstAtOrAfter(tracer.receives.get(id), sendAt);
+    if (sendAt === undefined || receivedAt === undefined || receivedAt > run.startCallAt) continue;
+    seg.releaser.push(sendAt - event.invokedAt);
+    seg.queue.push(receivedAt - sendAt);
+    seg.acquirer.push(run.startCallAt - receivedAt);
+  }
+  const direct = Math.min(limit, unpaired);
+  return {
+    ...distribution(total),
+    segments: { bus: distribution(seg.bus), releaser: distribution(seg.releaser), queue: distribution(seg.queue), acquirer: distribution(seg.acquirer) },
+    direct,
+    otherAdmissions: unpaired - direct,
+    wakeUpsPerHandoff: total.length ? Math.round((wakeUps / total.length) * 1000) / 1000 : 0,
+    ignoredCompletions: tracer.unknownRuns.get(runs[0]?.group ?? '') ?? 0,
+  };
+}
+
+export function callLatency(opDurations: ReadonlyMap<string, number[]>): HandoffResult['callLatency'] {
+  const out: HandoffResult['callLatency'] = {};
+  for (const [op, list] of [...opDurations].sort(([a], [b]) => a.localeCompare(b))) {
+    const sorted = [...list].sort((a, b) => a - b);
+    out[op] = { n: sorted.length, p50Ms: Math.round(percentile(sorted, 50) * 10) / 10, p99Ms: Math.round(percentile(sorted, 99) * 10) / 10 };
+  }
+  return out;
+}
+
+export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffResult> {
+  const group = p.pool;
+  const jobs = makeJobs({ group, pool: p.pool, durations: logNormalRunTimes(p.jobs, p.runTimes, p.seed), tag: 'h' });
+  h.log(`hand-off: ${p.jobs} jobs, limit ${p.limit}, log-normal runs (median ${p.runTimes.medianMs} ms, sigma ${p.runTimes.sigma})`);
+  const stopReconciler = h.reconcileEvery(h.reconcilePeriodMs);
+  const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures };
+  try {
+    await h.enqueue(jobs);
+    await waitUntil(`${jobs.length} jobs parked`, async () => (await h.countWaiters(p.pool)) >= jobs.length, p.timeoutMs, 200);
+    h.tracer.resetOpStats();
+    await h.poolAdmin().setLimit(p.pool, p.limit);
+    await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
+    await h.settle(p.pool);
+  } finally {
+    stopReconciler();
+  }
+  const transferWrites = { attempts: h.tracer.transferAttempts - t0.attempts, failed: h.tracer.transferFailures - t0.failed };
+  const runs = h.runsOf(group);
+  const measured = measureHandoffs(runs, h.tracer, p.limit);
+  const callLatencies = callLatency(h.tracer.opDurations);
+  const first = Math.min(...runs.map((r) => r.startCallAt));
+  const last = Math.max(...runs.map((r) => r.endedAt ?? r.startedAt));
+  h.log(
+    `  ${measured.n} hand-offs: p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, max ${measured.maxMs} ms; ${measured.wakeUpsPerHandoff} wake-ups per hand-off, ${transferWrites.failed}/${transferWrites.attempts} transfers failed, ${measured.ignoredCompletions} completions ignored`,
+  );
+  const profile = await traceHandoffs(h, p);
+  return {
+    ...measured,
+    pool: p.pool,
+    jobs: p.jobs,
+    limit: p.limit,
+    runTimes: p.runTimes,
+    makespanMs: last - first,
+    transferWrites,
+    reconcilerHeals: h.healed.get(p.pool) ?? 0,
+    profile,
+    callLatency: callLatencies,
+  };
+}
+
+/**
+ * One hand-off at a time: every job parked in a paused pool, then the pool opened at limit 1, runs of 100 ms. Nothing
+ * else runs, so every call between a completion event and the next start call belongs to that hand-off.
+ */
+async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResult['profile']> {
+  const group = p.tracePool;
+  const runMs = 100;
+  const durations = Array.from({ length: p.traced + 1 }, () => runMs);
+  const jobs: BenchJob[] = makeJobs({ group, pool: p.tracePool, durations, tag: 't', glueEvery: 0 });
+  await h.enqueue(jobs);
+  await waitUntil(`${jobs.length} jobs parked`, async () => (await h.countWaiters(p.tracePool)) >= jobs.length, p.timeoutMs, 200);
+  h.tracer.ops = [];
+  h.tracer.recording = true;
+  try {
+    await h.poolAdmin().setLimit(p.tracePool, 1);
+    await h.tracer.waitEnded(group, jobs.length, p.timeoutMs);
+    await h.settle(p.tracePool);
+  } finally {
+    h.tracer.recording = false;
+  }
+  const ops = h.tracer.ops;
+  h.tracer.ops = [];
+  const cells = new Map<string, { phase: string; call: string; order: number; at: number[]; ms: number[]; onPath: boolean }>();
+  const add = (phase: string, call: string, order: number, at: number, ms: number, onPath: boolean) => {
+    const key = `${phase}|${call}|${order}`;
+    let cell = cells.get(key);
+    if (!cell) cells.set(key, (cell = { phase, call, order, at: [], ms: [], onPath }));
+    cell.at.push(at);
+    cell.ms.push(ms);
+  };
+  const totals: number[] = [];
+  const runs = h.runsOf(group);
+  const byJob = new Map(runs.map((r) => [jobIdOfRun(r), r] as const));
+  for (const run of runs) {
+    const id = jobIdOfRun(run)!;
+    const handOff = h.tracer.transfers.get(id);
+    const fromRun = handOff && byJob.get(handOff.from);
+    const event = fromRun && h.tracer.events.get(fromRun.executionId);
+    if (!event) continue;
+    const t0 = event.putAt;
+    const sendAt = firstAtOrAfter(h.tracer.sends.get(id), event.invokedAt);
+    const receivedAt = sendAt === undefined ? undefined : firstAtOrAfter(h.tracer.receives.get(id), sendAt);
+    if (sendAt === undefined || receivedAt === undefined) continue;
+    totals.push(run.startCallAt - t0);
+    add('bus', 'event delivered, releaser invoked', 0, event.invokedAt - t0, 0, true);
+    const counters = new Map<string, number>();
+    const order = (phase: string, call: string) => {
+      const k = `${phase}|${call}`;
+      const n = counters.get(k) ?? 0;
+      counters.set(k, n + 1);
+      return n;
+    };
+    // Nothing else runs: calls from the releaser's invocation to its wake-up are the releaser's, calls after the
+    // wake-up is received up to the start call are the acquirer's, except the releaser's own last step (forgetting
+    // the waiter item), which runs after its send and is off the path.
+    for (const op of ops) {
+      if (op.op === 'ReceiveMessage') {
+        if (op.t1 === receivedAt) add('event source', 'ReceiveMessage returns the wake-up', 0, op.t1 - t0, 0, true);
+        continue;
+      }
+      const call = `${op.service}.${op.op}${op.item ? ` (${op.item})` : ''}`;
+      if (op.t0 >= event.invokedAt && op.t0 <= sendAt) add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
+      else if (op.t0 > sendAt && op.t0 <= run.startCallAt + 1 && op.item === 'WAIT') add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, false);
+      else if (op.t0 >= receivedAt && op.t0 <= run.startCallAt + 1) add('acquirer', call, order('acquirer', call), op.t0 - t0, op.ms, true);
+    }
+    add('simulator', 'start call arrives', 0, run.startCallAt - t0, 0, true);
+  }
+  const rows = [...cells.values()]
+    .filter((c) => c.at.length >= Math.max(1, totals.length / 2)) // steps most hand-offs take
+    .map((c) => ({ phase: c.phase, call: c.call, atMs: round1(median(c.at)), ms: round1(median(c.ms)), onPath: c.onPath }))
+    .sort((a, b) => a.atMs - b.atMs || a.phase.localeCompare(b.phase));
+  return { handoffs: totals.length, runMs, totalP50Ms: round1(median(totals)), rows };
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;

@@ -1,0 +1,65 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type Harness, perJob, type RequestsPerJob, sleep, waitUntil } from '../harness';
+import { makeJobs } from '../workload';
+
+export interface ReconcilerParams {
+  pool: string;
+  limit: number;
+  runMs: number;
+  timeoutMs: number;
+}
+
+type Cost = Omit<RequestsPerJob, 'ops' | 'total'> & { total: number; ops: Record<string, number> };
+
+export interface ReconcilerResult {
+  /** Pools in the registry when measured (the reconciler visits each). */
+  pools: number;
+  /** One reconciler run with `limit` running jobs holding slots, and one with none: requests per run. */
+  withHolders: Cost;
+  withoutHolders: Cost;
+  /** The difference over the holders: what checking one running job costs per run. */
+  perHolder: Cost;
+}
+
+/**
+ * What the safety net costs: it is not per backlog but per running job and period. One run while `limit` jobs hold
+ * slots, one after they are done; the difference is the price of checking one running job once (a ledger read and a
+ * status call to the job API).
+ */
+export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promise<ReconcilerResult> {
+  const jobs = makeJobs({ group: p.pool, pool: p.pool, durations: Array.from({ length: p.limit }, () => p.runMs), tag: 'r' });
+  await h.enqueue(jobs);
+  await waitUntil(`${p.limit} runs started`, () => h.runsOf(p.pool).length >= p.limit, p.timeoutMs, 50);
+  await sleep(300); // the acquirers record the runs
+  const a = h.snapshot();
+  await h.reconcileNow();
+  const b = h.snapshot();
+  await h.tracer.waitEnded(p.pool, p.limit, p.timeoutMs);
+  await h.settle(p.pool);
+  const c = h.snapshot();
+  await h.reconcileNow();
+  const d = h.snapshot();
+  const { Count } = await h.own.doc.send(
+    new QueryCommand({ TableName: h.stack.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'POOLS' }, Select: 'COUNT' }),
+  );
+  const withHolders = perJob(a, b, 1);
+  const withoutHolders = perJob(c, d, 1);
+  const diff = (key: keyof Omit<Cost, 'ops'>) => Math.round(((withHolders[key] - withoutHolders[key]) / p.limit) * 1000) / 1000;
+  const ops: Record<string, number> = {};
+  for (const [k, n] of Object.entries(withHolders.ops)) {
+    const delta = (n - (withoutHolders.ops[k] ?? 0)) / p.limit;
+    if (delta > 0) ops[k] = Math.round(delta * 1000) / 1000;
+  }
+  const perHolder: Cost = {
+    sqs: diff('sqs'),
+    dynamodb: diff('dynamodb'),
+    dynamodbReads: diff('dynamodbReads'),
+    dynamodbWrites: diff('dynamodbWrites'),
+    jobApi: diff('jobApi'),
+    lambda: 0,
+    total: diff('total'),
+    ops,
+  };
+  h.log(`reconciler: ${withHolders.total} requests per run with ${p.limit} running jobs, ${withoutHolders.total} with none (${Count ?? 0} pools); ${perHolder.total} per running job`);
+  return { pools: Count ?? 0, withHolders, withoutHolders, perHolder };
+}

@@ -1,0 +1,108 @@
+import { type Harness, perJob, type RequestsPerJob, waitUntil } from '../harness';
+import { makeJobs, uniformRunTimes } from '../workload';
+
+export interface RequestsParams {
+  backlogs: number[];
+  /** Limit while measuring: 1 makes hand-offs strictly one after another, so no two releasers race for a waiter. */
+  limit: number;
+  /** Also measure one window at this limit (hand-offs overlapping) at the largest backlog; 0: skip. */
+  overlapLimit: number;
+  runMinMs: number;
+  runMaxMs: number;
+  /** Completions let through before the window opens (the pool reaches its steady state). */
+  warmup: number;
+  /** Jobs measured per backlog: the window closes after this many more completions. */
+  window: number;
+  seed: number;
+  timeoutMs: number;
+}
+
+export interface BacklogResult extends RequestsPerJob {
+  backlog: number;
+  /** Waiting jobs counted in the table when the window opened and closed. */
+  waitingAtStart: number;
+  waitingAtEnd: number;
+  windowJobs: number;
+  windowMs: number;
+  /** How long it took to park the backlog (the real path: SQS, acquirer, waiter items). */
+  parkMs: number;
+}
+
+export const poolForBacklog = (backlog: number) => `bench-rpj-${backlog}`;
+
+export interface RequestsResult {
+  byBacklog: Record<string, BacklogResult>;
+  /** The largest backlog again, at `overlapLimit`: what racing releasers add (duplicate wake-ups, failed transfers). */
+  overlapping?: BacklogResult & { limit: number; wakeUpsPerJob: number; transferFailures: number; transferAttempts: number };
+}
+
+/**
+ * Requests per job with B jobs waiting: park B jobs in a paused pool, open it, and keep the backlog at B by enqueueing
+ * a new job for every completion. Once `warmup` jobs have passed, count every request Sluice makes (and every
+ * invocation) until `window` more have completed, and divide by `window`. Each job in the window pays its whole life:
+ * arrival and parking, wake-up, start, completion and the hand-off it makes. The reconciler does not run (its cost is
+ * per running job and period, not per backlog: measured apart).
+ */
+export async function runRequests(h: Harness, p: RequestsParams): Promise<RequestsResult> {
+  const out: Record<string, BacklogResult> = {};
+  let overlapping: RequestsResult['overlapping'];
+  const largest = Math.max(...p.backlogs);
+  for (const backlog of p.backlogs) {
+    const pool = poolForBacklog(backlog);
+    let fed = 0;
+    const next = () => {
+      const durations = uniformRunTimes(1, p.runMinMs, p.runMaxMs, p.seed + backlog * 7919 + fed);
+      return makeJobs({ group: pool, pool, durations, tag: 'b', offset: backlog + fed++ });
+    };
+    const initial = makeJobs({ group: pool, pool, durations: uniformRunTimes(backlog, p.runMinMs, p.runMaxMs, p.seed + backlog), tag: 'b' });
+    h.log(`requests per job, backlog ${backlog}: parking ${backlog} jobs...`);
+    const parkStart = Date.now();
+    await h.enqueue(initial);
+    await waitUntil(`${backlog} jobs parked in ${pool}`, async () => (await h.countWaiters(pool)) >= backlog, p.timeoutMs, backlog > 2000 ? 1000 : 200);
+    const parkMs = Date.now() - parkStart;
+
+    let feeding = true;
+    const feedErrors: unknown[] = [];
+    const unsubscribe = h.tracer.onCompletion((event) => {
+      if (!feeding || event.group !== pool) return;
+      h.enqueue(next()).catch((error: unknown) => feedErrors.push(error));
+    });
+    const measure = async (limit: number): Promise<BacklogResult> => {
+      const done = h.tracer.endedCount(pool);
+      await h.poolAdmin().setLimit(pool, limit);
+      await h.tracer.waitEnded(pool, done + p.warmup, p.timeoutMs);
+      const from = h.snapshot();
+      const windowStart = Date.now();
+      const waitingAtStart = await h.countWaiters(pool);
+      await h.tracer.waitEnded(pool, done + p.warmup + p.window, p.timeoutMs);
+      const to = h.snapshot();
+      const windowMs = Date.now() - windowStart;
+      const waitingAtEnd = await h.countWaiters(pool);
+      const result = { backlog, ...perJob(from, to, p.window), waitingAtStart, waitingAtEnd, windowJobs: p.window, windowMs, parkMs };
+      h.log(`  limit ${limit}: ${result.total} requests per job (waiting ${waitingAtStart} -> ${waitingAtEnd}; parked in ${(parkMs / 1000).toFixed(1)} s, window ${(windowMs / 1000).toFixed(1)} s)`);
+      return result;
+    };
+    try {
+      out[String(backlog)] = await measure(p.limit);
+      if (backlog === largest && p.overlapLimit > 0) {
+        const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures };
+        const result = await measure(p.overlapLimit);
+        overlapping = {
+          ...result,
+          limit: p.overlapLimit,
+          wakeUpsPerJob: result.ops['sqs.SendMessage'] ?? 0,
+          transferAttempts: h.tracer.transferAttempts - t0.attempts,
+          transferFailures: h.tracer.transferFailures - t0.failed,
+        };
+      }
+    } finally {
+      feeding = false;
+      unsubscribe();
+      // Close the pool: running jobs finish, their slots go away, the backlog stays parked.
+      await h.poolAdmin().setLimit(pool, 0);
+      await h.settle(pool);
+    }
+    if (feedErrors.length) throw new Error(`feeding the backlog failed: ${String(feedErrors[0])}`);
+  }
+  return { byBacklog: out, ...(overlapping ? { overlapping } : {}) };
+}

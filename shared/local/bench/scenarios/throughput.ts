@@ -1,0 +1,171 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { readFileSync } from 'node:fs';
+import { DynamoLeaseStore } from '../../../adapters/dynamodb/leaseStore';
+import { type Harness, perJob, type RequestsPerJob, sleep } from '../harness';
+import { percentile } from '../metrics';
+import { makeJobs } from '../workload';
+
+export interface ThroughputParams {
+  pool: string;
+  jobs: number;
+  limit: number;
+  /**
+   * Run time, ms. Near zero, but not zero: a run shorter than the acquirer's writes after its start call ends before
+   * the run is recorded, and the releaser ignores its event (counted in ignoredCompletions; the reconciler frees it).
+   */
+  runMs: number;
+  /** Seconds of the hot-item probe (conditional acquire/release writes on one item, many in flight). */
+  hotItemSeconds: number;
+  hotItemConcurrency: number;
+  /** The emulators' process, when they run in a child: its CPU use is reported too. */
+  emulatorPid?: number;
+  timeoutMs: number;
+}
+
+export interface ThroughputResult {
+  jobs: number;
+  limit: number;
+  runMs: number;
+  /** Completion events the releaser ignored because the run was not recorded yet; their slots waited for the reconciler. */
+  ignoredCompletions: number;
+  /** Start calls per second between the 10th and 90th percentile start (steady state). */
+  jobsPerSecond: number;
+  /** Jobs over the time from the first start call to the pool being empty again, all included. */
+  endToEndJobsPerSecond: number;
+  /** Most slots held at once (sampled) and the pool item's size then. */
+  maxInUse: number;
+  maxPoolItemBytes: number;
+  /** Writes per job to the pool item (acquire, release or transfer, conditional failures included) and to its waiter items. */
+  poolItemWritesPerJob: number;
+  waiterWritesPerJob: number;
+  poolPartitionReadsPerJob: number;
+  /** Conditional writes per second one item takes on the emulator (acquire + release pairs, `hotItemConcurrency` in flight). */
+  emulatorHotItemWritesPerSecond: number;
+  /** What the hot item alone would allow on the emulator: its write rate over the pool-item writes per job. */
+  emulatorHotItemBoundJobsPerSecond: number;
+  /** On AWS: 1,000 write units per second per item (and partition), over the write units per job on the pool item. */
+  awsHotItemBoundJobsPerSecond: number;
+  awsWriteUnitsPerPoolItemWrite: number;
+  /** Every request per job during the run (the pool settling at the end included). */
+  requestsPerJob: RequestsPerJob;
+  /** CPU use during the run, in cores (1.0 = one core busy all the time). */
+  cpu: { benchProcess: number; emulatorProcess?: number; cores: number };
+}
+
+/** utime + stime of a process, in ms (Linux /proc; undefined elsewhere). */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
+
+export async function runThroughput(h: Harness, p: ThroughputParams, cores: number): Promise<ThroughputResult> {
+  const hot = await hotItemRate(h, p.hotItemSeconds, p.hotItemConcurrency);
+  h.log(`throughput: hot item takes ${Math.round(hot)} conditional writes/s on the emulator; ${p.jobs} runs of ${p.runMs} ms through one pool of limit ${p.limit}...`);
+  const jobs = makeJobs({ group: p.pool, pool: p.pool, durations: Array.from({ length: p.jobs }, () => p.runMs), tag: 'x' });
+  const partition0 = { ...(h.tracer.partitions.get(p.pool) ?? { itemWrites: 0, waiterWrites: 0, reads: 0 }) };
+  let maxInUse = 0;
+  let maxPoolItemBytes = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const item = await h.getPool(p.pool).catch(() => undefined);
+      if (item && item.inUse >= maxInUse) {
+        maxInUse = item.inUse;
+        maxPoolItemBytes = Math.max(maxPoolItemBytes, JSON.stringify(item).length);
+      }
+      await sleep(100);
+    }
+  })();
+  const before = h.snapshot();
+  const cpu0 = process.cpuUsage();
+  const child0 = p.emulatorPid ? processCpuMs(p.emulatorPid) : undefined;
+  const wall0 = Date.now();
+  try {
+    await h.enqueue(jobs);
+    await h.tracer.waitEnded(p.pool, p.jobs, p.timeoutMs);
+    await h.settle(p.pool);
+  } finally {
+    sampling = false;
+    await sampler;
+  }
+  const wallMs = Date.now() - wall0;
+  const requestsPerJob = perJob(before, h.snapshot(), p.jobs);
+  const cpu = process.cpuUsage(cpu0);
+  const child1 = p.emulatorPid ? processCpuMs(p.emulatorPid) : undefined;
+  const starts = h
+    .runsOf(p.pool)
+    .map((r) => r.startCallAt)
+    .sort((a, b) => a - b);
+  const t10 = percentile(starts, 10);
+  const t90 = percentile(starts, 90);
+  const steady = t90 > t10 ? (0.8 * starts.length) / ((t90 - t10) / 1000) : 0;
+  const endToEnd = starts.length / ((wall0 + wallMs - starts[0]!) / 1000);
+  const partition = h.tracer.partitions.get(p.pool) ?? { itemWrites: 0, waiterWrites: 0, reads: 0 };
+  const per = (n: number) => Math.round((n / p.jobs) * 1000) / 1000;
+  const itemWrites = per(partition.itemWrites - partition0.itemWrites);
+  // A write costs one unit per KB of the larger of the item's old and new versions.
+  const wcu = Math.max(1, Math.ceil(maxPoolItemBytes / 1024));
+  const result: ThroughputResult = {
+    jobs: p.jobs,
+    limit: p.limit,
+    runMs: p.runMs,
+    ignoredCompletions: h.tracer.unknownRuns.get(p.pool) ?? 0,
+    jobsPerSecond: Math.round(steady),
+    endToEndJobsPerSecond: Math.round(endToEnd),
+    maxInUse,
+    maxPoolItemBytes,
+    poolItemWritesPerJob: itemWrites,
+    waiterWritesPerJob: per(partition.waiterWrites - partition0.waiterWrites),
+    poolPartitionReadsPerJob: per(partition.reads - partition0.reads),
+    emulatorHotItemWritesPerSecond: Math.round(hot),
+    emulatorHotItemBoundJobsPerSecond: itemWrites > 0 ? Math.round(hot / itemWrites) : 0,
+    awsHotItemBoundJobsPerSecond: itemWrites > 0 ? Math.round(1000 / (itemWrites * wcu)) : 0,
+    awsWriteUnitsPerPoolItemWrite: wcu,
+    requestsPerJob,
+    cpu: {
+      benchProcess: Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 100) / 100,
+      ...(child0 !== undefined && child1 !== undefined ? { emulatorProcess: Math.round(((child1 - child0) / wallMs) * 100) / 100 } : {}),
+      cores,
+    },
+  };
+  h.log(
+    `  ${result.jobsPerSecond} jobs/s steady (${result.endToEndJobsPerSecond} end to end), ${itemWrites} pool-item writes per job, at most ${maxInUse} slots held, ${result.ignoredCompletions} completions ignored; CPU: bench ${result.cpu.benchProcess}, emulators ${result.cpu.emulatorProcess ?? '?'} cores`,
+  );
+  return result;
+}
+
+/**
+ * The emulator's ceiling for one hot item: Sluice's own lease store on a pool item of its own in Sluice's table (not
+ * registered, so the reconciler never sees it), `concurrency` loops each taking and giving back a slot (two
+ * conditional UpdateItems on the same item), for `seconds` after a warm-up.
+ */
+async function hotItemRate(h: Harness, seconds: number, concurrency: number): Promise<number> {
+  const pool = `bench-hot-probe-${Date.now()}`;
+  await h.own.doc.send(new PutCommand({ TableName: h.stack.tableName, Item: { pk: `POOL#${pool}`, sk: 'POOL', limit: 1000, inUse: 0, holders: {} } }));
+  try {
+    const store = new DynamoLeaseStore(h.own.doc, h.stack.tableName);
+    const loop = async (worker: number, until: number, tag: string) => {
+      let n = 0;
+      for (let i = 0; Date.now() < until; i++) {
+        const id = `${tag}${worker}-${i}`;
+        await store.acquire(pool, id, { kind: 'appflow', since: Date.now() });
+        await store.release(pool, id);
+        n += 2;
+      }
+      return n;
+    };
+    // Warm up first (JIT, connections).
+    const warm = Date.now() + Math.min(1000, seconds * 500);
+    await Promise.all(Array.from({ length: concurrency }, (_, worker) => loop(worker, warm, 'warm')));
+    const deadline = Date.now() + seconds * 1000;
+    const t0 = Date.now();
+    const counts = await Promise.all(Array.from({ length: concurrency }, (_, worker) => loop(worker, deadline, 'w')));
+    return counts.reduce((a, b) => a + b, 0) / ((Date.now() - t0) / 1000);
+  } finally {
+    await h.own.doc.send(new DeleteCommand({ TableName: h.stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' } })).catch(() => undefined);
+  }
+}

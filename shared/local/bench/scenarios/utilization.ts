@@ -1,0 +1,177 @@
+import type { RequestCounter } from '../../infra/requestCounter';
+import { runBackoffGate } from '../baselines/backoffGate';
+import { runFixedBatches } from '../baselines/fixedBatches';
+import { SimJobApi } from '../baselines/jobApi';
+import { runStatusPoller } from '../baselines/statusPoller';
+import { type Harness, perJob, type RequestsPerJob } from '../harness';
+import { idealFifoMakespan, scheduleStats, stepTimeline } from '../metrics';
+import { expectedLongestOf, GROUP_SEPARATOR, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
+import { type HandoffMeasurement, measureHandoffs } from './handoff';
+
+export const SCHEDULERS = ['sluice', 'batches', 'poller', 'backoff'] as const;
+export type Scheduler = (typeof SCHEDULERS)[number];
+
+export interface UtilizationParams {
+  jobs: number;
+  limit: number;
+  runTimes: RunTimes;
+  seed: number;
+  /** Real minutes per compressed ms: 20-minute runs as 2,000 ms is 1/600. */
+  timeScale: number;
+  /** Step Functions poll period, real ms (5 minutes), compressed by timeScale. */
+  realPollMs: number;
+  /** Visibility backoff of the counter gate, whole seconds on the emulator (SQS allows no less than 1). */
+  backoffSeconds: number;
+  /** Run the three baselines at the same time (separate groups on the same simulator), after Sluice. */
+  parallelBaselines: boolean;
+  timeoutMs: number;
+}
+
+export interface SchedulerResult {
+  jobs: number;
+  makespanMs: number;
+  idealMakespanMs: number;
+  utilization: number;
+  efficiency: number;
+  maxConcurrency: number;
+  /** The scheduler's own AWS requests per job (SQS, DynamoDB, job APIs) and function invocations. */
+  requestsPerJob: Omit<RequestsPerJob, 'ops'> & { ops: Record<string, number> };
+  notes: string;
+  /** Runs in progress over time, from the first start call (ms, count). */
+  timeline: Array<{ t: number; n: number }>;
+}
+
+export interface UtilizationResult {
+  params: UtilizationParams & { batchIntervalMs: number; pollMs: number };
+  schedulers: Record<Scheduler, SchedulerResult>;
+  /** Hand-offs of the Sluice run: all jobs arrive at once, so the first ones overlap with the arrival burst. */
+  sluiceHandoffs: HandoffMeasurement;
+}
+
+const r4 = (x: number) => Math.round(x * 10_000) / 10_000;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+function baselineRequests(counters: RequestCounter[], invocations: number, jobs: number): SchedulerResult['requestsPerJob'] {
+  const ops: Record<string, number> = {};
+  for (const c of counters) for (const [k, n] of Object.entries(c.snapshot())) ops[k] = (ops[k] ?? 0) + n;
+  const sum = (prefix: string[]) => Object.entries(ops).reduce((s, [k, n]) => (prefix.some((p) => k.startsWith(p)) ? s + n : s), 0);
+  const sqs = sum(['sqs.']);
+  const jobApi = sum(['appflow.', 'glue.']);
+  const per = (n: number) => r3(n / jobs);
+  return {
+    sqs: per(sqs),
+    dynamodb: 0,
+    dynamodbReads: 0,
+    dynamodbWrites: 0,
+    jobApi: per(jobApi),
+    lambda: per(invocations),
+    total: per(sqs + jobApi + invocations),
+    ops: Object.fromEntries(Object.entries(ops).map(([k, n]) => [k, per(n)])),
+  };
+}
+
+export async function runUtilization(h: Harness, p: UtilizationParams): Promise<UtilizationResult> {
+  const durations = logNormalRunTimes(p.jobs, p.runTimes, p.seed);
+  const ideal = idealFifoMakespan(durations, p.limit);
+  const batchIntervalMs = Math.round(expectedLongestOf(p.limit, p.runTimes));
+  const pollMs = Math.round(p.realPollMs * p.timeScale);
+  const results = {} as Record<Scheduler, SchedulerResult>;
+  const finish = (name: Scheduler, group: string, requestsPerJob: SchedulerResult['requestsPerJob'], notes: string) => {
+    const runs = h.runsOf(group);
+    const stats = scheduleStats(runs, p.limit);
+    const t0 = Math.min(...runs.map((r) => r.startCallAt));
+    results[name] = {
+      jobs: stats.jobs,
+      makespanMs: stats.makespanMs,
+      idealMakespanMs: ideal,
+      utilization: r4(stats.utilization),
+      efficiency: r4(stats.makespanMs > 0 ? ideal / stats.makespanMs : 0),
+      maxConcurrency: stats.maxConcurrency,
+      requestsPerJob,
+      notes,
+      timeline: stepTimeline(runs, t0),
+    };
+    h.log(`  ${name}: makespan ${(stats.makespanMs / 1000).toFixed(1)} s (ideal ${(ideal / 1000).toFixed(1)} s), utilization ${(stats.utilization * 100).toFixed(1)}%, max ${stats.maxConcurrency} running`);
+  };
+
+  // Sluice first, alone.
+  const pool = 'bench-util';
+  h.log(`utilization: ${p.jobs} jobs, limit ${p.limit}, runs log-normal median ${p.runTimes.medianMs} ms sigma ${p.runTimes.sigma}; ideal FIFO makespan ${(ideal / 1000).toFixed(1)} s`);
+  const jobs = makeJobs({ group: pool, pool, durations, tag: 'u' });
+  const before = h.snapshot();
+  const stopReconciler = h.reconcileEvery(h.reconcilePeriodMs);
+  try {
+    await h.enqueue(jobs);
+    await h.tracer.waitEnded(pool, p.jobs, p.timeoutMs);
+    await h.settle(pool);
+  } finally {
+    stopReconciler();
+  }
+  const after = h.snapshot();
+  const sluiceHandoffs = measureHandoffs(h.runsOf(pool), h.tracer, p.limit);
+  finish('sluice', pool, perJob(before, after, p.jobs), `reconciler every ${h.reconcilePeriodMs} ms (the stack's compressed schedule)`);
+
+  // The baselines, on the same simulator, run times and time scale.
+  const api = () => new SimJobApi(h.stack.simulator.endpoint, h.region, h.credentials);
+  const batches = async () => {
+    const group = 'bench-batches';
+    const client = api();
+    try {
+      const report = await runFixedBatches(client, h.register(makeJobs({ group, pool: group, durations, tag: 'u' })), p.limit, batchIntervalMs);
+      await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
+      finish(
+        'batches',
+        group,
+        baselineRequests([client.requests], report.ticks, p.jobs),
+        `a tick every ${batchIntervalMs} ms (the expected longest of ${p.limit} runs); ${report.skippedTicks} of ${report.ticks} ticks found the batch still running`,
+      );
+    } finally {
+      client.destroy();
+    }
+  };
+  const poller = async () => {
+    const group = 'bench-poller';
+    const client = api();
+    try {
+      const report = await runStatusPoller(client, h.register(makeJobs({ group, pool: group, durations, tag: 'u' })), p.limit, pollMs);
+      await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
+      // The blog's state machine calls start and getStatus through Lambda functions: one invocation per call.
+      finish('poller', group, baselineRequests([client.requests], report.starts + report.statusCalls, p.jobs), `${report.polls} polls every ${pollMs} ms, ${report.statusCalls} status calls`);
+    } finally {
+      client.destroy();
+    }
+  };
+  const backoff = async () => {
+    const group = 'bench-backoff';
+    const client = api();
+    try {
+      const gate = await runBackoffGate(client, h.register(makeJobs({ group, pool: group, durations, tag: 'u' })), {
+        sqsEndpoint: h.endpoints.sqs,
+        region: h.region,
+        credentials: h.credentials,
+        queueName: `bench-backoff-gate${h.nameSuffix}`,
+        bus: h.stack.bus,
+        namePrefix: `${group}${GROUP_SEPARATOR}`,
+        limit: p.limit,
+        backoffSeconds: p.backoffSeconds,
+        pollers: 4,
+      });
+      await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
+      await h.stack.bus.drain();
+      await gate.cleanup();
+      const r = gate.report;
+      finish(
+        'backoff',
+        group,
+        baselineRequests([client.requests, r.requests], r.gateInvocations + r.releaseInvocations, p.jobs),
+        `visibility backoff ${p.backoffSeconds} s; ${r.received} receives for ${p.jobs} jobs, a job received up to ${r.maxReceiveCount} times (${r.wouldDeadLetterAt10} jobs would reach a DLQ at maxReceiveCount 10)`,
+      );
+    } finally {
+      client.destroy();
+    }
+  };
+  h.log(`  baselines${p.parallelBaselines ? ' (in parallel)' : ''}: batches every ${batchIntervalMs} ms, poller every ${pollMs} ms, gate backoff ${p.backoffSeconds} s`);
+  if (p.parallelBaselines) await Promise.all([batches(), poller(), backoff()]);
+  else for (const run of [batches, poller, backoff]) await run();
+  return { params: { ...p, batchIntervalMs, pollMs }, schedulers: results, sluiceHandoffs };
+}

@@ -1,0 +1,262 @@
+import { performance } from 'node:perf_hooks';
+import type { DeliveryAttempt } from '../bus';
+import { groupOf } from './workload';
+
+/** A completion event as the releaser got it. */
+export interface EventTiming {
+  executionId: string;
+  name: string;
+  group: string;
+  /** When the event reached the bus (the simulator emits it straight into put()). */
+  putAt: number;
+  /** When the bus started the first delivery attempt, i.e. the releaser was invoked. */
+  invokedAt: number;
+}
+
+/** One AWS call made by Sluice's own clients (recorded only while `recording` is on). */
+export interface OpRecord {
+  service: string;
+  op: string;
+  t0: number;
+  t1: number;
+  ms: number;
+  /** Pool-item and waiter keys make a call recognisable: `POOL`, `WAIT`, `JOB`, `RUN`. */
+  item?: string;
+  ok: boolean;
+}
+
+export interface PartitionTraffic {
+  /** Writes to the pool item itself (acquire, release, transfer, limit), conditional failures included: they cost a write unit too. */
+  itemWrites: number;
+  /** Writes to waiter items (same partition key as the pool item). */
+  waiterWrites: number;
+  /** Reads of the pool item and queries of its waiters. */
+  reads: number;
+}
+
+type Input = Record<string, unknown> & {
+  QueueUrl?: string;
+  MessageBody?: string;
+  DelaySeconds?: number;
+  Key?: Record<string, unknown>;
+  Item?: Record<string, unknown>;
+  UpdateExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+};
+
+interface MiddlewareClient {
+  middlewareStack: {
+    add(
+      middleware: (next: (args: unknown) => Promise<{ output?: unknown }>, context: { commandName?: string }) => (args: unknown) => Promise<unknown>,
+      options: { step: 'initialize'; name: string },
+    ): void;
+  };
+}
+
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+const READS = new Set(['GetItem', 'Query']);
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : v && typeof v === 'object' && 'S' in v ? String((v as { S: unknown }).S) : undefined);
+
+function jobIdOfBody(body: string | undefined): string | undefined {
+  if (!body) return undefined;
+  try {
+    const id = (JSON.parse(body) as { id?: unknown }).id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The run a completion event reports: AppFlow's execution-id and flow-name, Glue's jobRunId and jobName. */
+function completionOf(event: DeliveryAttempt['event']): { executionId: string; name: string } {
+  const d = (event.detail ?? {}) as Record<string, unknown>;
+  return { executionId: String(d['execution-id'] ?? d.jobRunId ?? ''), name: String(d['flow-name'] ?? d.jobName ?? '') };
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/**
+ * Watches Sluice from the outside, without changing it: the bus's onDeliver hook times each completion event, and
+ * middleware on Sluice's own SDK clients sees every call it makes. A hand-off is read from the releaser's slot-transfer
+ * write itself (`REMOVE holders.#from SET holders.#to`), which names the finished job and the job let in.
+ *
+ * (AsyncLocalStorage cannot attribute calls to a releaser invocation here: the SDK's keep-alive sockets carry the async
+ * context of whoever opened them into later, unrelated calls.)
+ */
+export class Tracer {
+  /** Completion events by execution id. */
+  readonly events = new Map<string, EventTiming>();
+  /** Successful slot transfers: job let in -> the finished job whose slot it got, and when the write returned. */
+  readonly transfers = new Map<string, { from: string; at: number }>();
+  /** Job messages sent to the job queue without delay, by job id (issue times). */
+  readonly sends = new Map<string, number[]>();
+  /** Times a ReceiveMessage of the acquirer's event source returned each job. */
+  readonly receives = new Map<string, number[]>();
+  delayedSends = 0;
+  /** Transfer writes tried and failed (the target already held a slot: another releaser reserved the same waiter). */
+  transferAttempts = 0;
+  transferFailures = 0;
+  /**
+   * Completion events whose run the releaser looked up and did not find (GetItem RUN#..., no item), by group: for a
+   * Sluice pool, the event beat the acquirer's write of the run record, and the releaser ignored it.
+   */
+  readonly unknownRuns = new Map<string, number>();
+  readonly attemptsByRule = new Map<string, number>();
+  readonly opDurations = new Map<string, number[]>();
+  readonly partitions = new Map<string, PartitionTraffic>();
+  recording = false;
+  ops: OpRecord[] = [];
+  private readonly seenEvents = new Set<string>();
+  private readonly ended = new Map<string, number>();
+  private readonly endWaiters = new Set<{ group: string; n: number; resolve: () => void }>();
+  private readonly completionListeners = new Set<(event: EventTiming) => void>();
+
+  constructor(private readonly jobQueueUrl: () => string) {}
+
+  /** The bus calls this just before it invokes a rule's target. */
+  onDeliver(attempt: DeliveryAttempt): void {
+    this.attemptsByRule.set(attempt.rule, (this.attemptsByRule.get(attempt.rule) ?? 0) + 1);
+    if (!attempt.rule.startsWith('releaser') || this.seenEvents.has(attempt.event.id)) return;
+    this.seenEvents.add(attempt.event.id);
+    const { executionId, name } = completionOf(attempt.event);
+    const timing: EventTiming = { executionId, name, group: groupOf(name), putAt: attempt.putAt, invokedAt: attempt.startedAt };
+    if (!this.events.has(executionId)) this.events.set(executionId, timing);
+    this.noteEnded(timing);
+  }
+
+  /** Releaser invocations (bus delivery attempts to Sluice's releaser rules) so far. */
+  releaserInvocations(): number {
+    let n = 0;
+    for (const [rule, count] of this.attemptsByRule) if (rule.startsWith('releaser')) n += count;
+    return n;
+  }
+
+  /** Completion events of a group that reached the releaser so far. */
+  endedCount(group: string): number {
+    return this.ended.get(group) ?? 0;
+  }
+
+  waitEnded(group: string, n: number, timeoutMs: number): Promise<void> {
+    if (this.endedCount(group) >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const entry = { group, n, resolve: () => (clearTimeout(timer), resolve()) };
+      const timer = setTimeout(() => {
+        this.endWaiters.delete(entry);
+        reject(new Error(`timed out after ${timeoutMs} ms: ${this.endedCount(group)}/${n} runs of ${group} ended`));
+      }, timeoutMs);
+      this.endWaiters.add(entry);
+    });
+  }
+
+  onCompletion(listener: (event: EventTiming) => void): () => void {
+    this.completionListeners.add(listener);
+    return () => this.completionListeners.delete(listener);
+  }
+
+  resetOpStats(): void {
+    this.opDurations.clear();
+  }
+
+  /** Adds the tracing middleware to one of Sluice's clients. */
+  instrument(client: unknown, service: string): void {
+    (client as MiddlewareClient).middlewareStack.add(
+      (next, context) => async (args) => {
+        const op = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+        const input = ((args as { input?: Input }).input ?? {}) as Input;
+        const t0 = Date.now();
+        const p0 = performance.now();
+        this.before(service, op, input, t0);
+        let ok = false;
+        let output: unknown;
+        try {
+          const result = await next(args);
+          output = result.output;
+          ok = true;
+          return result;
+        } finally {
+          const t1 = Date.now();
+          const ms = performance.now() - p0;
+          push(this.opDurations, `${service}.${op}`, ms);
+          this.after(service, op, input, output, ok, t1);
+          if (this.recording) {
+            const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
+            const pk = str(input.Key?.pk) ?? str(input.Item?.pk) ?? str(input.ExpressionAttributeValues?.[':pk']);
+            const item = sk?.startsWith('WAIT#') || op === 'Query' ? 'WAIT' : pk?.split('#')[0];
+            this.ops.push({ service, op, t0, t1, ms, ok, ...(item ? { item } : {}) });
+          }
+        }
+      },
+      { step: 'initialize', name: 'sluiceBenchTrace' },
+    );
+  }
+
+  private before(service: string, op: string, input: Input, t0: number): void {
+    if (service === 'sqs' && op === 'SendMessage' && input.QueueUrl === this.jobQueueUrl()) {
+      if (input.DelaySeconds) this.delayedSends++;
+      else {
+        const jobId = jobIdOfBody(input.MessageBody);
+        if (jobId) push(this.sends, jobId, t0);
+      }
+    }
+    if (service === 'dynamodb') {
+      const pk = str(input.Key?.pk) ?? str(input.Item?.pk) ?? str(input.ExpressionAttributeValues?.[':pk']);
+      if (!pk?.startsWith('POOL#')) return;
+      const pool = pk.slice('POOL#'.length);
+      let traffic = this.partitions.get(pool);
+      if (!traffic) this.partitions.set(pool, (traffic = { itemWrites: 0, waiterWrites: 0, reads: 0 }));
+      const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
+      if (WRITES.has(op)) {
+        if (sk === 'POOL') traffic.itemWrites++;
+        else traffic.waiterWrites++;
+      } else if (READS.has(op)) traffic.reads++;
+    }
+  }
+
+  private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t1: number): void {
+    // The hand-off write (DynamoLeaseStore.transfer): one slot moves from #from to #to.
+    const names = input.ExpressionAttributeNames;
+    if (service === 'dynamodb' && op === 'UpdateItem' && names?.['#from'] && names['#to'] && /holders\.#from/.test(input.UpdateExpression ?? '')) {
+      this.transferAttempts++;
+      if (!ok) this.transferFailures++;
+      else if (!this.transfers.has(names['#to'])) this.transfers.set(names['#to'], { from: names['#from'], at: t1 });
+    }
+    if (service === 'dynamodb' && op === 'GetItem' && ok && !(output as { Item?: unknown } | undefined)?.Item) {
+      const pk = str(input.Key?.pk);
+      if (pk?.startsWith('RUN#')) {
+        const executionId = pk.split('#').slice(2).join('#');
+        const group = this.events.get(executionId)?.group ?? '?';
+        this.unknownRuns.set(group, (this.unknownRuns.get(group) ?? 0) + 1);
+      }
+    }
+    if (service === 'sqs' && op === 'ReceiveMessage' && ok && input.QueueUrl === this.jobQueueUrl()) {
+      for (const m of (output as { Messages?: Array<{ Body?: string }> } | undefined)?.Messages ?? []) {
+        const id = jobIdOfBody(m.Body);
+        if (id) push(this.receives, id, t1);
+      }
+    }
+  }
+
+  private noteEnded(event: EventTiming): void {
+    const n = (this.ended.get(event.group) ?? 0) + 1;
+    this.ended.set(event.group, n);
+    for (const listener of this.completionListeners) {
+      try {
+        listener(event);
+      } catch {
+        // a listener must not break delivery
+      }
+    }
+    for (const w of this.endWaiters) {
+      if (w.group === event.group && n >= w.n) {
+        this.endWaiters.delete(w);
+        w.resolve();
+      }
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { EmfMetrics } from '../../../shared/adapters/powertools/emfMetrics';
+import { emitPoolGauges, GaugeName, publishPoolGauges, readPoolGauges } from '../../../shared/adapters/powertools/poolGauges';
+import { MetricName, type SluiceSettings } from '../../../shared/app/deps';
+import { InMemoryLeaseStore } from '../../support/fakes/inMemoryLeaseStore';
+import { ManualClock } from '../../support/fakes/manualClock';
+
+/**
+ * What the functions write for CloudWatch (EMF lines): the alarms in serverless.yml read the service-wide dimension
+ * set, the dashboard the per-pool one (template.test.ts checks the alarms' names against these).
+ */
+
+interface EmfLine {
+  _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> };
+  [key: string]: unknown;
+}
+
+/** The EMF lines Powertools prints while `act` runs. */
+function captureEmf(act: () => void): EmfLine[] {
+  const chunks: string[] = [];
+  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    chunks.push(String(chunk));
+    return true;
+  });
+  try {
+    act();
+  } finally {
+    spy.mockRestore();
+  }
+  return chunks
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as EmfLine)
+    .filter((line) => line._aws);
+}
+
+const newMetrics = () => new Metrics({ namespace: 'Sluice', serviceName: 'sluice' });
+const definition = (line: EmfLine) => line._aws.CloudWatchMetrics[0]!;
+
+const metricsDisabled = process.env.POWERTOOLS_METRICS_DISABLED;
+beforeAll(() => {
+  // Jest may run with POWERTOOLS_DEV or the local stack's POWERTOOLS_METRICS_DISABLED; this file reads the real output.
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+});
+afterAll(() => {
+  if (metricsDisabled === undefined) delete process.env.POWERTOOLS_METRICS_DISABLED;
+  else process.env.POWERTOOLS_METRICS_DISABLED = metricsDisabled;
+});
+
+describe('EmfMetrics', () => {
+  test('a counter with a pool is published per pool and for the whole service, from one line', () => {
+    const lines = captureEmf(() => new EmfMetrics(newMetrics()).count(MetricName.DeadLettered, 1, 'etl'));
+    expect(lines).toHaveLength(1);
+    expect(definition(lines[0]!)).toEqual({
+      Namespace: 'Sluice',
+      Dimensions: [['service', 'pool'], ['service']],
+      Metrics: [{ Name: 'DeadLettered', Unit: 'Count' }],
+    });
+    expect(lines[0]).toMatchObject({ service: 'sluice', pool: 'etl', DeadLettered: 1 });
+  });
+
+  test('a counter without a pool has the service dimension only', () => {
+    const [line] = captureEmf(() => new EmfMetrics(newMetrics()).count(MetricName.IgnoredEvents));
+    expect(definition(line!).Dimensions).toEqual([['service']]);
+    expect(line).toMatchObject({ IgnoredEvents: 1 });
+  });
+
+  test('a duration is in milliseconds (HandOffLatency)', () => {
+    const [line] = captureEmf(() => new EmfMetrics(newMetrics()).milliseconds('HandOffLatency', 412, 'etl'));
+    expect(definition(line!).Metrics).toEqual([{ Name: 'HandOffLatency', Unit: 'Milliseconds' }]);
+    expect(definition(line!).Dimensions).toEqual([['service', 'pool'], ['service']]);
+    expect(line).toMatchObject({ HandOffLatency: 412 });
+  });
+
+  test('consecutive metrics do not leak dimensions into each other', () => {
+    const emf = new EmfMetrics(newMetrics());
+    const lines = captureEmf(() => {
+      emf.count(MetricName.Starts, 1, 'etl');
+      emf.count(MetricName.IgnoredEvents);
+    });
+    expect(lines.map((l) => definition(l).Dimensions)).toEqual([[['service', 'pool'], ['service']], [['service']]]);
+    expect(lines[1]!.pool).toBeUndefined();
+  });
+});
+
+describe('pool gauges', () => {
+  const HOUR = 3_600_000;
+  const settings: Pick<SluiceSettings, 'maxRunMs' | 'startGraceMs' | 'reservationGraceMs'> = {
+    maxRunMs: { appflow: 6 * HOUR, glue: 48 * HOUR },
+    startGraceMs: 90_000,
+    reservationGraceMs: 120_000,
+  };
+  const graces = settings.startGraceMs + settings.reservationGraceMs;
+
+  async function world() {
+    const clock = new ManualClock();
+    const now = clock.now();
+    const leases = new InMemoryLeaseStore();
+    await leases.createPool('etl', 3);
+    // Past the Glue deadline by 1 ms: stuck.
+    await leases.acquire('etl', 'glue-stuck', { kind: 'glue', since: now - settings.maxRunMs.glue - graces - 1 });
+    // An AppFlow run at exactly its deadline: not overdue yet.
+    await leases.acquire('etl', 'flow-long', { kind: 'appflow', since: now - settings.maxRunMs.appflow - graces });
+    for (const [i, id] of ['w1', 'w2'].entries()) {
+      await leases.addWaiter({ pool: 'etl', jobId: id, kind: 'glue', waitKey: `00${i}#${id}`, body: '{}', since: now });
+    }
+    await leases.createPool('default', 8);
+    return { leases, clock, settings: settings as SluiceSettings };
+  }
+
+  test('reads limit, slots in use, waiting jobs and the slots held past their deadline, per pool', async () => {
+    expect(await readPoolGauges(await world())).toEqual([
+      { pool: 'default', limit: 8, inUse: 0, waiting: 0, overdue: [] },
+      { pool: 'etl', limit: 3, inUse: 2, waiting: 2, overdue: ['glue-stuck'] },
+    ]);
+  });
+
+  test('publishes one line per pool and one for the service, with the names the dashboard and the alarm read', async () => {
+    const deps = await world();
+    const gauges = await readPoolGauges(deps);
+    const lines = captureEmf(() => publishPoolGauges(newMetrics(), gauges));
+    expect(lines).toHaveLength(3);
+    const names = Object.values(GaugeName).sort();
+    for (const line of lines)
+      expect(
+        definition(line)
+          .Metrics.map((m) => m.Name)
+          .sort(),
+      ).toEqual(names);
+    expect(lines.map((l) => definition(l).Dimensions)).toEqual([[['service', 'pool']], [['service', 'pool']], [['service']]]);
+    expect(lines[1]).toMatchObject({ pool: 'etl', SlotsInUse: 2, SlotLimit: 3, Waiting: 2, OverdueLeases: 1 });
+    // The alarm's metric: OverdueLeases for the service, summed over pools.
+    expect(lines[2]).toMatchObject({ service: 'sluice', SlotsInUse: 2, SlotLimit: 11, Waiting: 2, OverdueLeases: 1 });
+    expect(lines[2]!.pool).toBeUndefined();
+  });
+
+  test('with no pools the service line still says 0 overdue (the alarm recovers)', async () => {
+    const lines = captureEmf(() => publishPoolGauges(newMetrics(), []));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ OverdueLeases: 0, SlotsInUse: 0 });
+  });
+
+  test('emitPoolGauges reads, publishes and returns the gauges', async () => {
+    const deps = await world();
+    let gauges: Awaited<ReturnType<typeof emitPoolGauges>> = [];
+    const chunks: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      chunks.push(String(chunk));
+      return true;
+    });
+    try {
+      gauges = await emitPoolGauges(deps, newMetrics());
+    } finally {
+      spy.mockRestore();
+    }
+    expect(gauges.map((g) => g.pool)).toEqual(['default', 'etl']);
+    expect(chunks.join('').match(/"OverdueLeases":1/g)).toHaveLength(2);
+  });
+});

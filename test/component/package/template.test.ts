@@ -1,0 +1,605 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { CompletionEventType, GLUE_TERMINAL_STATES, parseCompletionEvent } from '../../../shared/adapters/events/completionEvents';
+import { GaugeName } from '../../../shared/adapters/powertools/poolGauges';
+import { MetricName } from '../../../shared/app/deps';
+import { stageResourceNames } from '../../../shared/cli/targets';
+import { readEnv } from '../../../shared/config/settings';
+import { matchesPattern } from '../../../shared/local/bus';
+import { rateToMs } from '../../../shared/local/infra/schedule';
+import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
+import { allPolicyStatements, asList, type CfnResource, type CfnTemplate, grantsOf, refName, resolveSub } from './cfn';
+import { readZip } from './zip';
+
+/**
+ * `npm run package` (bin/package.cjs: serverless package, offline) and, resource by resource, what it must produce.
+ * Each assertion names a property that, wrong, would break Sluice on AWS or widen what it may do.
+ */
+
+const ROOT = path.resolve(__dirname, '../../..');
+const OUT = path.join(ROOT, '.serverless');
+const STAGE = 'dev';
+const FUNCTIONS = ['acquirer', 'releaser', 'reconciler'] as const;
+type FunctionName = (typeof FUNCTIONS)[number];
+const logicalId = (fn: FunctionName) => `${fn[0]!.toUpperCase()}${fn.slice(1)}`;
+
+let template: CfnTemplate;
+let local: ServiceDefinition;
+
+beforeAll(async () => {
+  await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  template = JSON.parse(await readFile(path.join(OUT, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
+  local = await loadServiceDefinition('local');
+}, 60_000);
+
+const resource = (id: string): CfnResource => {
+  const found = template.Resources[id];
+  if (!found) throw new Error(`the template has no resource ${id}`);
+  return found;
+};
+const props = (id: string) => resource(id).Properties ?? {};
+const ofType = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+const fn = (name: FunctionName) => props(`${logicalId(name)}LambdaFunction`);
+const env = (name: FunctionName) => (fn(name).Environment as { Variables: Record<string, unknown> }).Variables;
+/** The function's environment as the code reads it (references replaced by stand-ins). */
+const settingsEnv = () => ({
+  ...Object.fromEntries(Object.entries(env('acquirer')).map(([k, v]) => [k, typeof v === 'string' ? v : refName(v)])),
+});
+
+describe('the job queue and its event source', () => {
+  test('one SQS event source: the acquirer on the job queue, partial batch responses, batches of 10, no batching window', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(1);
+    const p = mappings[0]![1].Properties!;
+    expect(refName(p.EventSourceArn)).toBe('JobQueue');
+    expect(refName(p.FunctionName)).toBe('AcquirerLambdaFunction');
+    expect(p.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(p.BatchSize).toBe(10);
+    // Deliberately 0: a window would delay every hand-off wake-up by its length.
+    expect(p.MaximumBatchingWindowInSeconds).toBe(0);
+    const concurrency = (p.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency;
+    expect(concurrency).toBeGreaterThanOrEqual(2);
+    expect(concurrency).toBeLessThanOrEqual(1000);
+  });
+
+  test("the queue's visibility timeout is at least 6x the acquirer's timeout; locally it stays short", () => {
+    const timeout = fn('acquirer').Timeout as number;
+    expect(timeout).toBeGreaterThan(0);
+    expect(props('JobQueue').VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
+    expect(local.resources.Resources.JobQueue!.Properties!.VisibilityTimeout).toBe(4);
+  });
+
+  test('failed messages go to the DLQ after maxReceiveCount receives', () => {
+    const redrive = props('JobQueue').RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+    expect(refName(redrive.deadLetterTargetArn)).toBe('DeadLetterQueue');
+    expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(3);
+    expect(props('DeadLetterQueue').RedrivePolicy).toBeUndefined();
+  });
+
+  test.each(['JobQueue', 'DeadLetterQueue'])('%s keeps messages 14 days, encrypted at rest (SSE-SQS)', (id) => {
+    expect(resource(id).Type).toBe('AWS::SQS::Queue');
+    expect(props(id).MessageRetentionPeriod).toBe(14 * 86_400);
+    expect(props(id).SqsManagedSseEnabled).toBe(true);
+  });
+});
+
+describe('completion events', () => {
+  const releaserRules = () =>
+    ofType('AWS::Events::Rule').filter(([, r]) =>
+      asList(r.Properties!.Targets as Array<{ Arn: unknown }>).some((t) => refName(t.Arn) === 'ReleaserLambdaFunction'),
+    );
+  const patterns = () => releaserRules().map(([, r]) => r.Properties!.EventPattern as Record<string, unknown>);
+
+  const appflowEnd = (status: string) => ({
+    version: '0',
+    id: 'a1b2c3d4-0000-4000-8000-000000000001',
+    'detail-type': 'AppFlow End Flow Run Report',
+    source: 'aws.appflow',
+    account: '123456789012',
+    time: '2026-11-22T09:06:22Z',
+    region: 'us-east-1',
+    resources: ['8f4a51d3a2c1e0b9f7d6c5b4a3928170'],
+    detail: {
+      'flow-name': 'sluice-accounts',
+      'flow-arn': 'arn:aws:appflow:us-east-1:123456789012:flow/sluice-accounts',
+      'trigger-type': 'ONDEMAND',
+      'execution-id': 'd7c2f0a6-3b1e-4f5d-9a8c-2e6b1f0d4c3a',
+      'start-time': '2026-11-22T09:05:10.123Z[UTC]',
+      'end-time': '2026-11-22T09:06:20.871Z[UTC]',
+      'num-of-records-processed': '1520',
+      'num-of-record-failures': '0',
+      status,
+    },
+  });
+  const glueChange = (state: string) => ({
+    version: '0',
+    id: 'a1b2c3d4-0000-4000-8000-000000000002',
+    'detail-type': 'Glue Job State Change',
+    source: 'aws.glue',
+    account: '123456789012',
+    time: '2026-11-22T09:06:22Z',
+    region: 'us-east-1',
+    resources: [],
+    detail: {
+      jobName: 'sluice-nightly',
+      severity: state === 'SUCCEEDED' ? 'INFO' : 'ERROR',
+      state,
+      jobRunId: 'jr_0f3e5b8c2a',
+      message: `Job run ${state}`,
+    },
+  });
+  const matchingRules = (event: unknown) => patterns().filter((p) => matchesPattern(p, event)).length;
+
+  test('the releaser has exactly the two rules, on the default bus, enabled', () => {
+    const rules = releaserRules();
+    expect(rules).toHaveLength(2);
+    for (const [, rule] of rules) {
+      expect(rule.Properties!.EventBusName).toBeUndefined(); // default bus: AWS service events, free
+      expect(rule.Properties!.State).toBe('ENABLED');
+      expect(rule.Properties!.ScheduleExpression).toBeUndefined();
+    }
+  });
+
+  test('the deployed patterns are the ones the local event bus routes by', () => {
+    const localPatterns = (local.functions.releaser!.events ?? []).map((e) => (e.eventBridge as { pattern: unknown }).pattern);
+    expect(localPatterns).toHaveLength(2);
+    expect(patterns()).toEqual(expect.arrayContaining(localPatterns as object[]));
+    expect(localPatterns).toEqual(expect.arrayContaining(patterns()));
+  });
+
+  test('the patterns name the sources, detail types and Glue states the event parser accepts', () => {
+    expect(patterns()).toEqual(
+      expect.arrayContaining([
+        { source: [CompletionEventType.AppFlowEnd.source], 'detail-type': [CompletionEventType.AppFlowEnd.detailType] },
+        {
+          source: [CompletionEventType.GlueStateChange.source],
+          'detail-type': [CompletionEventType.GlueStateChange.detailType],
+          detail: { state: [...GLUE_TERMINAL_STATES] },
+        },
+      ]),
+    );
+  });
+
+  const terminal: Array<[string, object]> = [
+    ['AppFlow end, successful', appflowEnd('Execution Successful')],
+    ['AppFlow end, failed', appflowEnd('Execution Failed')],
+    ...GLUE_TERMINAL_STATES.map((state): [string, object] => [`Glue ${state}`, glueChange(state)]),
+  ];
+  test.each(terminal)('%s: matched by exactly one rule, and the releaser reads a completion from it', (_, event) => {
+    expect(matchingRules(event)).toBe(1);
+    expect(parseCompletionEvent(event)).toMatchObject({
+      executionId: expect.any(String),
+      outcome: expect.stringMatching(/^(succeeded|failed)$/),
+    });
+  });
+
+  test.each([
+    ['AppFlow start report', { ...appflowEnd('Execution Successful'), 'detail-type': 'AppFlow Start Flow Run Report' }],
+    ['Glue RUNNING', glueChange('RUNNING')],
+    ['Glue STARTING', glueChange('STARTING')],
+    ['a Glue crawler event', { ...glueChange('SUCCEEDED'), 'detail-type': 'Glue Crawler State Change' }],
+    ['the same detail type from a custom source', { ...glueChange('SUCCEEDED'), source: 'my.app' }],
+  ])('%s: matched by no rule', (_, event) => {
+    expect(matchingRules(event)).toBe(0);
+  });
+});
+
+describe('the reconciler schedule', () => {
+  test('a rule runs the reconciler at the configured rate; a failed run is not retried (the next run redoes it)', () => {
+    const schedules = ofType('AWS::Events::Rule').filter(([, r]) => r.Properties!.ScheduleExpression);
+    expect(schedules).toHaveLength(1);
+    const rule = schedules[0]![1].Properties!;
+    expect(rule.ScheduleExpression).toBe('rate(2 minutes)');
+    expect(rule.State).toBe('ENABLED');
+    expect((rule.Targets as Array<{ Arn: unknown }>).map((t) => refName(t.Arn))).toEqual(['ReconcilerLambdaFunction']);
+    const [, config] = ofType('AWS::Lambda::EventInvokeConfig').find(
+      ([, r]) => refName(r.Properties!.FunctionName) === 'Ref ReconcilerLambdaFunction',
+    )!;
+    expect(config.Properties!.MaximumRetryAttempts).toBe(0);
+  });
+});
+
+describe('the table', () => {
+  test('on demand, point-in-time recovery, TTL on expiresAt, keyed (pk, sk)', () => {
+    const p = props('SluiceTable');
+    expect(resource('SluiceTable').Type).toBe('AWS::DynamoDB::Table');
+    expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(p.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    expect(p.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+  });
+
+  test('names follow the stage, as `sluice --stage` expects', () => {
+    const names = stageResourceNames(STAGE);
+    expect(props('SluiceTable').TableName).toBe(names.table);
+    expect(props('JobQueue').QueueName).toBe(names.queue);
+    expect(props('DeadLetterQueue').QueueName).toBe(names.deadLetterQueue);
+  });
+});
+
+describe('least privilege', () => {
+  const FLOWS = 'arn:${AWS::Partition}:appflow:${AWS::Region}:${AWS::AccountId}:flow/sluice-*';
+  const GLUE_JOBS = 'arn:${AWS::Partition}:glue:${AWS::Region}:${AWS::AccountId}:job/sluice-*';
+  const TABLE_ACTIONS = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+  const table = Object.fromEntries(TABLE_ACTIONS.map((a) => [a, ['SluiceTable']]));
+  const logs = (group: string) => ({ 'logs:CreateLogStream': [group], 'logs:PutLogEvents': [group] });
+
+  /** Exactly the calls each function's code makes (shared/app, shared/adapters), on its own resources. */
+  const EXPECTED: Record<FunctionName, Record<string, string[]>> = {
+    acquirer: {
+      ...logs('AcquirerLogGroup'),
+      ...table,
+      // the event source, polling with the function's role
+      'sqs:ReceiveMessage': ['JobQueue'],
+      'sqs:DeleteMessage': ['JobQueue'],
+      'sqs:GetQueueAttributes': ['JobQueue'],
+      // retries and hand-offs; dead-lettering
+      'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
+      'appflow:StartFlow': [FLOWS],
+      'glue:StartJobRun': [GLUE_JOBS],
+      'glue:GetJobRuns': [GLUE_JOBS],
+    },
+    releaser: { ...logs('ReleaserLogGroup'), ...table, 'sqs:SendMessage': ['JobQueue'] },
+    reconciler: {
+      ...logs('ReconcilerLogGroup'),
+      ...table,
+      'sqs:SendMessage': ['JobQueue'],
+      'appflow:DescribeFlowExecutionRecords': [FLOWS],
+      'appflow:CancelFlowExecutions': [FLOWS],
+      'glue:GetJobRun': [GLUE_JOBS],
+      'glue:BatchStopJobRun': [GLUE_JOBS],
+    },
+  };
+
+  test('each function runs with a role of its own; there is no shared role', () => {
+    const roles = FUNCTIONS.map((name) => refName(fn(name).Role));
+    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole']);
+    expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
+    expect(
+      ofType('AWS::IAM::Role')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(['AcquirerRole', 'ReconcilerRole', 'ReleaserRole']);
+    for (const role of roles) {
+      expect(props(role).AssumeRolePolicyDocument).toEqual({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+      });
+      expect(props(role).ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  test.each(FUNCTIONS)('the %s role grants exactly the actions its code calls, on its own resources', (name) => {
+    expect(grantsOf(resource(refName(fn(name).Role)))).toEqual(EXPECTED[name]);
+  });
+
+  test("each role writes only its own function's log group", () => {
+    for (const name of FUNCTIONS) {
+      const group = props(`${logicalId(name)}LogGroup`);
+      expect(group.LogGroupName).toBe(`/aws/lambda/${String(fn(name).FunctionName)}`);
+      expect(group.RetentionInDays).toBeGreaterThan(0);
+    }
+  });
+
+  test('no action and no resource is `*`; nothing is allowed by exclusion', () => {
+    const statements = allPolicyStatements(template).filter(({ resource: id }) => template.Resources[id]!.Type === 'AWS::IAM::Role');
+    expect(statements.length).toBeGreaterThanOrEqual(3 * 4);
+    for (const { resource: id, statement } of statements) {
+      const where = `${id} ${statement.Sid ?? ''}`;
+      expect([where, statement.Effect]).toEqual([where, 'Allow']);
+      expect([where, statement.NotAction, statement.NotResource]).toEqual([where, undefined, undefined]);
+      for (const action of asList(statement.Action)) expect([where, action]).toEqual([where, expect.not.stringContaining('*')]);
+      for (const r of asList(statement.Resource)) expect([where, r]).toEqual([where, expect.not.stringMatching(/^\*$/)]);
+    }
+  });
+
+  test('starting a flow or a Glue job is allowed only on the configured name patterns, never every flow or job', () => {
+    const starts = [...(EXPECTED.acquirer['appflow:StartFlow'] ?? []), ...(EXPECTED.acquirer['glue:StartJobRun'] ?? [])];
+    for (const arn of starts) expect(arn).not.toMatch(/:(flow|job)\/\*$/);
+    expect(grantsOf(resource('AcquirerRole'))['appflow:StartFlow']).toEqual([FLOWS]);
+  });
+
+  test('every AWS call the adapters make is granted to some function (a new call fails here until IAM allows it)', async () => {
+    const called = await sdkCallsIn(path.join(ROOT, 'shared/adapters'));
+    const granted = new Set(FUNCTIONS.flatMap((name) => Object.keys(grantsOf(resource(refName(fn(name).Role))))));
+    expect(called.length).toBeGreaterThan(10);
+    expect(called.filter((action) => !granted.has(action))).toEqual([]);
+  });
+});
+
+describe('alarms and the dashboard', () => {
+  const alarm = (id: string) => {
+    expect(resource(id).Type).toBe('AWS::CloudWatch::Alarm');
+    return props(id);
+  };
+  const dims = (id: string) =>
+    Object.fromEntries((alarm(id).Dimensions as Array<{ Name: string; Value: unknown }>).map((d) => [d.Name, refName(d.Value)]));
+
+  test('every alarm notifies the alarm topic, on alarm and on recovery', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm');
+    expect(alarms.map(([id]) => id).sort()).toEqual([
+      'DeadLetterQueueNotEmptyAlarm',
+      'JobQueueOldestMessageAlarm',
+      'OverdueLeasesAlarm',
+      'ReconcilerErrorsAlarm',
+      'ReconcilerSilentAlarm',
+    ]);
+    for (const [, a] of alarms) {
+      expect((a.Properties!.AlarmActions as unknown[]).map(refName)).toEqual(['Ref AlarmTopic']);
+      expect((a.Properties!.OKActions as unknown[]).map(refName)).toEqual(['Ref AlarmTopic']);
+      expect(a.Properties!.AlarmDescription).toEqual(expect.stringContaining('README'));
+    }
+    expect(resource('AlarmTopic').Type).toBe('AWS::SNS::Topic');
+  });
+
+  test('DLQ not empty: fires on the first message in the dead-letter queue', () => {
+    const a = alarm('DeadLetterQueueNotEmptyAlarm');
+    expect([a.Namespace, a.MetricName, dims('DeadLetterQueueNotEmptyAlarm')]).toEqual([
+      'AWS/SQS',
+      'ApproximateNumberOfMessagesVisible',
+      { QueueName: 'DeadLetterQueue.QueueName' },
+    ]);
+    expect([a.ComparisonOperator, a.Threshold, a.Period, a.EvaluationPeriods]).toEqual(['GreaterThanThreshold', 0, 60, 1]);
+  });
+
+  test('job queue stalled: the oldest message is older than the longest retry delay could make it', () => {
+    const a = alarm('JobQueueOldestMessageAlarm');
+    expect([a.Namespace, a.MetricName, dims('JobQueueOldestMessageAlarm')]).toEqual([
+      'AWS/SQS',
+      'ApproximateAgeOfOldestMessage',
+      { QueueName: 'JobQueue.QueueName' },
+    ]);
+    expect(a.ComparisonOperator).toBe('GreaterThanThreshold');
+    const { RETRY_MAX_SECONDS } = readEnv(settingsEnv());
+    expect(a.Threshold).toBeGreaterThan(RETRY_MAX_SECONDS);
+  });
+
+  test('lease past its deadline: the OverdueLeases gauge, for the whole service, under the names the functions emit with', () => {
+    const a = alarm('OverdueLeasesAlarm');
+    expect(a.Namespace).toBe(env('reconciler').POWERTOOLS_METRICS_NAMESPACE);
+    expect(a.MetricName).toBe(GaugeName.OverdueLeases);
+    expect(dims('OverdueLeasesAlarm')).toEqual({ service: env('reconciler').POWERTOOLS_SERVICE_NAME });
+    expect([a.Statistic, a.ComparisonOperator, a.Threshold]).toEqual(['Maximum', 'GreaterThanThreshold', 0]);
+  });
+
+  test('reconciler errors: Lambda Errors of the reconciler in two windows running', () => {
+    const a = alarm('ReconcilerErrorsAlarm');
+    expect([a.Namespace, a.MetricName, dims('ReconcilerErrorsAlarm')]).toEqual([
+      'AWS/Lambda',
+      'Errors',
+      { FunctionName: 'Ref ReconcilerLambdaFunction' },
+    ]);
+    expect([a.Statistic, a.ComparisonOperator, a.Threshold, a.EvaluationPeriods, a.DatapointsToAlarm]).toEqual([
+      'Sum',
+      'GreaterThanThreshold',
+      0,
+      2,
+      2,
+    ]);
+  });
+
+  test('reconciler not running: no invocation over a period longer than its schedule, missing data counting as breach', () => {
+    const a = alarm('ReconcilerSilentAlarm');
+    expect([a.Namespace, a.MetricName, dims('ReconcilerSilentAlarm')]).toEqual([
+      'AWS/Lambda',
+      'Invocations',
+      { FunctionName: 'Ref ReconcilerLambdaFunction' },
+    ]);
+    expect([a.ComparisonOperator, a.Threshold, a.TreatMissingData]).toEqual(['LessThanThreshold', 1, 'breaching']);
+    const rate = ofType('AWS::Events::Rule').find(([, r]) => r.Properties!.ScheduleExpression)![1].Properties!.ScheduleExpression as string;
+    expect((a.Period as number) * 1000).toBeGreaterThanOrEqual(2 * rateToMs(rate));
+    expect((a.Period as number) % 60).toBe(0);
+  });
+
+  test('the dashboard is valid JSON and shows slots, waiting, hand-off latency, drift, DLQ sends, the queues and every alarm', () => {
+    const body = JSON.parse(resolveSub(props('Dashboard').DashboardBody)) as {
+      widgets: Array<{ type: string; properties: Record<string, unknown> }>;
+    };
+    const text = JSON.stringify(body);
+    const namespace = String(env('acquirer').POWERTOOLS_METRICS_NAMESPACE);
+    const service = String(env('acquirer').POWERTOOLS_SERVICE_NAME);
+    for (const gauge of [GaugeName.SlotsInUse, GaugeName.Waiting, GaugeName.SlotLimit]) {
+      expect(text).toContain(
+        JSON.stringify(`SEARCH('{${namespace},pool,service} MetricName="${gauge}" service="${service}"', 'Maximum', 300)`).slice(1, -1),
+      );
+    }
+    for (const metric of [
+      'HandOffLatency',
+      MetricName.ReconciledDrift,
+      MetricName.DeadLettered,
+      MetricName.Starts,
+      MetricName.HandOffs,
+      GaugeName.OverdueLeases,
+    ]) {
+      expect(text).toContain(`"${metric}"`);
+    }
+    expect(text).toContain(`"${namespace}","HandOffLatency","service","${service}"`);
+    expect(text).toContain('<JobQueue.QueueName>');
+    expect(text).toContain('<DeadLetterQueue.QueueName>');
+    const alarmWidget = body.widgets.find((w) => w.type === 'alarm')!;
+    expect((alarmWidget.properties.alarms as string[]).sort()).toEqual(
+      ofType('AWS::CloudWatch::Alarm')
+        .map(([id]) => `<${id}>`)
+        .sort(),
+    );
+  });
+});
+
+describe('configuration', () => {
+  test('the functions get the same environment variables on AWS as locally, and it is a valid configuration', () => {
+    for (const name of FUNCTIONS) expect(Object.keys(env(name)).sort()).toEqual(Object.keys(local.provider.environment ?? {}).sort());
+    expect(() => readEnv(settingsEnv())).not.toThrow();
+  });
+
+  test('the stack outputs what `sluice` and a sending service need', () => {
+    const outputs = Object.fromEntries(Object.entries(template.Outputs ?? {}).map(([k, v]) => [k, refName(v.Value)]));
+    expect(outputs).toMatchObject({
+      TableName: 'Ref SluiceTable',
+      JobQueueUrl: 'Ref JobQueue',
+      JobQueueArn: 'JobQueue',
+      DeadLetterQueueUrl: 'Ref DeadLetterQueue',
+      AlarmTopicArn: 'Ref AlarmTopic',
+      DashboardName: 'Ref Dashboard',
+    });
+  });
+});
+
+describe('bundles', () => {
+  const bundle = async (name: FunctionName) => {
+    const entries = readZip(await readFile(path.join(OUT, `${name}.zip`)));
+    return {
+      entries,
+      source:
+        entries
+          .find((e) => e.name === `functions/${name}.js`)
+          ?.data()
+          .toString('utf8') ?? '',
+    };
+  };
+
+  test('one small, self-contained file per function (sizes printed)', async () => {
+    const rows: string[] = [];
+    for (const name of FUNCTIONS) {
+      const zipBytes = (await stat(path.join(OUT, `${name}.zip`))).size;
+      const { entries, source } = await bundle(name);
+      expect(entries.map((e) => e.name)).toEqual([`functions/${name}.js`]);
+      expect(fn(name).Handler).toBe(`functions/${name}.handler`);
+      rows.push(
+        `${name.padEnd(10)} zip ${(zipBytes / 1024).toFixed(0).padStart(5)} KB   unzipped ${(entries[0]!.size / 1024).toFixed(0).padStart(5)} KB`,
+      );
+      // Budget: the Lambda limit is 50 MB zipped; Sluice's bundles are well under 1 MB with the SDK inside.
+      expect(zipBytes).toBeLessThan(1024 * 1024);
+      // Only Node's own modules are required at run time: the SDK, Powertools and zod are all inside.
+      // (Not counting `[require("@aws-sdk/signature-v4-crt");]`, which is text in one of the SDK's error messages.)
+      const required = [...new Set([...source.matchAll(/(?<!\[)require\("([^"]+)"\)/g)].map((m) => m[1]!))];
+      expect(required.filter((m) => !m.startsWith('node:') && !builtinModules.includes(m))).toEqual([]);
+      // Class names survive minification (errors name themselves by class).
+      expect(source.includes('"TransientStartError"')).toBe(true);
+    }
+    console.log(`bundles (stage ${STAGE}):\n${rows.join('\n')}`);
+  });
+
+  test('each bundle loads with no node_modules around it; the releaser handles an event and logs and counts it as deployed', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-bundle-'));
+    try {
+      for (const name of FUNCTIONS) await writeFile(path.join(dir, `${name}.js`), (await bundle(name)).source);
+      await writeFile(path.join(dir, 'run.js'), RUNNER);
+      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'reconciler.js', 'releaser.js', 'run.js']);
+      const variables = Object.fromEntries(
+        Object.entries(env('releaser')).map(([k, v]) => [
+          k,
+          typeof v === 'string' ? v : `https://sqs.us-east-1.amazonaws.com/123456789012/${refName(v)}`,
+        ]),
+      );
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, ['run.js'], {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH,
+          AWS_REGION: 'us-east-1',
+          AWS_ACCESS_KEY_ID: 'none',
+          AWS_SECRET_ACCESS_KEY: 'none',
+          AWS_LAMBDA_FUNCTION_NAME: 'sluice-dev-releaser',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          ...variables,
+        },
+      });
+      // Powertools writes warnings and errors to stderr; in Lambda both streams go to the function's log group.
+      const lines = `${stdout}\n${stderr}`
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler'] });
+      // Structured JSON logs.
+      const log = lines.find((l) => l.message === 'malformed completion event dropped');
+      expect(log).toMatchObject({
+        level: 'ERROR',
+        service: env('releaser').POWERTOOLS_SERVICE_NAME,
+        function_name: 'sluice-dev-releaser',
+        eventId: 'e-1',
+      });
+      // EMF in the namespace, with the dimensions, that the alarms read.
+      const emf = lines.find((l) => l._aws) as {
+        _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> };
+        service: string;
+      };
+      expect(emf._aws.CloudWatchMetrics[0]).toMatchObject({
+        Namespace: alarm('OverdueLeasesAlarm').Namespace,
+        Dimensions: [['service']],
+        Metrics: [{ Name: MetricName.IgnoredEvents }],
+      });
+      expect(emf.service).toBe(dims('OverdueLeasesAlarm').service);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+
+  const alarm = (id: string) => props(id);
+  const dims = (id: string) =>
+    Object.fromEntries((props(id).Dimensions as Array<{ Name: string; Value: unknown }>).map((d) => [d.Name, refName(d.Value)]));
+});
+
+/** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
+const RUNNER = `
+const loaded = [];
+for (const name of ['acquirer', 'releaser', 'reconciler']) {
+  const mod = require('./' + name + '.js');
+  if (typeof mod.handler !== 'function') throw new Error(name + ' exports no handler');
+  loaded.push(name);
+}
+console.log(JSON.stringify({ loaded }));
+const context = { functionName: 'sluice-dev-releaser', functionVersion: '$LATEST', memoryLimitInMB: '256', awsRequestId: 'r-1',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:sluice-dev-releaser', getRemainingTimeInMillis: () => 30000 };
+require('./releaser.js').handler({ id: 'e-1', source: 'aws.glue', 'detail-type': 'Glue Job State Change', detail: { state: 'FAILED' } }, context)
+  .then(() => process.exit(0), (error) => { console.error(error); process.exit(1); });
+`;
+
+/** IAM actions of the SDK commands a source tree sends: `new XCommand(` in files importing an AWS SDK client. */
+async function sdkCallsIn(dir: string): Promise<string[]> {
+  const PREFIX: Record<string, string> = {
+    'client-appflow': 'appflow',
+    'client-glue': 'glue',
+    'client-sqs': 'sqs',
+    'client-dynamodb': 'dynamodb',
+    'lib-dynamodb': 'dynamodb',
+  };
+  // lib-dynamodb's document commands are DynamoDB's item operations.
+  const DOCUMENT: Record<string, string> = {
+    Get: 'GetItem',
+    Put: 'PutItem',
+    Update: 'UpdateItem',
+    Delete: 'DeleteItem',
+    Query: 'Query',
+    Scan: 'Scan',
+    BatchGet: 'BatchGetItem',
+    BatchWrite: 'BatchWriteItem',
+    TransactWrite: 'TransactWriteItems',
+    TransactGet: 'TransactGetItems',
+  };
+  const actions = new Set<string>();
+  const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'));
+  for (const file of files) {
+    const source = await readFile(path.join(dir, file), 'utf8');
+    if (!/new \w+Command\(/.test(source)) continue;
+    const packages = [...source.matchAll(/from '@aws-sdk\/([a-z-]+)'/g)].map((m) => m[1]!).filter((p) => PREFIX[p]);
+    if (packages.length === 0) continue;
+    const prefixes = new Set(packages.map((p) => PREFIX[p]!));
+    if (prefixes.size > 1) throw new Error(`${file} uses several AWS services; split it or teach this test`);
+    const [prefix] = [...prefixes];
+    const documentClient = packages.includes('lib-dynamodb');
+    for (const m of source.matchAll(/new (\w+)Command\(/g)) {
+      const name = m[1]!;
+      actions.add(`${prefix}:${documentClient && DOCUMENT[name] ? DOCUMENT[name] : name}`);
+    }
+  }
+  return [...actions].sort();
+}

@@ -1,0 +1,52 @@
+import type { LocalStack } from '../../shared/local/stack';
+import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
+import { enqueue } from '../support/testStack';
+import { waitFor } from '../support/waitFor';
+import { jobsFor, startFaultStack } from './workload';
+
+/**
+ * The acquirer dies mid-job (the Lambda times out, runs out of memory, is killed): its message is not deleted and
+ * comes back after the visibility timeout (4 s locally); the reconciler re-sends jobs stuck in `starting` after the
+ * start grace (3 s locally). The job holds its slot throughout, so the pool never over-admits, and the resumed start
+ * finds the run a dead acquirer started instead of starting a second (AppFlow client token, Glue job-id argument).
+ */
+const POOLS = { crashacq: 2, crashstart: 2 };
+
+let stack: LocalStack;
+beforeAll(async () => {
+  stack = await startFaultStack(POOLS);
+}, 60_000);
+afterAll(() => stack?.stop());
+
+test('a crash after the slot is taken and before the run starts: the job is resumed and runs once', async () => {
+  stack.faults.crashAfterAcquire(2);
+  const ids = await enqueue(stack, jobsFor('crashacq', 6, () => 400));
+
+  await expectEveryJobRanOnce(stack, { pool: 'crashacq', limit: POOLS.crashacq, ids, timeoutMs: 40_000 });
+
+  // Both crashes happened, and no start call was made for them (the crash is before the call).
+  const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('crashacq--'));
+  expect(calls.filter((c) => c.ok)).toHaveLength(6);
+}, 60_000);
+
+test('a crash after the run started and before it was recorded: the resumed start finds that run, no second one', async () => {
+  // The first AppFlow job and the first Glue job crash after their start call. Their runs outlast the recovery, so
+  // their completion events find the run recorded; short runs are in crashes.slow.test.ts.
+  stack.faults.crashAfterStart(2);
+  const first = jobsFor('crashstart', 2, () => 6_000);
+  await enqueue(stack, first);
+  await waitFor('both first runs to have started', () => runsOf(stack, first.map((s) => s.id)).size === 2, 10_000, 10);
+  const rest = jobsFor('crashstart', 4, () => 300, 2);
+  await enqueue(stack, rest);
+
+  const ids = [...first, ...rest].map((s) => s.id);
+  await expectEveryJobRanOnce(stack, { pool: 'crashstart', limit: POOLS.crashstart, ids, timeoutMs: 40_000 });
+
+  // Each crashed job's start was asked for again and answered with the first run (no second run, see above).
+  const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('crashstart--'));
+  for (const spec of first) {
+    const mine = calls.filter((c) => c.name === (spec.kind === 'appflow' ? spec.flowName : spec.jobName));
+    if (spec.kind === 'appflow') expect(mine.map((c) => c.idempotentReplay ?? false)).toEqual([false, true]);
+    else expect(mine).toHaveLength(1); // Glue: the resumed start found the run by its job-id argument and made no call
+  }
+}, 60_000);

@@ -1,0 +1,188 @@
+import type { LocalStack } from '../../shared/local/stack';
+import type { SimRun } from '../../shared/local/simulators';
+import { container } from '../../shared/runtime/container';
+import { deadLettered, expectEveryJobRanOnce, jobRecord, runsOf, waitForRunning } from '../support/invariants';
+import { pauseReconciler, scanTable, setMaxReceiveCount } from '../support/probes';
+import { enqueue, jobState, queueDepth, startTestStack, waitForJobsDone } from '../support/testStack';
+import { waitFor } from '../support/waitFor';
+
+/**
+ * A job's life through the whole local stack: waiting, pool limits changed at run time, start failures. Each test has
+ * its own pools; names start with "<pool>--" so the simulator counts runs per pool, and "--<n>ms" sets a duration.
+ */
+const POOLS = { wait1: 1, lower: 4, raise: 1, indepA: 1, indepB: 3, throttle: 1, permfail: 1 };
+const group = (_kind: string, name: string) => name.split('--')[0]!;
+
+let stack: LocalStack;
+beforeAll(async () => {
+  stack = await startTestStack({
+    env: { POOLS: JSON.stringify(POOLS), POWERTOOLS_LOG_LEVEL: process.env.SLUICE_DEBUG === '1' ? 'DEBUG' : 'SILENT' },
+    simulator: { group, durationMs: (_kind, name) => Number(/--(\d+)ms/.exec(name)?.[1] ?? 150) },
+  });
+}, 60_000);
+afterAll(() => stack?.stop());
+afterEach(() => stack.simulator.clearFaults());
+
+function jobs(pool: string, count: number, durationMs: (i: number) => number, kinds: 'mixed' | 'appflow' = 'mixed') {
+  return Array.from({ length: count }, (_, i) =>
+    kinds === 'mixed' && i % 3 === 2
+      ? { kind: 'glue', pool, id: `${pool}-${i}`, jobName: `${pool}--${i}--${durationMs(i)}ms` }
+      : { kind: 'appflow', pool, id: `${pool}-${i}`, flowName: `${pool}--${i}--${durationMs(i)}ms` },
+  );
+}
+
+const runsOfPool = (pool: string) => stack.simulator.runs().filter((r) => r.group === pool).sort((a, b) => a.startSeq - b.startSeq);
+
+/** Runs of the pool in progress just before `run` began, by the simulator's own order of starts and ends. */
+const inProgressAt = (pool: string, run: SimRun) =>
+  runsOfPool(pool).filter((r) => r !== run && r.startSeq < run.startSeq && (r.endSeq === undefined || r.endSeq > run.startSeq)).length;
+
+test('waiting loses nothing: 12 jobs through a pool of 1 with maxReceiveCount 1, none dead-lettered', async () => {
+  // A design that returns waiting jobs to the queue would see them received again and moved to the DLQ here.
+  await setMaxReceiveCount(stack, 1);
+  try {
+    const ids = await enqueue(stack, jobs('wait1', 12, (i) => 100 + (i % 4) * 40));
+
+    await expectEveryJobRanOnce(stack, { pool: 'wait1', limit: 1, ids, timeoutMs: 40_000 });
+
+    expect(await queueDepth(stack, stack.deadLetterUrl)).toBe(0);
+  } finally {
+    await setMaxReceiveCount(stack, 5);
+  }
+}, 60_000);
+
+describe('pool limits changed at run time', () => {
+  test('lowering a limit never touches running jobs and starts nothing new until fewer run than the new limit', async () => {
+    const ids = await enqueue(stack, jobs('lower', 8, (i) => 700 + i * 150));
+    const running = await waitForRunning(stack, 'lower', 4);
+
+    await container().poolAdmin.setLimit('lower', 2);
+
+    await expectEveryJobRanOnce(stack, { pool: 'lower', limit: 4, ids, timeoutMs: 40_000 });
+    // The four runs in progress when the limit fell went on to their planned end: none was stopped or cut short.
+    for (const run of running) {
+      const after = stack.simulator.runs().find((r) => r.executionId === run.executionId)!;
+      expect(after.outcome).toBe('succeeded');
+      expect(after.endedAt! - after.startedAt).toBeGreaterThanOrEqual(Number(/--(\d+)ms/.exec(after.name)![1]) - 5);
+    }
+    // Every later start found fewer runs in progress than the new limit, so the first came only after three ended.
+    const later = runsOfPool('lower').filter((r) => !running.some((x) => x.executionId === r.executionId));
+    expect(later).toHaveLength(4);
+    expect(Math.max(...later.map((r) => inProgressAt('lower', r)))).toBeLessThanOrEqual(1);
+    const thirdEnd = running.map((r) => stack.simulator.runs().find((x) => x.executionId === r.executionId)!.endSeq!).sort((a, b) => a - b)[2]!;
+    expect(later[0]!.startSeq).toBeGreaterThan(thirdEnd);
+    expect(stack.simulator.concurrencyTimeline('lower').filter((p) => p.t >= later[0]!.startedAt).every((p) => p.inProgress <= 2)).toBe(true);
+  }, 60_000);
+
+  test('raising a limit lets waiting jobs in at once, without waiting for a run to end or the reconciler', async () => {
+    const resume = pauseReconciler();
+    try {
+      const ids = await enqueue(stack, jobs('raise', 5, () => 2500, 'appflow'));
+      const [first] = await waitForRunning(stack, 'raise', 1);
+      await waitFor('four jobs to wait', async () => (await container().poolAdmin.list()).find((p) => p.name === 'raise')?.waiting === 4, 10_000);
+
+      const raisedAt = Date.now();
+      await container().poolAdmin.setLimit('raise', 4);
+      const running = await waitForRunning(stack, 'raise', 4, 2_000);
+
+      // Three more runs began before the first one ended: only the raise can have let them in.
+      const started = running.filter((r) => r.executionId !== first!.executionId);
+      expect(started).toHaveLength(3);
+      for (const run of started) expect(run.startCallAt - raisedAt).toBeLessThan(1_000);
+      expect(stack.simulator.runs().find((r) => r.executionId === first!.executionId)!.endedAt).toBeUndefined();
+      resume();
+      await expectEveryJobRanOnce(stack, { pool: 'raise', limit: 4, ids, timeoutMs: 30_000 });
+    } finally {
+      resume();
+    }
+  }, 60_000);
+
+  test('two pools are independent: a full pool does not hold back another', async () => {
+    const slow = jobs('indepA', 3, () => 1500);
+    const fast = jobs('indepB', 6, () => 250);
+    const ids = await enqueue(stack, [...slow, ...fast]);
+
+    await expectEveryJobRanOnce(stack, { pool: 'indepB', limit: 3, ids: fast.map((j) => j.id) });
+    await expectEveryJobRanOnce(stack, { pool: 'indepA', limit: 1, ids: slow.map((j) => j.id), timeoutMs: 30_000 });
+
+    expect(ids).toHaveLength(9);
+    expect(stack.simulator.maxObservedConcurrency('indepA')).toBe(1);
+    expect(stack.simulator.maxObservedConcurrency('indepB')).toBe(3);
+    // All of pool B ran while pool A's first job was still running and its other two waited.
+    const firstSlowEnd = Math.min(...runsOfPool('indepA').map((r) => r.endSeq!));
+    expect(Math.max(...runsOfPool('indepB').map((r) => r.endSeq!))).toBeLessThan(firstSlowEnd);
+  }, 60_000);
+});
+
+describe('start failures', () => {
+  test('throttled starts free the slot and are retried later, until each job runs once', async () => {
+    // Without the reconciler, only the acquirer's own hand-off can pass the slot on.
+    const resume = pauseReconciler();
+    try {
+      stack.simulator.setFaults({ appflow: { throttleStarts: 3 } });
+      const ids = await enqueue(stack, jobs('throttle', 3, () => 300, 'appflow'));
+
+      await waitForJobsDone(stack, ids, 30_000);
+      resume();
+      await expectEveryJobRanOnce(stack, { pool: 'throttle', limit: 1, ids });
+
+      const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('throttle--'));
+      const throttled = calls.filter((c) => c.error === 'ThrottlingException');
+      expect(throttled).toHaveLength(3);
+      // The first throttled job gave its slot up: the next start call was for another job, not a retry of it.
+      expect(calls[1]!.clientToken).not.toBe(calls[0]!.clientToken);
+      // Each throttled job tried again only after a backoff of at least RETRY_BASE_SECONDS (1 s locally).
+      for (const call of throttled) {
+        const next = calls.find((c) => c.clientToken === call.clientToken && c.at > call.at)!;
+        expect(next.at - call.at).toBeGreaterThanOrEqual(950);
+      }
+      for (const id of ids) {
+        const record = await jobRecord(stack, id);
+        const throttles = throttled.filter((c) => c.clientToken === `sluice-${id}`).length;
+        expect(record?.attempts).toBe(throttles + 1);
+      }
+    } finally {
+      resume();
+    }
+  }, 60_000);
+
+  test('a permanent start error dead-letters the job with its reason and frees the slot for the next job', async () => {
+    const resume = pauseReconciler();
+    try {
+      stack.simulator.setFaults({ appflow: { failStarts: { count: 1, error: 'ResourceNotFoundException', message: 'Flow does not exist' } } });
+      const ids = await enqueue(stack, jobs('permfail', 2, () => 300, 'appflow'));
+
+      const states = await waitForJobsDone(stack, ids, 20_000);
+
+      const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('permfail--'));
+      const failedId = calls[0]!.clientToken!.replace(/^sluice-/, '');
+      const otherId = ids.find((id) => id !== failedId)!;
+      expect(calls[0]!.error).toBe('ResourceNotFoundException');
+      expect(states).toEqual({ [failedId]: 'dead', [otherId]: 'succeeded' });
+      // The slot went straight to the other job (the reconciler is paused): no waiting for a safety net.
+      const next = calls.find((c) => c.clientToken === `sluice-${otherId}`)!;
+      expect(next.ok).toBe(true);
+      expect(next.at - calls[0]!.respondedAt).toBeLessThan(1_500);
+      expect(runsOf(stack, [failedId]).get(failedId)).toBeUndefined();
+      expect(await waitFor('the dead letter', async () => ((await deadLettered(stack, [failedId])) as Array<{ reason: string }>)[0])).toEqual({
+        jobId: failedId,
+        reason: expect.stringMatching(/ResourceNotFoundException/),
+      });
+      resume();
+      await expectEveryJobRanOnce(stack, { pool: 'permfail', limit: 1, ids: [otherId] });
+    } finally {
+      resume();
+    }
+  }, 60_000);
+
+  test('a job for an unknown pool goes to the dead-letter queue with its reason, and runs nowhere', async () => {
+    const [id] = await enqueue(stack, [{ kind: 'appflow', pool: 'nowhere', id: 'nowhere-1', flowName: 'nowhere--x' }]);
+
+    const dead = await waitFor('the dead letter', async () => (await deadLettered(stack, [id!]))[0], 10_000);
+
+    expect(dead.reason).toMatch(/unknown pool 'nowhere'/);
+    expect(await jobState(stack, id!)).toBe('dead');
+    expect(stack.simulator.startCalls().filter((c) => c.name.startsWith('nowhere--'))).toEqual([]);
+    expect((await scanTable(stack)).filter((item) => String(item.pk).startsWith('POOL#nowhere'))).toEqual([]);
+  }, 30_000);
+});

@@ -1,0 +1,105 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { LocalStack } from '../../shared/local/stack';
+import type { SimRun } from '../../shared/local/simulators';
+import { reconcilePeriodMs, waitForPoolIdle } from './probes';
+import { drainQueue, runsPerJob, testClients, waitForJobsDone } from './testStack';
+import { waitFor } from './waitFor';
+
+/** Time the reconciler itself may take on top of its period (a run of it reads and writes a few items per slot). */
+export const RECONCILE_MARGIN_MS = 1_500;
+
+export interface JobItem {
+  jobId: string;
+  state: string;
+  executionId?: string;
+  startedAt?: number;
+  endedAt?: number;
+  attempts?: number;
+  lastError?: string;
+}
+
+/** The job's ledger record, read with the test's own client. */
+export async function jobRecord(stack: LocalStack, jobId: string): Promise<JobItem | undefined> {
+  const { Item } = await testClients(stack).doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${jobId}`, sk: 'JOB' }, ConsistentRead: true }));
+  return Item as JobItem | undefined;
+}
+
+/** The simulator's runs of these jobs (by AppFlow client token or the Glue job-id argument). */
+export function runsOf(stack: LocalStack, ids: readonly string[]): Map<string, SimRun[]> {
+  const wanted = new Set(ids);
+  const out = new Map<string, SimRun[]>();
+  for (const run of stack.simulator.runs()) {
+    const id = run.clientToken?.replace(/^sluice-/, '') ?? run.args['--sluice-job-id'];
+    if (id === undefined || !wanted.has(id)) continue;
+    out.set(id, [...(out.get(id) ?? []), run]);
+  }
+  return out;
+}
+
+export interface Workload {
+  pool: string;
+  limit: number;
+  ids: string[];
+  /** For the jobs to reach a terminal state (default 30 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * What Sluice guarantees for a workload, whatever went wrong on the way:
+ * - every job ends exactly once: one run per job id at the simulator, the ledger in `succeeded` with that run's id;
+ * - the simulator never had more runs of the pool in progress than its limit;
+ * - no slot is held one reconcile period after the last run ended (or, for a run Sluice learnt of only later, after
+ *   it recorded the run: the ledger's startedAt);
+ * - none of the jobs is in the dead-letter queue.
+ */
+export async function expectEveryJobRanOnce(stack: LocalStack, { pool, limit, ids, timeoutMs = 30_000 }: Workload): Promise<void> {
+  const states = await waitForJobsDone(stack, ids, timeoutMs);
+  expect(states).toEqual(Object.fromEntries(ids.map((id) => [id, 'succeeded'])));
+
+  const perJob = runsPerJob(stack);
+  expect(Object.fromEntries(ids.map((id) => [id, perJob.get(id) ?? 0]))).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
+  const runs = runsOf(stack, ids);
+  const records = await Promise.all(ids.map((id) => jobRecord(stack, id)));
+  expect(records.map((r) => [r?.jobId, r?.executionId])).toEqual(ids.map((id) => [id, runs.get(id)?.[0]?.executionId]));
+
+  expect(stack.simulator.maxObservedConcurrency(pool)).toBeLessThanOrEqual(limit);
+
+  // Succeeded in the ledger means the run ended (its event or the job API said so).
+  const ends = ids.map((id) => runs.get(id)![0]!.endedAt);
+  expect(ends.every((t) => t !== undefined)).toBe(true);
+  const settledAt = Math.max(...(ends as number[]), ...records.map((r) => r?.startedAt ?? 0));
+  await waitForPoolIdle(stack, pool, settledAt + reconcilePeriodMs(stack) + RECONCILE_MARGIN_MS);
+
+  expect(await deadLettered(stack, ids)).toEqual([]);
+}
+
+/** Dead-lettered messages about these jobs (by the `sluice-jobId` attribute or the id in the body). Drains the DLQ. */
+export async function deadLettered(stack: LocalStack, ids: readonly string[]): Promise<Array<{ jobId: string; reason: string }>> {
+  const wanted = new Set(ids);
+  const out: Array<{ jobId: string; reason: string }> = [];
+  for (const message of await drainQueue(stack, stack.deadLetterUrl)) {
+    let jobId = message.attributes['sluice-jobId'];
+    if (jobId === undefined) {
+      try {
+        jobId = (JSON.parse(message.body) as { id?: string }).id;
+      } catch {
+        continue;
+      }
+    }
+    if (jobId !== undefined && wanted.has(jobId)) out.push({ jobId, reason: message.attributes['sluice-reason'] ?? '(no reason: redriven by SQS)' });
+  }
+  return out;
+}
+
+/** Waits until the simulator has `count` runs of `group` in progress at once, now. */
+export async function waitForRunning(stack: LocalStack, group: string, count: number, timeoutMs = 10_000): Promise<SimRun[]> {
+  return waitFor(
+    `${count} runs of ${group} in progress`,
+    () => {
+      const running = stack.simulator.runs().filter((r) => r.group === group && r.endedAt === undefined);
+      return running.length === count ? running : undefined;
+    },
+    timeoutMs,
+    10,
+  );
+}

@@ -1,0 +1,74 @@
+import { parseArgs, UsageError } from '../../../shared/cli/args';
+
+describe('parseArgs', () => {
+  test.each([
+    [['pool', 'list'], { name: 'pool-list' }],
+    [['pool', 'set-limit', 'etl', '4'], { name: 'pool-set-limit', pool: 'etl', limit: 4 }],
+    [['pool', 'set-limit', 'etl', '0'], { name: 'pool-set-limit', pool: 'etl', limit: 0 }],
+    [['pool', 'set-limit', 'etl', '1000'], { name: 'pool-set-limit', pool: 'etl', limit: 1000 }],
+    [['enqueue', 'jobs.jsonl'], { name: 'enqueue', file: 'jobs.jsonl' }],
+    [['enqueue', '-'], { name: 'enqueue', file: '-' }],
+    [[], { name: 'help' }],
+    [['help'], { name: 'help' }],
+    [['pool', 'list', '--help'], { name: 'help' }],
+    [['-h'], { name: 'help' }],
+  ])('%j is %j', (argv, command) => {
+    expect(parseArgs(argv).command).toEqual(command);
+  });
+
+  test('options come before or after the command, as --flag value or --flag=value', () => {
+    const { command, options } = parseArgs([
+      '--table',
+      'sluice-dev',
+      'pool',
+      'set-limit',
+      'etl',
+      '2',
+      '--queue-url=https://q/1',
+      '--json',
+      '--region',
+      'eu-west-1',
+    ]);
+    expect(command).toEqual({ name: 'pool-set-limit', pool: 'etl', limit: 2 });
+    expect(options).toEqual({
+      table: 'sluice-dev',
+      queueUrl: 'https://q/1',
+      dlqUrl: undefined,
+      stage: undefined,
+      region: 'eu-west-1',
+      json: true,
+    });
+  });
+
+  test('--stage and --dlq-url are read', () => {
+    expect(parseArgs(['pool', 'list', '--stage', 'prod', '--dlq-url', 'https://d']).options).toMatchObject({
+      stage: 'prod',
+      dlqUrl: 'https://d',
+      json: false,
+    });
+  });
+
+  test.each([
+    [['pool', 'set-limit', 'etl', '-1'], /whole number from 0 to 1000, got '-1'/],
+    [['pool', 'set-limit', 'etl', '1001'], /from 0 to 1000, got '1001'/],
+    [['pool', 'set-limit', 'etl', '2.5'], /whole number/],
+    [['pool', 'set-limit', 'etl', 'four'], /whole number/],
+    [['pool', 'set-limit', 'etl', ''], /whole number/],
+    [['pool', 'set-limit', 'etl'], /usage: sluice pool set-limit POOL N/],
+    [['pool', 'set-limit', 'etl', '2', '3'], /usage: sluice pool set-limit POOL N/],
+    [['pool', 'set-limit', 'bad pool', '2'], /bad pool name 'bad pool'/],
+    [['pool', 'set-limit', '-x', '2'], /Unknown option|bad pool name/],
+    [['pool'], /needs a subcommand/],
+    [['pool', 'delete'], /unknown pool subcommand 'delete'/],
+    [['pool', 'list', 'extra'], /usage: sluice pool list/],
+    [['enqueue'], /usage: sluice enqueue FILE \(got no arguments\)/],
+    [['enqueue', 'a', 'b'], /usage: sluice enqueue FILE/],
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['pool', 'list', '--tabel', 'x'], /Unknown option '--tabel'/],
+    [['pool', 'list', '--table'], /argument missing|--table/],
+    [['pool', 'list', '--table', ''], /--table needs a value/],
+  ])('%j is a usage error (%s)', (argv, message) => {
+    expect(() => parseArgs(argv)).toThrow(UsageError);
+    expect(() => parseArgs(argv)).toThrow(message);
+  });
+});

@@ -1,0 +1,75 @@
+import { type CliIo, main } from '../../../shared/cli/main';
+
+function io(files: Record<string, string> = {}, env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const cli: CliIo = {
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    env,
+    readInput: async (file) => {
+      if (!(file in files)) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });
+      return files[file]!;
+    },
+  };
+  return { cli, out, err };
+}
+
+/** These paths must fail before any AWS client exists. */
+const noClients = () => {
+  throw new Error('no AWS client may be made here');
+};
+
+describe('main without AWS', () => {
+  test('--help prints the usage and exits 0', async () => {
+    const { cli, out, err } = io();
+    expect(await main(['--help'], cli, noClients)).toBe(0);
+    expect(out.join('\n')).toMatch(/^Usage: sluice <command>/);
+    expect(out.join('\n')).toContain('pool set-limit POOL N');
+    expect(err).toEqual([]);
+  });
+
+  test('a usage error exits 2 with the reason and a pointer to --help', async () => {
+    const { cli, out, err } = io();
+    expect(await main(['pool', 'set-limit', 'etl', 'many'], cli, noClients)).toBe(2);
+    expect(out).toEqual([]);
+    expect(err.join('\n')).toMatch(/limit must be a whole number.*\n.*sluice --help/s);
+  });
+
+  test('a missing file fails (exit 1) before any AWS call', async () => {
+    const { cli, err } = io();
+    expect(await main(['enqueue', 'nope.jsonl', '--queue-url', 'https://q'], cli, noClients)).toBe(1);
+    expect(err.join('\n')).toMatch(/^sluice: ENOENT: no such file/);
+  });
+
+  test('a malformed JSONL line fails (exit 1) before any AWS call, naming the line', async () => {
+    const { cli, err } = io({ 'jobs.jsonl': '{"kind":"glue","jobName":"a"}\n{oops\n' });
+    expect(await main(['enqueue', 'jobs.jsonl', '--queue-url', 'https://q'], cli, noClients)).toBe(1);
+    expect(err.join('\n')).toContain('line 2 is not JSON');
+  });
+
+  test('no table, no stage: exit 2 saying what to give', async () => {
+    const { cli, err } = io();
+    const clients = () => ({ sqs: {} as never, doc: {} as never, close() {} });
+    expect(await main(['pool', 'list'], cli, clients)).toBe(2);
+    expect(err.join('\n')).toBe('sluice: which Sluice? give --table NAME (or SLUICE_TABLE), or --stage STAGE');
+  });
+
+  test('an AWS error is one line with its name and a hint, exit 1, and the clients are closed', async () => {
+    const { cli, err } = io();
+    let closed = false;
+    const failing = Object.assign(new Error('Requested resource not found'), { name: 'ResourceNotFoundException' });
+    const clients = () => ({ sqs: {} as never, doc: { send: () => Promise.reject(failing) } as never, close: () => void (closed = true) });
+    expect(await main(['pool', 'list', '--table', 'sluice-nope'], cli, clients)).toBe(1);
+    expect(err).toEqual([
+      'sluice: ResourceNotFoundException: Requested resource not found (is the table name or stage right, and the region?)',
+    ]);
+    expect(closed).toBe(true);
+  });
+});
+
+test('an empty file sends nothing and makes no AWS call', async () => {
+  const { cli, out } = io({ 'empty.jsonl': '\n\n' });
+  expect(await main(['enqueue', 'empty.jsonl'], cli, noClients)).toBe(0);
+  expect(out).toEqual(['no job specs in empty.jsonl: nothing sent']);
+});
