@@ -9,7 +9,7 @@ import { provision, functionEnvironment, type ResourceRefs } from './infra/provi
 import { countRequests, RequestCounter } from './infra/requestCounter';
 import { rateToMs } from './infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
-import { createLambdaContext, type SqsPoller, startSqsPoller } from './poller';
+import { createLambdaContext, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
 import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
 
 export interface LocalStackOptions {
@@ -30,6 +30,8 @@ export interface LocalStackOptions {
   /** Overrides serverless.yml's custom.local.timeScale. */
   timeScale?: number;
   onHandlerError?: (functionName: string, error: unknown) => void;
+  /** Errors of the SQS poller itself (a failed receive or delete); without it they are printed. */
+  onPollerError?: (error: unknown, source: PollerErrorSource) => void;
   /** Restarts emulators this stack did not start (given by `endpoints`), for faults.restartEmulators. */
   emulatorControl?: { restart(which: EmulatorName, options?: EmulatorRestart): Promise<unknown> };
 }
@@ -164,6 +166,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           functionName: `sluice-local-${name}`,
           functionTimeoutMs: (definition.functions[name]!.timeout ?? 6) * 1000,
           handler: (e: SQSEvent, context: Context) => invoke(name, e, context) as never,
+          ...(options.onPollerError && { onError: options.onPollerError }),
         });
       } else if ('schedule' in event && options.schedules !== false) {
         const rate = typeof event.schedule === 'string' ? event.schedule : (event.schedule as { rate: string }).rate;

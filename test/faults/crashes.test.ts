@@ -1,5 +1,6 @@
 import type { LocalStack } from '../../shared/local/stack';
 import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
+import { type DeliveryWatch, watchDeliveries } from '../support/probes';
 import { enqueue } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
 import { jobsFor, startFaultStack } from './workload';
@@ -13,10 +14,18 @@ import { jobsFor, startFaultStack } from './workload';
 const POOLS = { crashacq: 2, crashstart: 2 };
 
 let stack: LocalStack;
+let deliveries: DeliveryWatch;
 beforeAll(async () => {
   stack = await startFaultStack(POOLS);
 }, 60_000);
 afterAll(() => stack?.stop());
+beforeEach(() => {
+  deliveries = watchDeliveries();
+});
+afterEach(() => deliveries.stop());
+
+/** Messages the acquirer failed because of an injected crash (each comes back after the visibility timeout). */
+const crashes = () => deliveries.errors().filter((e) => String(e).includes('fault injection')).length;
 
 test('a crash after the slot is taken and before the run starts: the job is resumed and runs once', async () => {
   stack.faults.crashAfterAcquire(2);
@@ -24,7 +33,8 @@ test('a crash after the slot is taken and before the run starts: the job is resu
 
   await expectEveryJobRanOnce(stack, { pool: 'crashacq', limit: POOLS.crashacq, ids, timeoutMs: 40_000 });
 
-  // Both crashes happened, and no start call was made for them (the crash is before the call).
+  // Both crashes happened (before any start call: one successful call per job).
+  expect(crashes()).toBe(2);
   const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('crashacq--'));
   expect(calls.filter((c) => c.ok)).toHaveLength(6);
 }, 60_000);
@@ -43,6 +53,7 @@ test('a crash after the run started and before it was recorded: the resumed star
   await expectEveryJobRanOnce(stack, { pool: 'crashstart', limit: POOLS.crashstart, ids, timeoutMs: 40_000 });
 
   // Each crashed job's start was asked for again and answered with the first run (no second run, see above).
+  expect(crashes()).toBe(2);
   const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('crashstart--'));
   for (const spec of first) {
     const mine = calls.filter((c) => c.name === (spec.kind === 'appflow' ? spec.flowName : spec.jobName));

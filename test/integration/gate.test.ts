@@ -79,8 +79,10 @@ test('requests per job do not grow with the number of jobs waiting behind it', a
   const few = await countFor('small', 8);
   const many = await countFor('large', 32);
   // A polling design would spend requests on every waiting job at every poll, growing with the backlog.
-  expect(many / few).toBeLessThan(1.1);
-  expect(many / few).toBeGreaterThan(0.9);
+  // +-20%: racing releasers re-send reserved waiters (see the closing note), which adds noise under CI load; a
+  // polling design grows linearly with the backlog (4x here). The bench measures flatness precisely.
+  expect(many / few).toBeLessThan(1.2);
+  expect(many / few).toBeGreaterThan(0.8);
 }, 90_000);
 
 test('a lost wake-up does not strand the waiting job: the reconciler sends it again', async () => {

@@ -31,6 +31,8 @@ export async function setMaxReceiveCount(stack: LocalStack, maxReceiveCount: num
 export interface DeliveryWatch {
   /** How often the stack's acquirer was handed the SQS message with this id. */
   count(messageId: string): number;
+  /** The errors the acquirer failed messages with (the message then comes back after the visibility timeout). */
+  errors(): unknown[];
   stop(): void;
 }
 
@@ -41,14 +43,21 @@ export interface DeliveryWatch {
  */
 export function watchDeliveries(): DeliveryWatch {
   const counts = new Map<string, number>();
+  const errors: unknown[] = [];
   const { acquirer } = container();
   const process = acquirer.process;
-  acquirer.process = (message) => {
+  acquirer.process = async (message) => {
     counts.set(message.messageId, (counts.get(message.messageId) ?? 0) + 1);
-    return process.call(acquirer, message);
+    try {
+      return await process.call(acquirer, message);
+    } catch (error) {
+      errors.push(error);
+      throw error;
+    }
   };
   return {
     count: (id) => counts.get(id) ?? 0,
+    errors: () => [...errors],
     stop: () => {
       acquirer.process = process;
     },

@@ -56,7 +56,15 @@ export function costPerMillionJobs(perJob: RequestsPerJob, reconcilerRun: Reconc
   const dynamodbWrites = perJob.dynamodbWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits;
   const dynamodbReads = perJob.dynamodbReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits;
   const reconciler = reconcilerPerMillion(reconcilerRun, a);
-  return finish({ sqs, lambdaRequests, lambdaDuration, dynamodbWrites, dynamodbReads, reconciler, eventBridge: PRICES.eventBridgeServiceEvents });
+  return finish({
+    sqs,
+    lambdaRequests,
+    lambdaDuration,
+    dynamodbWrites,
+    dynamodbReads,
+    reconciler,
+    eventBridge: PRICES.eventBridgeServiceEvents,
+  });
 }
 
 /**
@@ -73,11 +81,15 @@ export function reconcilerPerMillion(r: ReconcilerResult | undefined, a: CostAss
   const fixedReads = (r.withoutHolders.dynamodbReads - 1) / pools + 1;
   const fixedWrites = r.withoutHolders.dynamodbWrites / pools;
   const perRunShared =
-    (fixedReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits + fixedWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits) / 1e6 +
+    (fixedReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits +
+      fixedWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits) /
+      1e6 +
     PRICES.lambdaPerMillionRequests / 1e6 +
     gbSeconds * PRICES.lambdaArmPerGbSecond;
   const perHolder =
-    (r.perHolder.dynamodbReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits + r.perHolder.dynamodbWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits) / 1e6;
+    (r.perHolder.dynamodbReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits +
+      r.perHolder.dynamodbWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits) /
+    1e6;
   return checks * (perHolder + perRunShared / Math.max(1, a.limit)) * 1e6;
 }
 

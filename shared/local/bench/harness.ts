@@ -31,6 +31,7 @@ export interface CountSnapshot {
   acquirer: number;
   releaser: number;
   reconciler: number;
+  emptyReceives: number;
 }
 
 /** Requests per job by service. `lambda` is invocations; `total` adds every column but the read/write split. */
@@ -44,6 +45,8 @@ export interface RequestsPerJob {
   total: number;
   /** Per operation, per job. */
   ops: Record<string, number>;
+  /** Empty receives of the job queue per job: an emulator artifact (see Tracer.emptyReceives), not in the totals. */
+  emptyReceives: number;
 }
 
 export const SERVICE_COLUMNS = ['sqs', 'dynamodb', 'jobApi', 'lambda'] as const;
@@ -56,6 +59,8 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
     const d = n - (from.ops[key] ?? 0);
     if (d > 0) ops[key] = d;
   }
+  const empty = to.emptyReceives - from.emptyReceives;
+  if (ops['sqs.ReceiveMessage'] !== undefined) ops['sqs.ReceiveMessage'] = Math.max(0, ops['sqs.ReceiveMessage'] - empty);
   const sum = (test: (key: string) => boolean) => Object.entries(ops).reduce((s, [k, n]) => (test(k) ? s + n : s), 0);
   const sqs = sum((k) => k.startsWith('sqs.'));
   const dynamodb = sum((k) => k.startsWith('dynamodb.'));
@@ -74,7 +79,12 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
     jobApi: r3(jobApi / j),
     lambda: r3(lambda / j),
     total: r3((sqs + dynamodb + jobApi + lambda) / j),
-    ops: Object.fromEntries(Object.entries(ops).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => [k, r3(n / j)])),
+    ops: Object.fromEntries(
+      Object.entries(ops)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, n]) => [k, r3(n / j)]),
+    ),
+    emptyReceives: r3(empty / j),
   };
 }
 
@@ -106,8 +116,14 @@ export interface Harness {
    * reconciler run (counted in `healed`): a slot whose completion event was ignored is only freed that way.
    */
   settle(pool: string, timeoutMs?: number): Promise<void>;
-  /** Reconciler runs `settle` needed, by pool. */
+  /** Reconciler runs `settle` and `waitEnded` needed, by pool. */
   healed: Map<string, number>;
+  /**
+   * Waits for `n` completions of a group, running the reconciler when nothing has completed for `stallMs` (a slot
+   * whose completion event was ignored is only freed that way; counted in `healed`). For waits with no periodic
+   * reconciler running.
+   */
+  waitEnded(group: string, n: number, pool: string, timeoutMs: number, stallMs?: number): Promise<void>;
   /** Runs the reconciler on its compressed schedule until the returned function is called. */
   reconcileEvery(periodMs: number): () => void;
   reconcileNow(): Promise<void>;
@@ -155,7 +171,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     .flatMap((f) => f.events ?? [])
     .map((e) => (e as { schedule?: string | { rate: string } }).schedule)
     .find((s) => s !== undefined);
-  const rate = typeof reconcilerRate === 'string' ? reconcilerRate : reconcilerRate?.rate ?? 'rate(2 minutes)';
+  const rate = typeof reconcilerRate === 'string' ? reconcilerRate : (reconcilerRate?.rate ?? 'rate(2 minutes)');
   const reconcilePeriodMs = Math.max(50, rateToMs(rate) * (stack.definition.custom?.local?.timeScale ?? 1));
 
   let reconcilerInvocations = 0;
@@ -202,9 +218,16 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       // In order, a few batches at a time: arrival order stays close to the workload's order.
       for (let i = 0; i < chunks.length; i += 4) {
         await Promise.all(
-          chunks.slice(i, i + 4).map((chunk) =>
-            own.sqs.send(new SendMessageBatchCommand({ QueueUrl: stack.queueUrl, Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })) })),
-          ),
+          chunks
+            .slice(i, i + 4)
+            .map((chunk) =>
+              own.sqs.send(
+                new SendMessageBatchCommand({
+                  QueueUrl: stack.queueUrl,
+                  Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })),
+                }),
+              ),
+            ),
         );
       }
     },
@@ -215,10 +238,13 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       acquirer: stack.poller.stats.invocations,
       releaser: tracer.releaserInvocations(),
       reconciler: reconcilerInvocations,
+      emptyReceives: tracer.emptyReceives,
     }),
     poolAdmin: () => container().poolAdmin,
     async getPool(pool) {
-      const { Item } = await own.doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }));
+      const { Item } = await own.doc.send(
+        new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }),
+      );
       return Item as never;
     },
     async countWaiters(pool) {
@@ -261,6 +287,21 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       }
     },
     healed: new Map(),
+    async waitEnded(group, n, pool, timeoutMs, stallMs = 2000) {
+      const deadline = Date.now() + timeoutMs;
+      while (tracer.endedCount(group) < n) {
+        const before = tracer.endedCount(group);
+        const wait = Math.min(stallMs, Math.max(1, deadline - Date.now()));
+        await tracer.waitEnded(group, Math.min(n, before + 1), wait).catch(() => undefined);
+        if (tracer.endedCount(group) >= n) return;
+        if (Date.now() >= deadline)
+          throw new Error(`timed out after ${timeoutMs} ms: ${tracer.endedCount(group)}/${n} runs of ${group} ended`);
+        if (tracer.endedCount(group) === before) {
+          harness.healed.set(pool, (harness.healed.get(pool) ?? 0) + 1);
+          await reconcileNow();
+        }
+      }
+    },
     reconcileEvery(periodMs) {
       const timer = setInterval(() => void reconcileNow(), periodMs);
       return () => clearInterval(timer);
@@ -286,4 +327,3 @@ export async function waitUntil(what: string, check: () => Promise<boolean> | bo
     await sleep(intervalMs);
   }
 }
-

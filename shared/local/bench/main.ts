@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -14,7 +15,7 @@ const USAGE = `npm run bench -- [options]
   --dynamodb-endpoint URL
   --in-process-emulators  start fauxqs and dynalite in this process (default: in a child process, a core of their own)
   --seed N                workload seed (default ${FULL.seed})
-  --limit N               pool limit for hand-off, utilization and requests (default ${FULL.limit})
+  --limit N               pool limit for hand-off, utilization and the overlapping requests window (default ${FULL.limit})
   --pollers N             parallel pollers of the acquirer's queue (default ${FULL.pollers}, the local stack's)
   --handoff-jobs N        jobs in the hand-off run (default ${FULL.handoff.jobs})
   --jobs N                jobs in the utilization run (default ${FULL.utilization.jobs})
@@ -53,7 +54,8 @@ async function spawnEmulators(): Promise<{ sqs: string; dynamodb: string; pid: n
 
 function numberList(value: string, flag: string): number[] {
   const list = value.split(',').map((x) => Number(x.trim()));
-  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--${flag} takes positive whole numbers separated by commas, got ${value}`);
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new Error(`--${flag} takes positive whole numbers separated by commas, got ${value}`);
   return list;
 }
 
@@ -88,7 +90,8 @@ async function main(): Promise<number> {
   const num = (v: string | undefined, fallback: number, name: string, integer = true) => {
     if (v === undefined) return fallback;
     const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a positive ${integer ? 'whole ' : ''}number, got ${v}`);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+      throw new Error(`--${name} must be a positive ${integer ? 'whole ' : ''}number, got ${v}`);
     return n;
   };
   const base = values.quick ? QUICK : FULL;
@@ -121,10 +124,15 @@ async function main(): Promise<number> {
   };
   params.cost = { ...params.cost, limit: params.limit };
   const only = values.only ? values.only.split(',').map((s) => s.trim()) : [];
-  for (const s of only) if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`--only: unknown scenario ${s} (known: ${SCENARIOS.join(', ')})`);
-  if (!!values['sqs-endpoint'] !== !!values['dynamodb-endpoint']) throw new Error('give both --sqs-endpoint and --dynamodb-endpoint, or neither');
+  for (const s of only)
+    if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`--only: unknown scenario ${s} (known: ${SCENARIOS.join(', ')})`);
+  if (!!values['sqs-endpoint'] !== !!values['dynamodb-endpoint'])
+    throw new Error('give both --sqs-endpoint and --dynamodb-endpoint, or neither');
 
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  const [load1] = os.loadavg();
+  if (load1! > 0.5)
+    log(`note: load average ${load1!.toFixed(2)} on ${os.cpus().length} cores: other work on this machine will show up as latency`);
   let emulators: Awaited<ReturnType<typeof spawnEmulators>> | undefined;
   let endpoints = values['sqs-endpoint'] ? { sqs: values['sqs-endpoint'], dynamodb: values['dynamodb-endpoint']! } : undefined;
   let where = endpoints ? 'given endpoints' : 'in process';

@@ -31,7 +31,11 @@ export function distribution(values: readonly number[]): Distribution {
   };
 }
 
-export const median = (values: readonly number[]): number => percentile([...values].sort((a, b) => a - b), 50);
+export const median = (values: readonly number[]): number =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 /**
  * Makespan of the ideal schedule: `limit` slots, jobs in order, each starting the moment a slot frees, no latency.
@@ -67,7 +71,13 @@ export function scheduleStats(runs: readonly SimRun[], limit: number): ScheduleS
   const last = Math.max(...ended.map((r) => r.endedAt!));
   const busyMs = ended.reduce((sum, r) => sum + (r.endedAt! - r.startedAt), 0);
   const makespanMs = last - first;
-  return { jobs: ended.length, makespanMs, busyMs, utilization: makespanMs > 0 ? busyMs / (limit * makespanMs) : 0, maxConcurrency: maxInProgress(ended) };
+  return {
+    jobs: ended.length,
+    makespanMs,
+    busyMs,
+    utilization: makespanMs > 0 ? busyMs / (limit * makespanMs) : 0,
+    maxConcurrency: maxInProgress(ended),
+  };
 }
 
 function maxInProgress(runs: readonly SimRun[]): number {

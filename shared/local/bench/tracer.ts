@@ -48,7 +48,10 @@ type Input = Record<string, unknown> & {
 interface MiddlewareClient {
   middlewareStack: {
     add(
-      middleware: (next: (args: unknown) => Promise<{ output?: unknown }>, context: { commandName?: string }) => (args: unknown) => Promise<unknown>,
+      middleware: (
+        next: (args: unknown) => Promise<{ output?: unknown }>,
+        context: { commandName?: string },
+      ) => (args: unknown) => Promise<unknown>,
       options: { step: 'initialize'; name: string },
     ): void;
   };
@@ -57,7 +60,8 @@ interface MiddlewareClient {
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
 const READS = new Set(['GetItem', 'Query']);
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : v && typeof v === 'object' && 'S' in v ? String((v as { S: unknown }).S) : undefined);
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : v && typeof v === 'object' && 'S' in v ? String((v as { S: unknown }).S) : undefined;
 
 function jobIdOfBody(body: string | undefined): string | undefined {
   if (!body) return undefined;
@@ -99,9 +103,16 @@ export class Tracer {
   /** Times a ReceiveMessage of the acquirer's event source returned each job. */
   readonly receives = new Map<string, number[]>();
   delayedSends = 0;
+  /**
+   * Receives of the job queue that returned nothing. fauxqs wakes every waiting long poll when one message arrives and
+   * the losers return empty; SQS keeps them waiting. So these are counted apart, not as Sluice's requests.
+   */
+  emptyReceives = 0;
   /** Transfer writes tried and failed (the target already held a slot: another releaser reserved the same waiter). */
   transferAttempts = 0;
   transferFailures = 0;
+  /** Transfer writes per finished job (its releaser's tries; more than 1: it lost a race for a waiter). */
+  readonly transferTries = new Map<string, number>();
   /**
    * Completion events whose run the releaser looked up and did not find (GetItem RUN#..., no item), by group: for a
    * Sluice pool, the event beat the acquirer's write of the run record, and the releaser ignored it.
@@ -221,8 +232,15 @@ export class Tracer {
   private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t1: number): void {
     // The hand-off write (DynamoLeaseStore.transfer): one slot moves from #from to #to.
     const names = input.ExpressionAttributeNames;
-    if (service === 'dynamodb' && op === 'UpdateItem' && names?.['#from'] && names['#to'] && /holders\.#from/.test(input.UpdateExpression ?? '')) {
+    if (
+      service === 'dynamodb' &&
+      op === 'UpdateItem' &&
+      names?.['#from'] &&
+      names['#to'] &&
+      /holders\.#from/.test(input.UpdateExpression ?? '')
+    ) {
       this.transferAttempts++;
+      this.transferTries.set(names['#from'], (this.transferTries.get(names['#from']) ?? 0) + 1);
       if (!ok) this.transferFailures++;
       else if (!this.transfers.has(names['#to'])) this.transfers.set(names['#to'], { from: names['#from'], at: t1 });
     }
@@ -235,7 +253,9 @@ export class Tracer {
       }
     }
     if (service === 'sqs' && op === 'ReceiveMessage' && ok && input.QueueUrl === this.jobQueueUrl()) {
-      for (const m of (output as { Messages?: Array<{ Body?: string }> } | undefined)?.Messages ?? []) {
+      const messages = (output as { Messages?: Array<{ Body?: string }> } | undefined)?.Messages ?? [];
+      if (messages.length === 0) this.emptyReceives++;
+      for (const m of messages) {
         const id = jobIdOfBody(m.Body);
         if (id) push(this.receives, id, t1);
       }

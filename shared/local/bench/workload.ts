@@ -26,7 +26,9 @@ export const groupOf = (name: string): string => name.split(GROUP_SEPARATOR)[0]!
 /** Draws run times from a seeded generator: the same seed gives every scheduler the same runs in the same order. */
 export function logNormalRunTimes(count: number, times: RunTimes, seed: number): number[] {
   const random = seededRandom(seed);
-  return Array.from({ length: count }, () => Math.round(Math.min(times.maxMs, Math.max(times.minMs, logNormal(random, times.medianMs, times.sigma)))));
+  return Array.from({ length: count }, () =>
+    Math.round(Math.min(times.maxMs, Math.max(times.minMs, logNormal(random, times.medianMs, times.sigma)))),
+  );
 }
 
 export function uniformRunTimes(count: number, minMs: number, maxMs: number, seed: number): number[] {
@@ -38,7 +40,14 @@ export function uniformRunTimes(count: number, minMs: number, maxMs: number, see
  * Jobs for one group and pool, with the given run times in order. Every `glueEvery`-th job is a Glue job, the others
  * AppFlow flows (0: AppFlow only). Ids and names are unique per group and `tag`.
  */
-export function makeJobs(options: { group: string; pool: string; durations: readonly number[]; tag?: string; glueEvery?: number; offset?: number }): BenchJob[] {
+export function makeJobs(options: {
+  group: string;
+  pool: string;
+  durations: readonly number[];
+  tag?: string;
+  glueEvery?: number;
+  offset?: number;
+}): BenchJob[] {
   const { group, pool, durations } = options;
   const tag = options.tag ?? 'j';
   const glueEvery = options.glueEvery ?? 3;

@@ -20,9 +20,10 @@ export interface AnswerLossOptions {
   every?: number;
 }
 
+/** Any AWS SDK v3 client (its overloaded `add` is typed per step; this helper adds one finalizeRequest middleware). */
 interface MiddlewareClient {
   middlewareStack: {
-    add(middleware: unknown, options: { step: string; name: string; priority?: string }): void;
+    add(middleware: never, options: never): void;
     remove(name: string): boolean;
   };
 }
@@ -52,6 +53,6 @@ export function loseAnswers(client: MiddlewareClient, options: AnswerLossOptions
     };
   // Below the retry middleware (finalizeRequest, high priority), so that each attempt can lose its answer and the
   // SDK's own retry sends the request again, as it would after a real reset.
-  client.middlewareStack.add(middleware, { step: 'finalizeRequest', name, priority: 'low' });
+  client.middlewareStack.add(middleware as never, { step: 'finalizeRequest', name, priority: 'low' } as never);
   return { lost: () => lost, stop: () => void client.middlewareStack.remove(name) };
 }

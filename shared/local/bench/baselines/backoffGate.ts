@@ -1,4 +1,11 @@
-import { CreateQueueCommand, DeleteMessageBatchCommand, DeleteQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { LocalEventBus } from '../../bus';
 import { countRequests, RequestCounter } from '../../infra/requestCounter';
 import type { BenchJob } from '../workload';
@@ -27,6 +34,8 @@ export interface BackoffGateReport {
   releaseInvocations: number;
   /** Messages received in all (a waiting job is received again after every backoff). */
   received: number;
+  /** Receives that returned nothing (not counted as the gate's requests: see Tracer.emptyReceives). */
+  emptyReceives: number;
   refused: number;
   /** The most times one job was received; with the usual maxReceiveCount of 10 it would be in the DLQ after that. */
   maxReceiveCount: number;
@@ -49,8 +58,19 @@ export async function runBackoffGate(api: SimJobApi, jobs: readonly BenchJob[], 
   const sqs = new SQSClient({ endpoint: o.sqsEndpoint, region: o.region, credentials: o.credentials, useQueueUrlAsEndpoint: false });
   const producer = new SQSClient({ endpoint: o.sqsEndpoint, region: o.region, credentials: o.credentials, useQueueUrlAsEndpoint: false });
   countRequests(sqs, 'sqs', requests);
-  const { QueueUrl } = await producer.send(new CreateQueueCommand({ QueueName: o.queueName, Attributes: { VisibilityTimeout: String(o.backoffSeconds) } }));
-  const report: BackoffGateReport = { requests, gateInvocations: 0, releaseInvocations: 0, received: 0, refused: 0, maxReceiveCount: 0, wouldDeadLetterAt10: 0 };
+  const { QueueUrl } = await producer.send(
+    new CreateQueueCommand({ QueueName: o.queueName, Attributes: { VisibilityTimeout: String(o.backoffSeconds) } }),
+  );
+  const report: BackoffGateReport = {
+    requests,
+    gateInvocations: 0,
+    releaseInvocations: 0,
+    received: 0,
+    emptyReceives: 0,
+    refused: 0,
+    maxReceiveCount: 0,
+    wouldDeadLetterAt10: 0,
+  };
   const byId = new Map(jobs.map((job) => [job.spec.id, job] as const));
   let inUse = 0;
   const ruleName = `bench-backoff-release-${o.queueName}`;
@@ -74,16 +94,29 @@ export async function runBackoffGate(api: SimJobApi, jobs: readonly BenchJob[], 
   try {
     for (let i = 0; i < jobs.length; i += 10) {
       const chunk = jobs.slice(i, i + 10);
-      await producer.send(new SendMessageBatchCommand({ QueueUrl, Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })) }));
+      await producer.send(
+        new SendMessageBatchCommand({
+          QueueUrl,
+          Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })),
+        }),
+      );
     }
     let started = 0;
     const deadLettered = new Set<string>();
     const poll = async () => {
       while (started < jobs.length) {
         const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }),
+          new ReceiveMessageCommand({
+            QueueUrl,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 1,
+            MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+          }),
         );
-        if (Messages.length === 0) continue;
+        if (Messages.length === 0) {
+          report.emptyReceives++;
+          continue;
+        }
         report.gateInvocations++;
         report.received += Messages.length;
         const admitted: Array<{ job: BenchJob; receiptHandle: string }> = [];
@@ -104,7 +137,12 @@ export async function runBackoffGate(api: SimJobApi, jobs: readonly BenchJob[], 
         started += admitted.length;
         // Partial batch response: the event source deletes the admitted ones; refused ones wait out their visibility.
         if (admitted.length > 0) {
-          await sqs.send(new DeleteMessageBatchCommand({ QueueUrl, Entries: admitted.map((a, i) => ({ Id: String(i), ReceiptHandle: a.receiptHandle })) }));
+          await sqs.send(
+            new DeleteMessageBatchCommand({
+              QueueUrl,
+              Entries: admitted.map((a, i) => ({ Id: String(i), ReceiptHandle: a.receiptHandle })),
+            }),
+          );
         }
       }
     };

@@ -14,7 +14,12 @@ export interface FixedBatchesReport {
  * (what an operator picks: the expected longest run of a batch) asks the job APIs whether the last batch is done and,
  * if so, starts the next one. Returns once the last batch is started.
  */
-export async function runFixedBatches(api: SimJobApi, jobs: readonly BenchJob[], limit: number, intervalMs: number): Promise<FixedBatchesReport> {
+export async function runFixedBatches(
+  api: SimJobApi,
+  jobs: readonly BenchJob[],
+  limit: number,
+  intervalMs: number,
+): Promise<FixedBatchesReport> {
   const report: FixedBatchesReport = { ticks: 0, skippedTicks: 0, batches: 0 };
   const t0 = Date.now();
   let next = 0;

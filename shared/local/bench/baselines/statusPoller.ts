@@ -12,7 +12,12 @@ export interface StatusPollerReport {
  * status API (GetJobRun / DescribeFlowExecutionRecords) and start as many waiting jobs as slots were freed. A freed
  * slot idles until the next poll. Returns when every job has been seen finished.
  */
-export async function runStatusPoller(api: SimJobApi, jobs: readonly BenchJob[], limit: number, pollMs: number): Promise<StatusPollerReport> {
+export async function runStatusPoller(
+  api: SimJobApi,
+  jobs: readonly BenchJob[],
+  limit: number,
+  pollMs: number,
+): Promise<StatusPollerReport> {
   const report: StatusPollerReport = { polls: 0, statusCalls: 0, starts: 0 };
   let next = 0;
   let running: StartedRun[] = [];

@@ -38,6 +38,12 @@ export interface HandoffMeasurement extends Distribution {
   wakeUpsPerHandoff: number;
   /** Completion events the releaser ignored because the run record was not written yet (the slot waits for the reconciler). */
   ignoredCompletions: number;
+  /**
+   * Hand-offs whose releaser got the slot across with its first transfer write, and those whose first write lost a race
+   * for the same waiter to another releaser (it then sends that waiter again and queries for the next one).
+   */
+  firstTry: Distribution;
+  afterLostRace: Distribution;
 }
 
 export interface ProfileRow {
@@ -82,6 +88,8 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
   const seg = { bus: [] as number[], releaser: [] as number[], queue: [] as number[], acquirer: [] as number[] };
   let unpaired = 0;
   let wakeUps = 0;
+  const firstTry: number[] = [];
+  const afterLostRace: number[] = [];
   for (const [id, run] of byJob) {
     const handOff = tracer.transfers.get(id);
     const fromRun = handOff && byJob.get(handOff.from);
@@ -91,6 +99,7 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
       continue;
     }
     total.push(run.startCallAt - event.putAt);
+    ((tracer.transferTries.get(handOff.from) ?? 1) > 1 ? afterLostRace : firstTry).push(run.startCallAt - event.putAt);
     wakeUps += tracer.sends.get(id)?.filter((t) => t >= handOff.at - 50).length ?? 0;
     seg.bus.push(event.invokedAt - event.putAt);
     const sendAt = firstAtOrAfter(tracer.sends.get(id), event.invokedAt);
@@ -103,11 +112,18 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
   const direct = Math.min(limit, unpaired);
   return {
     ...distribution(total),
-    segments: { bus: distribution(seg.bus), releaser: distribution(seg.releaser), queue: distribution(seg.queue), acquirer: distribution(seg.acquirer) },
+    segments: {
+      bus: distribution(seg.bus),
+      releaser: distribution(seg.releaser),
+      queue: distribution(seg.queue),
+      acquirer: distribution(seg.acquirer),
+    },
     direct,
     otherAdmissions: unpaired - direct,
     wakeUpsPerHandoff: total.length ? Math.round((wakeUps / total.length) * 1000) / 1000 : 0,
     ignoredCompletions: tracer.unknownRuns.get(runs[0]?.group ?? '') ?? 0,
+    firstTry: distribution(firstTry),
+    afterLostRace: distribution(afterLostRace),
   };
 }
 
@@ -115,7 +131,11 @@ export function callLatency(opDurations: ReadonlyMap<string, number[]>): Handoff
   const out: HandoffResult['callLatency'] = {};
   for (const [op, list] of [...opDurations].sort(([a], [b]) => a.localeCompare(b))) {
     const sorted = [...list].sort((a, b) => a - b);
-    out[op] = { n: sorted.length, p50Ms: Math.round(percentile(sorted, 50) * 10) / 10, p99Ms: Math.round(percentile(sorted, 99) * 10) / 10 };
+    out[op] = {
+      n: sorted.length,
+      p50Ms: Math.round(percentile(sorted, 50) * 10) / 10,
+      p99Ms: Math.round(percentile(sorted, 99) * 10) / 10,
+    };
   }
   return out;
 }
@@ -175,7 +195,7 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
   h.tracer.recording = true;
   try {
     await h.poolAdmin().setLimit(p.tracePool, 1);
-    await h.tracer.waitEnded(group, jobs.length, p.timeoutMs);
+    await h.waitEnded(group, jobs.length, p.tracePool, p.timeoutMs);
     await h.settle(p.tracePool);
   } finally {
     h.tracer.recording = false;
@@ -222,8 +242,9 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
       }
       const call = `${op.service}.${op.op}${op.item ? ` (${op.item})` : ''}`;
       if (op.t0 >= event.invokedAt && op.t0 <= sendAt) add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
-      else if (op.t0 > sendAt && op.t0 <= run.startCallAt + 1 && op.item === 'WAIT') add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, false);
-      else if (op.t0 >= receivedAt && op.t0 <= run.startCallAt + 1) add('acquirer', call, order('acquirer', call), op.t0 - t0, op.ms, true);
+      else if (op.t0 > sendAt && op.t0 <= run.startCallAt && op.item === 'WAIT')
+        add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, false);
+      else if (op.t0 >= receivedAt && op.t0 <= run.startCallAt) add('acquirer', call, order('acquirer', call), op.t0 - t0, op.ms, true);
     }
     add('simulator', 'start call arrives', 0, run.startCallAt - t0, 0, true);
   }

@@ -34,13 +34,18 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
   const a = h.snapshot();
   await h.reconcileNow();
   const b = h.snapshot();
-  await h.tracer.waitEnded(p.pool, p.limit, p.timeoutMs);
+  await h.waitEnded(p.pool, p.limit, p.pool, p.timeoutMs);
   await h.settle(p.pool);
   const c = h.snapshot();
   await h.reconcileNow();
   const d = h.snapshot();
   const { Count } = await h.own.doc.send(
-    new QueryCommand({ TableName: h.stack.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'POOLS' }, Select: 'COUNT' }),
+    new QueryCommand({
+      TableName: h.stack.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': 'POOLS' },
+      Select: 'COUNT',
+    }),
   );
   const withHolders = perJob(a, b, 1);
   const withoutHolders = perJob(c, d, 1);
@@ -59,7 +64,10 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
     lambda: 0,
     total: diff('total'),
     ops,
+    emptyReceives: 0,
   };
-  h.log(`reconciler: ${withHolders.total} requests per run with ${p.limit} running jobs, ${withoutHolders.total} with none (${Count ?? 0} pools); ${perHolder.total} per running job`);
+  h.log(
+    `reconciler: ${withHolders.total} requests per run with ${p.limit} running jobs, ${withoutHolders.total} with none (${Count ?? 0} pools); ${perHolder.total} per running job`,
+  );
   return { pools: Count ?? 0, withHolders, withoutHolders, perHolder };
 }

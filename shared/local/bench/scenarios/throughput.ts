@@ -8,6 +8,8 @@ import { makeJobs } from '../workload';
 export interface ThroughputParams {
   pool: string;
   jobs: number;
+  /** Jobs with runs of 0 ms sent through the pool afterwards, to count ignored completions (0: skip). */
+  zeroLengthJobs: number;
   limit: number;
   /**
    * Run time, ms. Near zero, but not zero: a run shorter than the acquirer's writes after its start call ends before
@@ -28,6 +30,8 @@ export interface ThroughputResult {
   runMs: number;
   /** Completion events the releaser ignored because the run was not recorded yet; their slots waited for the reconciler. */
   ignoredCompletions: number;
+  /** The same with runs of 0 ms, where the race is the rule: how many completions were ignored. */
+  zeroLengthRuns?: { jobs: number; ignoredCompletions: number; reconcilerRuns: number };
   /** Start calls per second between the 10th and 90th percentile start (steady state). */
   jobsPerSecond: number;
   /** Jobs over the time from the first start call to the pool being empty again, all included. */
@@ -64,7 +68,9 @@ function processCpuMs(pid: number): number | undefined {
 
 export async function runThroughput(h: Harness, p: ThroughputParams, cores: number): Promise<ThroughputResult> {
   const hot = await hotItemRate(h, p.hotItemSeconds, p.hotItemConcurrency);
-  h.log(`throughput: hot item takes ${Math.round(hot)} conditional writes/s on the emulator; ${p.jobs} runs of ${p.runMs} ms through one pool of limit ${p.limit}...`);
+  h.log(
+    `throughput: hot item takes ${Math.round(hot)} conditional writes/s on the emulator; ${p.jobs} runs of ${p.runMs} ms through one pool of limit ${p.limit}...`,
+  );
   const jobs = makeJobs({ group: p.pool, pool: p.pool, durations: Array.from({ length: p.jobs }, () => p.runMs), tag: 'x' });
   const partition0 = { ...(h.tracer.partitions.get(p.pool) ?? { itemWrites: 0, waiterWrites: 0, reads: 0 }) };
   let maxInUse = 0;
@@ -86,7 +92,7 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
   const wall0 = Date.now();
   try {
     await h.enqueue(jobs);
-    await h.tracer.waitEnded(p.pool, p.jobs, p.timeoutMs);
+    await h.waitEnded(p.pool, p.jobs, p.pool, p.timeoutMs);
     await h.settle(p.pool);
   } finally {
     sampling = false;
@@ -132,6 +138,23 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
       cores,
     },
   };
+  if (p.zeroLengthJobs > 0) {
+    const group = p.pool;
+    const ignored0 = h.tracer.unknownRuns.get(group) ?? 0;
+    const heals0 = h.healed.get(p.pool) ?? 0;
+    const done = h.tracer.endedCount(group);
+    await h.enqueue(makeJobs({ group, pool: p.pool, durations: Array.from({ length: p.zeroLengthJobs }, () => 0), tag: 'z' }));
+    await h.waitEnded(group, done + p.zeroLengthJobs, p.pool, p.timeoutMs);
+    await h.settle(p.pool);
+    result.zeroLengthRuns = {
+      jobs: p.zeroLengthJobs,
+      ignoredCompletions: (h.tracer.unknownRuns.get(group) ?? 0) - ignored0,
+      reconcilerRuns: (h.healed.get(p.pool) ?? 0) - heals0,
+    };
+    h.log(
+      `  ${p.zeroLengthJobs} runs of 0 ms: ${result.zeroLengthRuns.ignoredCompletions} completions ignored (the run not recorded yet), ${result.zeroLengthRuns.reconcilerRuns} reconciler runs to free their slots`,
+    );
+  }
   h.log(
     `  ${result.jobsPerSecond} jobs/s steady (${result.endToEndJobsPerSecond} end to end), ${itemWrites} pool-item writes per job, at most ${maxInUse} slots held, ${result.ignoredCompletions} completions ignored; CPU: bench ${result.cpu.benchProcess}, emulators ${result.cpu.emulatorProcess ?? '?'} cores`,
   );
@@ -145,7 +168,9 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
  */
 async function hotItemRate(h: Harness, seconds: number, concurrency: number): Promise<number> {
   const pool = `bench-hot-probe-${Date.now()}`;
-  await h.own.doc.send(new PutCommand({ TableName: h.stack.tableName, Item: { pk: `POOL#${pool}`, sk: 'POOL', limit: 1000, inUse: 0, holders: {} } }));
+  await h.own.doc.send(
+    new PutCommand({ TableName: h.stack.tableName, Item: { pk: `POOL#${pool}`, sk: 'POOL', limit: 1000, inUse: 0, holders: {} } }),
+  );
   try {
     const store = new DynamoLeaseStore(h.own.doc, h.stack.tableName);
     const loop = async (worker: number, until: number, tag: string) => {
@@ -166,6 +191,8 @@ async function hotItemRate(h: Harness, seconds: number, concurrency: number): Pr
     const counts = await Promise.all(Array.from({ length: concurrency }, (_, worker) => loop(worker, deadline, 'w')));
     return counts.reduce((a, b) => a + b, 0) / ((Date.now() - t0) / 1000);
   } finally {
-    await h.own.doc.send(new DeleteCommand({ TableName: h.stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' } })).catch(() => undefined);
+    await h.own.doc
+      .send(new DeleteCommand({ TableName: h.stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' } }))
+      .catch(() => undefined);
   }
 }

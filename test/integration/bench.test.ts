@@ -1,0 +1,89 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { QUICK, runBench, type BenchOutput } from '../../shared/local/bench/runBench';
+
+/**
+ * The benchmark's smoke run (`npm run bench -- --quick`), in process, on the emulators of globalSetup: every scenario,
+ * tiny. Checks that the results have every field with sane values, not the numbers themselves.
+ */
+let out: BenchOutput;
+let dir: string;
+
+beforeAll(async () => {
+  const sqs = process.env.SLUICE_TEST_SQS_ENDPOINT;
+  const dynamodb = process.env.SLUICE_TEST_DYNAMODB_ENDPOINT;
+  if (!sqs || !dynamodb) throw new Error('the bench smoke test needs the emulators of test/integration/setup/globalSetup.ts');
+  dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-bench-'));
+  out = await runBench({
+    params: QUICK,
+    endpoints: { sqs, dynamodb },
+    nameSuffix: `-bench-${randomUUID().slice(0, 8)}`,
+    emulators: 'shared by the integration tests',
+    outDir: dir,
+    command: 'jest test/integration/bench.test.ts',
+    timeoutMs: 60_000,
+  });
+}, 150_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const SCHEDULERS = ['sluice', 'batches', 'poller', 'backoff'] as const;
+
+test('hand-off latency: exact pairs, ordered percentiles', () => {
+  const h = out.results.handoff!;
+  expect(h.n).toBeGreaterThan(0);
+  expect(h.p50Ms).toBeGreaterThanOrEqual(0);
+  expect(h.p50Ms).toBeLessThanOrEqual(h.p99Ms);
+  expect(h.p99Ms).toBeLessThanOrEqual(h.maxMs);
+  expect(h.maxMs).toBeLessThan(10_000);
+  expect(h.detail.profile.rows.some((row) => row.phase === 'releaser')).toBe(true);
+  expect(h.detail.profile.rows.some((row) => row.phase === 'acquirer')).toBe(true);
+});
+
+test('utilization and efficiency for Sluice and the three baselines, within the limit', () => {
+  const { utilization, efficiency, schedulers } = out.results;
+  for (const name of SCHEDULERS) {
+    expect(utilization![name]).toBeGreaterThan(0);
+    expect(utilization![name]).toBeLessThanOrEqual(1.01);
+    expect(efficiency![name]).toBeGreaterThan(0);
+    expect(efficiency![name]).toBeLessThanOrEqual(1.05);
+    expect(schedulers![name].jobs).toBe(QUICK.utilization.jobs);
+    expect(schedulers![name].maxConcurrency).toBeLessThanOrEqual(QUICK.limit);
+  }
+});
+
+test('requests per job for each backlog, by service, with a total', () => {
+  const rpj = out.results.requestsPerJob!;
+  expect(Object.keys(rpj).sort()).toEqual(QUICK.requests.backlogs.map(String).sort());
+  for (const row of Object.values(rpj)) {
+    for (const field of ['sqs', 'dynamodb', 'jobApi', 'lambda'] as const) expect(row[field]).toBeGreaterThan(0);
+    expect(row.total).toBeCloseTo(row.sqs + row.dynamodb + row.jobApi + row.lambda, 1);
+    expect(row.jobApi).toBeCloseTo(1, 0); // one start call per job
+  }
+  expect(out.results.reconciler!.perHolder.total).toBeGreaterThan(0);
+});
+
+test('throughput, cost, machine and date', () => {
+  const r = out.results;
+  expect(r.throughput!.jobsPerSecond).toBeGreaterThan(0);
+  expect(r.throughput!.poolItemWritesPerJob).toBeGreaterThanOrEqual(2);
+  expect(r.costPerMillionJobsUsd).toBeGreaterThan(0);
+  expect(r.costPerMillionJobsUsd).toBeLessThan(1000);
+  expect(r.machine.cores).toBeGreaterThan(0);
+  expect(r.machine.node).toMatch(/^v\d+/);
+  expect(Number.isNaN(Date.parse(r.date))).toBe(false);
+  expect(r.goals.map((g) => g.goal)).toHaveLength(5);
+});
+
+test('writes results.json, RESULTS.md and the two charts', async () => {
+  const names = out.files.map((f) => path.basename(f)).sort();
+  expect(names).toEqual(['RESULTS.md', 'concurrency.svg', 'requests-per-job.svg', 'results.json']);
+  expect(JSON.parse(await readFile(path.join(dir, 'results.json'), 'utf8'))).toHaveProperty('handoff.p50Ms');
+  for (const svg of ['concurrency.svg', 'requests-per-job.svg'])
+    expect(await readFile(path.join(dir, svg), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>$/);
+  expect(await readFile(path.join(dir, 'RESULTS.md'), 'utf8')).toContain('## Hand-off latency');
+});
