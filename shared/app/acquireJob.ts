@@ -7,6 +7,7 @@ import { InvalidJobError, PermanentStartError, TransientStartError, UnknownPoolE
 import type { JobRecord } from '../ports/jobLedger';
 import { AcquireOutcome } from '../ports/leaseStore';
 import { MetricName, type SluiceDeps } from './deps';
+import { CompleteRun } from './completeRun';
 import { HandOff } from './handOff';
 import { parseJob } from './parseJob';
 
@@ -33,9 +34,11 @@ export interface InboundMessage {
  */
 export class Acquirer {
   private readonly handOff: HandOff;
+  private readonly completeRun: CompleteRun;
 
   constructor(private readonly deps: SluiceDeps) {
     this.handOff = new HandOff(deps);
+    this.completeRun = new CompleteRun(deps);
   }
 
   async process(message: InboundMessage): Promise<AcquireResult> {
@@ -105,7 +108,7 @@ export class Acquirer {
     }
     const now = clock.now();
     // Independent writes: the run's way back to the job, and the job's move to running.
-    const [, moved] = await Promise.all([
+    const [early, moved] = await Promise.all([
       ledger.recordRun({ kind: spec.kind, executionId, jobId: spec.id, pool: spec.pool }, now),
       ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, {
         executionId,
@@ -113,9 +116,10 @@ export class Acquirer {
         attempts: record.attempts + 1,
       }),
     ]);
-    // Not moved: the run's completion arrived before this write and the job is already finished. Nothing to undo.
     log.info('job started', { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId, recorded: moved });
     metrics.count(MetricName.Starts, 1, spec.pool);
+    // The run's completion event came before the run was recorded: finish it now, as the event would have.
+    if (early) await this.completeRun.complete(early);
     return AcquireResult.Started;
   }
 

@@ -7,7 +7,9 @@ export const CompletionResult = {
   Released: 'released',
   /** the run was already finished and its slot freed: a duplicate or late event */
   AlreadyDone: 'already-done',
-  /** not a run Sluice started */
+  /** no run recorded under that id: kept a day for its acquirer, which may not have recorded it yet */
+  Noted: 'noted',
+  /** the ledger has the job in another run or state */
   Ignored: 'ignored',
 } as const;
 export type CompletionResult = (typeof CompletionResult)[keyof typeof CompletionResult];
@@ -25,11 +27,20 @@ export class CompleteRun {
 
   async complete(completion: RunCompletion): Promise<CompletionResult> {
     const { ledger, clock, log, metrics } = this.deps;
-    const run = await ledger.findRun(completion.kind, completion.executionId);
+    let run = await ledger.findRun(completion.kind, completion.executionId);
     if (!run) {
-      log.debug('completion of a run Sluice did not start, ignored', { kind: completion.kind, executionId: completion.executionId, name: completion.name });
-      metrics.count(MetricName.IgnoredEvents);
-      return CompletionResult.Ignored;
+      // Most such events are for runs Sluice did not start; a few beat the acquirer's record of the run.
+      if (await ledger.noteEarlyCompletion(completion, clock.now())) {
+        log.debug('completion of a run not recorded, noted for its acquirer', {
+          kind: completion.kind,
+          executionId: completion.executionId,
+          name: completion.name,
+        });
+        metrics.count(MetricName.IgnoredEvents);
+        return CompletionResult.Noted;
+      }
+      run = await ledger.findRun(completion.kind, completion.executionId); // recorded just now
+      if (!run) throw new Error(`run ${completion.kind} ${completion.executionId} is recorded but cannot be read`);
     }
     const now = clock.now();
     const to = completion.outcome === RunOutcome.Succeeded ? JobState.Succeeded : JobState.Failed;
@@ -42,13 +53,22 @@ export class CompleteRun {
       [JobState.Starting, JobState.Running],
       to,
       now,
-      { executionId: completion.executionId, endedAt: now, lastError: to === JobState.Failed ? completion.detail ?? 'run failed' : undefined },
+      {
+        executionId: completion.executionId,
+        endedAt: now,
+        lastError: to === JobState.Failed ? (completion.detail ?? 'run failed') : undefined,
+      },
       completion.executionId,
     );
     if (!moved) {
       const record = await ledger.get(run.jobId);
       if (!record || !isTerminal(record.state) || record.executionId !== completion.executionId) {
-        log.warn('completion does not match the job ledger, ignored', { jobId: run.jobId, pool: run.pool, executionId: completion.executionId, state: record?.state });
+        log.warn('completion does not match the job ledger, ignored', {
+          jobId: run.jobId,
+          pool: run.pool,
+          executionId: completion.executionId,
+          state: record?.state,
+        });
         return CompletionResult.Ignored;
       }
     }

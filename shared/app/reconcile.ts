@@ -107,6 +107,8 @@ export class Reconciler {
     const status = await starter.status(record.spec, executionId);
     const outcome = outcomeOf(status);
     if (outcome) {
+      // The ledger says this run is the job's: make sure the run leads back to it (its record may have failed).
+      await this.deps.ledger.recordRun({ kind: record.kind, executionId, jobId: record.jobId, pool: record.pool }, now);
       const result = await this.completeRun.complete({
         kind: record.kind,
         executionId,

@@ -1,4 +1,4 @@
-import type { JobKind, JobSpec } from '../domain/job';
+import type { JobKind, JobSpec, RunCompletion } from '../domain/job';
 import type { JobState } from '../domain/jobState';
 
 /** One record per job: where it is in its life, for idempotency, the reconciler and people asking "what happened?". */
@@ -57,6 +57,17 @@ export interface JobLedger {
    * concurrent resumers exactly one wins.
    */
   claimStart(jobId: string, seenUpdatedAt: number, now: number): Promise<boolean>;
-  recordRun(ref: RunRef, now: number): Promise<void>;
+  /**
+   * Records where a run came from. Returns the completion noted for that run before it was recorded (see
+   * noteEarlyCompletion), if any, and forgets it: the caller then completes the run as its event would have.
+   */
+  recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined>;
+  /** The recorded run, or undefined (a run Sluice did not start, or one not recorded yet). */
   findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined>;
+  /**
+   * Keeps the completion of a run that is not recorded, for a day: its event can beat the acquirer's recordRun (a run
+   * that ends at once, or an acquirer that died between start and record). Returns false, noting nothing, when the run
+   * is recorded after all: the caller looks it up again.
+   */
+  noteEarlyCompletion(completion: RunCompletion, now: number): Promise<boolean>;
 }

@@ -14,7 +14,13 @@ export interface JobLedgerFixture {
 const T = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 const appflow = (id: string, pool = 'default'): JobSpec => ({ id, pool, kind: 'appflow', flowName: `flow-${id}` });
-const glue = (id: string, pool = 'etl'): JobSpec => ({ id, pool, kind: 'glue', jobName: `job-${id}`, arguments: { '--day': '2026-01-01', '--mode': 'full' } });
+const glue = (id: string, pool = 'etl'): JobSpec => ({
+  id,
+  pool,
+  kind: 'glue',
+  jobName: `job-${id}`,
+  arguments: { '--day': '2026-01-01', '--mode': 'full' },
+});
 
 /**
  * What every JobLedger must do. `setup` gives an empty ledger before each test.
@@ -39,9 +45,20 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         queued: [],
         waiting: [['queued', 'waiting']],
         starting: [['queued', 'starting']],
-        running: [['queued', 'starting'], ['starting', 'running']],
-        succeeded: [['queued', 'starting'], ['starting', 'running'], ['running', 'succeeded']],
-        failed: [['queued', 'starting'], ['starting', 'running'], ['running', 'failed']],
+        running: [
+          ['queued', 'starting'],
+          ['starting', 'running'],
+        ],
+        succeeded: [
+          ['queued', 'starting'],
+          ['starting', 'running'],
+          ['running', 'succeeded'],
+        ],
+        failed: [
+          ['queued', 'starting'],
+          ['starting', 'running'],
+          ['running', 'failed'],
+        ],
         dead: [['queued', 'dead']],
       };
       let now = T;
@@ -57,7 +74,16 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         // Act
         const result = await ledger.register(glue('g1'), T);
         // Assess
-        const expected = { jobId: 'g1', pool: 'etl', kind: 'glue', state: 'queued', spec: glue('g1'), attempts: 0, firstSeenAt: T, updatedAt: T };
+        const expected = {
+          jobId: 'g1',
+          pool: 'etl',
+          kind: 'glue',
+          state: 'queued',
+          spec: glue('g1'),
+          attempts: 0,
+          firstSeenAt: T,
+          updatedAt: T,
+        };
         expect(result).toEqual({ created: true, record: expected });
         expect(await ledger.get('g1')).toEqual(expected);
       });
@@ -97,11 +123,23 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         // Prepare
         await jobIn('starting');
         // Act
-        const moved = await ledger.transition('j1', ['starting'], 'running', T + 100, { executionId: 'exec-9', startedAt: T + 99, attempts: 1, lastError: undefined });
+        const moved = await ledger.transition('j1', ['starting'], 'running', T + 100, {
+          executionId: 'exec-9',
+          startedAt: T + 99,
+          attempts: 1,
+          lastError: undefined,
+        });
         // Assess
         expect(moved).toBe(true);
         const record = await ledger.get('j1');
-        expect(record).toMatchObject({ state: 'running', updatedAt: T + 100, executionId: 'exec-9', startedAt: T + 99, attempts: 1, firstSeenAt: T });
+        expect(record).toMatchObject({
+          state: 'running',
+          updatedAt: T + 100,
+          executionId: 'exec-9',
+          startedAt: T + 99,
+          attempts: 1,
+          firstSeenAt: T,
+        });
         expect(record).not.toHaveProperty('lastError');
         expect(record).not.toHaveProperty('expiresAt');
       });
@@ -165,13 +203,24 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
 
         test('another execution recorded: does not move', async () => {
           await jobIn('running', appflow('j1'), 'exec-1');
-          expect(await ledger.transition('j1', ['starting', 'running'], 'succeeded', T + 50, { executionId: 'exec-2' }, 'exec-2')).toBe(false);
+          expect(await ledger.transition('j1', ['starting', 'running'], 'succeeded', T + 50, { executionId: 'exec-2' }, 'exec-2')).toBe(
+            false,
+          );
           expect(await ledger.get('j1')).toMatchObject({ state: 'running', executionId: 'exec-1' });
         });
 
         test('no execution recorded yet (the event beat the acquirer): moves and records it', async () => {
           await jobIn('starting');
-          expect(await ledger.transition('j1', ['starting', 'running'], 'failed', T + 50, { executionId: 'exec-7', lastError: 'boom' }, 'exec-7')).toBe(true);
+          expect(
+            await ledger.transition(
+              'j1',
+              ['starting', 'running'],
+              'failed',
+              T + 50,
+              { executionId: 'exec-7', lastError: 'boom' },
+              'exec-7',
+            ),
+          ).toBe(true);
           expect(await ledger.get('j1')).toMatchObject({ state: 'failed', executionId: 'exec-7', lastError: 'boom' });
         });
 
@@ -247,6 +296,34 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         expect(await ledger.findRun('appflow', 'e1')).toEqual(ref);
       });
 
+      test('a completion noted before its run is recorded is handed to recordRun once, and is not a run', async () => {
+        const early = { kind: 'glue' as const, executionId: 'jr_9', outcome: 'failed' as const, name: 'etl--x', detail: 'FAILED: boom' };
+        expect(await ledger.noteEarlyCompletion(early, T)).toBe(true);
+        expect(await ledger.findRun('glue', 'jr_9')).toBeUndefined();
+        // A duplicate event notes it again, harmlessly.
+        expect(await ledger.noteEarlyCompletion(early, T + 1)).toBe(true);
+
+        const ref = { kind: 'glue' as const, executionId: 'jr_9', jobId: 'g9', pool: 'etl' };
+        expect(await ledger.recordRun(ref, T + 2)).toEqual(early);
+        expect(await ledger.findRun('glue', 'jr_9')).toEqual(ref);
+        expect(await ledger.recordRun(ref, T + 3)).toBeUndefined();
+      });
+
+      test('recordRun of a run with nothing noted returns nothing; the same id under another kind is another run', async () => {
+        expect(await ledger.noteEarlyCompletion({ kind: 'appflow', executionId: 'e1', outcome: 'succeeded', name: 'f' }, T)).toBe(true);
+        expect(await ledger.recordRun({ kind: 'glue', executionId: 'e1', jobId: 'g1', pool: 'etl' }, T)).toBeUndefined();
+      });
+
+      test('a completion of a recorded run is not noted (the caller completes the run instead)', async () => {
+        const ref = { kind: 'appflow' as const, executionId: 'e1', jobId: 'j1', pool: 'default' };
+        await ledger.recordRun(ref, T);
+        expect(await ledger.noteEarlyCompletion({ kind: 'appflow', executionId: 'e1', outcome: 'succeeded', name: 'f' }, T + 1)).toBe(
+          false,
+        );
+        expect(await ledger.findRun('appflow', 'e1')).toEqual(ref);
+        expect(await ledger.recordRun(ref, T + 2)).toBeUndefined();
+      });
+
       test('a run is not a job: findRun does not create or change the job record', async () => {
         await ledger.recordRun({ kind: 'appflow', executionId: 'e1', jobId: 'j1', pool: 'default' }, T);
         expect(await ledger.get('j1')).toBeUndefined();
@@ -261,9 +338,19 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         expect(await fixture.expiresAtOf('j1')).toBeUndefined();
         // Act
         const moves: Record<string, Array<[JobState, JobState]>> = {
-          succeeded: [['queued', 'starting'], ['starting', 'running'], ['running', 'succeeded']],
-          failed: [['queued', 'starting'], ['starting', 'failed']],
-          dead: [['queued', 'waiting'], ['waiting', 'dead']],
+          succeeded: [
+            ['queued', 'starting'],
+            ['starting', 'running'],
+            ['running', 'succeeded'],
+          ],
+          failed: [
+            ['queued', 'starting'],
+            ['starting', 'failed'],
+          ],
+          dead: [
+            ['queued', 'waiting'],
+            ['waiting', 'dead'],
+          ],
         };
         const now = T + 123_456;
         for (const [from, to] of moves[terminal as string]!) expect(await ledger.transition('j1', [from], to, now)).toBe(true);

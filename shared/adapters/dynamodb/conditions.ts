@@ -12,6 +12,9 @@ export const CAN_TRANSFER = 'attribute_exists(holders.#from) AND attribute_not_e
 /** Create an item only once. */
 export const IS_NEW = 'attribute_not_exists(pk)';
 
+/** Note an early completion only while its run is not recorded (a recorded run has a job id). */
+export const RUN_NOT_RECORDED = 'attribute_not_exists(jobId)';
+
 /** Ledger moves name their allowed source states; the state list is filled in per call. */
 export const stateIn = (placeholders: string[]) => `#state IN (${placeholders.join(', ')})`;
 

@@ -1,8 +1,8 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { JobKind, JobSpec } from '../../domain/job';
+import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobLedger, JobRecord, RunRef, TransitionPatch } from '../../ports/jobLedger';
-import { IS_NEW, SAME_EXECUTION, stateIn, UNCHANGED_SINCE } from './conditions';
+import { IS_NEW, RUN_NOT_RECORDED, SAME_EXECUTION, stateIn, UNCHANGED_SINCE } from './conditions';
 import { applied } from './errors';
 import { jobKey, runKey } from './keys';
 
@@ -10,6 +10,9 @@ interface JobItem extends Omit<JobRecord, 'spec'> {
   spec: string;
   expiresAt?: number;
 }
+
+/** An early completion waits this long for its run to be recorded; most are for runs Sluice never started. */
+const EARLY_COMPLETION_TTL_SECONDS = 86_400;
 
 export interface LedgerOptions {
   /** How long finished jobs and run references stay before DynamoDB TTL removes them. */
@@ -122,17 +125,45 @@ export class DynamoJobLedger implements JobLedger {
     );
   }
 
-  async recordRun(ref: RunRef, now: number): Promise<void> {
-    await this.doc.send(
-      new PutCommand({
+  async recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined> {
+    // One write that also hands back (and clears) a completion noted before the run was recorded.
+    const { Attributes } = await this.doc.send(
+      new UpdateCommand({
         TableName: this.tableName,
-        Item: {
-          ...runKey(ref.kind, ref.executionId),
-          ...ref,
-          recordedAt: now,
-          expiresAt: Math.floor(now / 1000) + this.options.retentionDays * 86_400,
+        Key: runKey(ref.kind, ref.executionId),
+        UpdateExpression:
+          'SET #kind = :kind, executionId = :executionId, jobId = :jobId, #pool = :pool, recordedAt = :now, expiresAt = :expiresAt REMOVE earlyCompletion',
+        ExpressionAttributeNames: { '#kind': 'kind', '#pool': 'pool' },
+        ExpressionAttributeValues: {
+          ':kind': ref.kind,
+          ':executionId': ref.executionId,
+          ':jobId': ref.jobId,
+          ':pool': ref.pool,
+          ':now': now,
+          ':expiresAt': Math.floor(now / 1000) + this.options.retentionDays * 86_400,
         },
+        ReturnValues: 'ALL_OLD',
       }),
+    );
+    return Attributes?.earlyCompletion as RunCompletion | undefined;
+  }
+
+  async noteEarlyCompletion(completion: RunCompletion, now: number): Promise<boolean> {
+    return applied(
+      this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...runKey(completion.kind, completion.executionId),
+            kind: completion.kind,
+            executionId: completion.executionId,
+            earlyCompletion: JSON.parse(JSON.stringify(completion)) as RunCompletion, // no undefined fields
+            notedAt: now,
+            expiresAt: Math.floor(now / 1000) + EARLY_COMPLETION_TTL_SECONDS,
+          },
+          ConditionExpression: RUN_NOT_RECORDED,
+        }),
+      ),
     );
   }
 
@@ -140,7 +171,7 @@ export class DynamoJobLedger implements JobLedger {
     const { Item } = await this.doc.send(
       new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }),
     );
-    if (!Item) return undefined;
+    if (!Item?.jobId) return undefined; // absent, or only an early completion noted
     return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
   }
 }

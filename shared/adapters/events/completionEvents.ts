@@ -12,16 +12,23 @@ export const CompletionEventType = {
 export const GLUE_TERMINAL_STATES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'STOPPED'] as const;
 export const APPFLOW_SUCCESS_STATUS = 'Execution Successful';
 
+/**
+ * Run ids are short on AWS (AppFlow: a UUID; Glue: "jr_" + 64 hex). A longer one cannot be a run Sluice started, and
+ * over 2 KB it would not even fit in a DynamoDB key: refuse it as malformed rather than fail (and retry) the lookup.
+ */
+export const MAX_RUN_ID_LENGTH = 256;
+const RunId = z.string().min(1).max(MAX_RUN_ID_LENGTH);
+
 const AppFlowEndEvent = EventBridgeSchema.extend({
   source: z.literal(CompletionEventType.AppFlowEnd.source),
   'detail-type': z.literal(CompletionEventType.AppFlowEnd.detailType),
-  detail: z.looseObject({ 'execution-id': z.string().min(1), 'flow-name': z.string().min(1), status: z.string().min(1) }),
+  detail: z.looseObject({ 'execution-id': RunId, 'flow-name': z.string().min(1), status: z.string().min(1) }),
 });
 
 const GlueStateChangeEvent = EventBridgeSchema.extend({
   source: z.literal(CompletionEventType.GlueStateChange.source),
   'detail-type': z.literal(CompletionEventType.GlueStateChange.detailType),
-  detail: z.looseObject({ jobRunId: z.string().min(1), jobName: z.string().min(1), state: z.string().min(1), message: z.string().optional() }),
+  detail: z.looseObject({ jobRunId: RunId, jobName: z.string().min(1), state: z.string().min(1), message: z.string().optional() }),
 });
 
 /**
@@ -59,6 +66,9 @@ export function parseCompletionEvent(event: unknown): RunCompletion | undefined 
 }
 
 function invalid(what: string, error: z.ZodError): InvalidEventError {
-  const issues = error.issues.slice(0, 5).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  const issues = error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join('.')}: ${i.message}`)
+    .join('; ');
   return new InvalidEventError(`malformed ${what} completion event: ${issues}`, { cause: error });
 }

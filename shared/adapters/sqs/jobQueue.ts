@@ -1,5 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { JobQueue } from '../../ports/jobQueue';
+import { toSqsText, truncateUtf8 } from './sqsText';
 
 /** Message attribute that carries why a message was dead-lettered. */
 export const REASON_ATTRIBUTE = 'sluice-reason';
@@ -7,8 +8,17 @@ export const REASON_ATTRIBUTE = 'sluice-reason';
 /** Message attribute on a job sent with a slot already reserved for it (see JobQueue.send). */
 export const RESERVED_ATTRIBUTE = 'sluice-reserved';
 
-/** SQS message attribute values are limited to 256 KB in all; reasons are kept short. */
-const MAX_REASON = 1000;
+/** Message attribute on a dead-lettered copy whose body was cut: the original body's size in bytes. */
+export const TRUNCATED_FROM_ATTRIBUTE = 'sluice-truncated-from';
+
+/** Attributes count toward the SQS message size; reasons and context values are kept short. */
+const MAX_ATTRIBUTE_BYTES = 1000;
+
+/**
+ * A dead-lettered copy keeps at most this much of the original body, so body plus attributes always fit in an SQS
+ * message (256 KiB on AWS), whatever the original's size. A job spec is at most 64 KiB, so a runnable spec is never cut.
+ */
+export const MAX_DEAD_LETTER_BODY_BYTES = 64 * 1024;
 
 export class SqsJobQueue implements JobQueue {
   constructor(
@@ -29,15 +39,22 @@ export class SqsJobQueue implements JobQueue {
   }
 
   async deadLetter(body: string, reason: string, context: Record<string, string> = {}): Promise<void> {
-    const attributes: Record<string, { DataType: 'String'; StringValue: string }> = {
-      [REASON_ATTRIBUTE]: { DataType: 'String', StringValue: reason.slice(0, MAX_REASON) || 'unknown' },
+    const attributes: Record<string, { DataType: 'String'; StringValue: string }> = {};
+    const set = (name: string, value: string) => {
+      attributes[name] = { DataType: 'String', StringValue: truncateUtf8(toSqsText(value), MAX_ATTRIBUTE_BYTES) };
     };
-    for (const [name, value] of Object.entries(context)) {
-      if (value) attributes[`sluice-${name}`] = { DataType: 'String', StringValue: value.slice(0, MAX_REASON) };
-    }
+    set(REASON_ATTRIBUTE, reason || 'unknown');
+    for (const [name, value] of Object.entries(context)) if (value) set(`sluice-${name}`, value);
+    const bytes = Buffer.byteLength(body, 'utf8');
+    const kept = truncateUtf8(toSqsText(body), MAX_DEAD_LETTER_BODY_BYTES);
+    if (kept.length < body.length) set(TRUNCATED_FROM_ATTRIBUTE, String(bytes));
     // An empty body is not allowed by SQS; keep the message recognisable.
     await this.sqs.send(
-      new SendMessageCommand({ QueueUrl: this.deadLetterUrl, MessageBody: body.length > 0 ? body : '(empty message)', MessageAttributes: attributes }),
+      new SendMessageCommand({
+        QueueUrl: this.deadLetterUrl,
+        MessageBody: kept.length > 0 ? kept : '(empty message)',
+        MessageAttributes: attributes,
+      }),
     );
   }
 }

@@ -1,4 +1,4 @@
-import type { JobKind, JobSpec } from '../../../shared/domain/job';
+import type { JobKind, JobSpec, RunCompletion } from '../../../shared/domain/job';
 import { isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { JobLedger, JobRecord, RunRef, TransitionPatch } from '../../../shared/ports/jobLedger';
 import { tick } from './tick';
@@ -26,12 +26,15 @@ export interface InMemoryLedgerOptions {
  *   sets state, updatedAt = now, every defined patch field, and expiresAt when `to` is terminal; an unknown job -> false;
  *   an empty `from` is rejected the way DynamoDB rejects `#state IN ()` (it throws);
  * - claimStart: state is `starting` AND updatedAt = seenUpdatedAt -> updatedAt = max(now, seenUpdatedAt + 1);
- * - recordRun is an unconditional Put (a second record of one run overwrites); findRun is keyed by (kind, executionId).
+ * - recordRun is an unconditional write (a second record of one run overwrites) that returns and clears the early
+ *   completion noted for the run; findRun is keyed by (kind, executionId) and sees recorded runs only;
+ * - noteEarlyCompletion writes only while the run is not recorded (a later note replaces an earlier one).
  * Records are copied in and out, so a caller never shares an object with the store.
  */
 export class InMemoryJobLedger implements JobLedger {
   private readonly jobs = new Map<string, StoredJob>();
   private readonly runs = new Map<string, StoredRun>();
+  private readonly early = new Map<string, RunCompletion>();
   calls = 0;
 
   constructor(private readonly options: InMemoryLedgerOptions = { retentionDays: 30 }) {}
@@ -93,19 +96,31 @@ export class InMemoryJobLedger implements JobLedger {
     return true;
   }
 
-  async recordRun(ref: RunRef, now: number): Promise<void> {
+  async recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined> {
     await this.enter();
-    this.runs.set(runKey(ref.kind, ref.executionId), {
+    const key = runKey(ref.kind, ref.executionId);
+    const early = this.early.get(key);
+    this.early.delete(key);
+    this.runs.set(key, {
       ref: { kind: ref.kind, executionId: ref.executionId, jobId: ref.jobId, pool: ref.pool },
       recordedAt: now,
       expiresAt: Math.floor(now / 1000) + this.options.retentionDays * 86_400,
     });
+    return early && { ...early };
   }
 
   async findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined> {
     await this.enter();
     const run = this.runs.get(runKey(kind, executionId));
     return run ? { ...run.ref } : undefined;
+  }
+
+  async noteEarlyCompletion(completion: RunCompletion, _now: number): Promise<boolean> {
+    await this.enter();
+    const key = runKey(completion.kind, completion.executionId);
+    if (this.runs.has(key)) return false;
+    this.early.set(key, { ...completion });
+    return true;
   }
 
   /** Test helper (not a port call): the TTL attribute the record would carry in DynamoDB. */

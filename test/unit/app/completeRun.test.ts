@@ -1,8 +1,19 @@
-import { AcquireResult } from '../../../shared/app/acquireJob';
+import { Acquirer, AcquireResult } from '../../../shared/app/acquireJob';
 import { CompleteRun, CompletionResult } from '../../../shared/app/completeRun';
 import { canMove, type JobState } from '../../../shared/domain/jobState';
 import { waitKey } from '../../../shared/domain/waiting';
-import { appflowJob, CrashSwitch, crashable, deliverSent, glueJob, makeDeps, messageOf, SimulatedCrash, T0, type FakeWorld } from '../../support/fakes';
+import {
+  appflowJob,
+  CrashSwitch,
+  crashable,
+  deliverSent,
+  glueJob,
+  makeDeps,
+  messageOf,
+  SimulatedCrash,
+  T0,
+  type FakeWorld,
+} from '../../support/fakes';
 
 async function start(world: FakeWorld, id: string): Promise<string> {
   expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Started);
@@ -57,7 +68,13 @@ describe('CompleteRun', () => {
   test('a failed run records why', async () => {
     const world = makeDeps();
     const run = await start(world, 'g1');
-    await world.completeRun.complete({ kind: 'glue', executionId: run, outcome: 'failed', name: 'glue-g1', detail: 'TIMEOUT: ran out of time' });
+    await world.completeRun.complete({
+      kind: 'glue',
+      executionId: run,
+      outcome: 'failed',
+      name: 'glue-g1',
+      detail: 'TIMEOUT: ran out of time',
+    });
     expect(world.ledger.peek('g1')).toMatchObject({ state: 'failed', lastError: 'TIMEOUT: ran out of time' });
   });
 
@@ -84,18 +101,23 @@ describe('CompleteRun', () => {
     await park(world, 'w1');
     await park(world, 'w2');
     const event = world.starters.glue.finish(run, 'succeeded');
-    const results = await Promise.all([world.completeRun.complete(event), world.completeRun.complete(event), world.completeRun.complete(event)]);
+    const results = await Promise.all([
+      world.completeRun.complete(event),
+      world.completeRun.complete(event),
+      world.completeRun.complete(event),
+    ]);
     expect(results.filter((r) => r === CompletionResult.Released)).toHaveLength(1);
     expect(world.leases.peek('default')).toMatchObject({ inUse: 1, holders: { w1: expect.anything() } });
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
   });
 
-  test('an event for a run Sluice did not start is ignored and changes nothing', async () => {
+  test('an event for a run Sluice did not start is only noted and changes nothing else', async () => {
     const world = makeDeps();
     await start(world, 'g1');
     const before = world.leases.peek('default');
     const result = await world.completeRun.complete({ kind: 'glue', executionId: 'jr_someone_else', outcome: 'succeeded', name: 'x' });
-    expect(result).toBe(CompletionResult.Ignored);
+    expect(result).toBe(CompletionResult.Noted);
+    expect(world.log.messages('debug')).toContain('completion of a run not recorded, noted for its acquirer');
     expect(world.leases.peek('default')).toEqual(before);
     expect(world.ledger.peek('g1')!.state).toBe('running');
   });
@@ -103,7 +125,9 @@ describe('CompleteRun', () => {
   test('an event of another kind with the same execution id is ignored', async () => {
     const world = makeDeps();
     const run = await start(world, 'g1');
-    expect(await world.completeRun.complete({ kind: 'appflow', executionId: run, outcome: 'succeeded', name: 'x' })).toBe(CompletionResult.Ignored);
+    expect(await world.completeRun.complete({ kind: 'appflow', executionId: run, outcome: 'succeeded', name: 'x' })).toBe(
+      CompletionResult.Noted,
+    );
     expect(world.ledger.peek('g1')!.state).toBe('running');
   });
 
@@ -142,13 +166,48 @@ describe('CompleteRun', () => {
     expect(world.log.entries.find((e) => e.message === 'job started')!.extra).toMatchObject({ recorded: false });
   });
 
-  // DOUBTFUL (shared/domain/jobState.ts TRANSITIONS vs shared/app/completeRun.ts): CompleteRun moves a job from
-  // [starting, running] to succeeded or failed, because the event can beat the acquirer's "running" write; but the
-  // domain table allows starting -> failed and not starting -> succeeded. The ledger does not consult the table, so
-  // nothing breaks today, but the table ("which moves the ledger allows") is wrong for the early-success case. Fix:
-  // add Succeeded to TRANSITIONS[Starting].
+  test('the event arrives before the acquirer recorded the run: noted, then the acquirer finishes the run and hands off', async () => {
+    // Prepare: limit 1, w1 waits; g1's run ends the moment it starts, and its event is handled before recordRun
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const recordRun = world.ledger.recordRun.bind(world.ledger);
+    const results: CompletionResult[] = [];
+    world.ledger.recordRun = async (ref, now) => {
+      world.ledger.recordRun = recordRun;
+      results.push(await world.completeRun.complete(world.starters.glue.finish(ref.executionId, 'failed')));
+      return recordRun(ref, now);
+    };
+    world.clock.advance(1);
+    // Act
+    expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Started);
+    // Assess: the event was noted, not dropped; the acquirer completed the run as the event would have
+    expect(results).toEqual([CompletionResult.Noted]);
+    expect(world.ledger.peek('g1')).toMatchObject({ state: 'failed', executionId: 'glue-run-1' });
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 0, holders: {} });
+    expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
+  });
+
+  test('an acquirer that died between start and record: the event is noted, and the resumed start finishes the run', async () => {
+    // Prepare: limit 1; the acquirer dies right after StartJobRun; the run's event arrives while nobody recorded it
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const crash = new CrashSwitch();
+    crash.armOn('ledger.recordRun', { when: 'before' });
+    const dying = { ...world, deps: { ...world.deps, ledger: crashable(world.ledger, crash, 'ledger') } };
+    await expect(new Acquirer(dying.deps).process(messageOf(glueJob('g1')))).rejects.toThrow(SimulatedCrash);
+    const [run] = world.starters.glue.runsOf('g1');
+    expect(await world.completeRun.complete(world.starters.glue.finish(run!.executionId, 'succeeded'))).toBe(CompletionResult.Noted);
+    expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+    // Act: SQS delivers the message again after the start grace; the acquirer resumes the start and finds the run
+    world.clock.advance(world.deps.settings.startGraceMs + 1);
+    expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Started);
+    // Assess: one run, finished, slot free
+    expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
+    expect(world.ledger.peek('g1')).toMatchObject({ state: 'succeeded', executionId: run!.executionId });
+    expect(world.leases.peek('default')).toMatchObject({ inUse: 0, holders: {} });
+  });
+
   test('every move CompleteRun asks for is one the domain allows', () => {
-    for (const to of ['succeeded', 'failed'] as const) for (const from of ['starting', 'running'] as const) expect(canMove(from, to)).toBe(true);
+    for (const to of ['succeeded', 'failed'] as const)
+      for (const from of ['starting', 'running'] as const) expect(canMove(from, to)).toBe(true);
   });
 
   test('a completion that died after marking the job finished: the retried event frees the slot', async () => {
@@ -159,7 +218,11 @@ describe('CompleteRun', () => {
     const event = world.starters.glue.finish(run, 'succeeded');
     const crash = new CrashSwitch();
     crash.armOn('ledger.transition', { when: 'after' });
-    const dying = new CompleteRun({ ...world.deps, ledger: crashable(world.ledger, crash, 'ledger'), leases: crashable(world.leases, crash, 'leases') });
+    const dying = new CompleteRun({
+      ...world.deps,
+      ledger: crashable(world.ledger, crash, 'ledger'),
+      leases: crashable(world.leases, crash, 'leases'),
+    });
     await expect(dying.complete(event)).rejects.toThrow(SimulatedCrash);
     expect(world.ledger.peek('r')!.state).toBe('succeeded');
     expect(world.leases.peek('default')!.holders).toHaveProperty('r');
@@ -190,7 +253,14 @@ describe('CompleteRun', () => {
     // Prepare: g1 runs (limit 1) but a stale waiter of g1 is left (a duplicate parked it as it was let in)
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'g1');
-    await world.leases.addWaiter({ pool: 'default', jobId: 'g1', kind: 'glue', waitKey: waitKey(T0, 'g1'), body: JSON.stringify(glueJob('g1')), since: T0 });
+    await world.leases.addWaiter({
+      pool: 'default',
+      jobId: 'g1',
+      kind: 'glue',
+      waitKey: waitKey(T0, 'g1'),
+      body: JSON.stringify(glueJob('g1')),
+      since: T0,
+    });
     await park(world, 'w1');
     // Act
     await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));

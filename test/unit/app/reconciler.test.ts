@@ -3,7 +3,18 @@ import { CompleteRun } from '../../../shared/app/completeRun';
 import { Drift } from '../../../shared/app/reconcile';
 import { waitKey } from '../../../shared/domain/waiting';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { appflowJob, CrashSwitch, crashable, deliverSent, glueJob, makeDeps, messageOf, SimulatedCrash, T0, type FakeWorld } from '../../support/fakes';
+import {
+  appflowJob,
+  CrashSwitch,
+  crashable,
+  deliverSent,
+  glueJob,
+  makeDeps,
+  messageOf,
+  SimulatedCrash,
+  T0,
+  type FakeWorld,
+} from '../../support/fakes';
 
 async function start(world: FakeWorld, id: string, pool = 'default'): Promise<string> {
   expect(await world.acquirer.process(messageOf(glueJob(id, pool)))).toBe(AcquireResult.Started);
@@ -38,6 +49,24 @@ describe('Reconciler', () => {
     expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', executionId: run });
     expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+  });
+
+  test('lost event of a run whose record failed (job running, no run reference): the slot still comes back', async () => {
+    // Prepare: recordRun fails (a throttled write) while the move to running succeeds; the event is then only noted
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const recordRun = world.ledger.recordRun.bind(world.ledger);
+    world.ledger.recordRun = () => Promise.reject(new Error('ProvisionedThroughputExceededException'));
+    await expect(world.acquirer.process(messageOf(glueJob('r')))).rejects.toThrow('ProvisionedThroughputExceededException');
+    world.ledger.recordRun = recordRun;
+    const run = world.ledger.peek('r')!.executionId!;
+    expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe('noted');
+    await park(world, 'w1');
+    // Act
+    const report = await world.reconciler.run();
+    // Assess
+    expect(report.drift).toEqual({ [Drift.LostEvent]: 1 });
+    expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', executionId: run });
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
   });
 
   test('a run the status API reports failed ends as failed', async () => {
@@ -91,7 +120,11 @@ describe('Reconciler', () => {
       const crash = new CrashSwitch();
       // the hand-off dies right after moving the slot to w1, before sending w1's message
       crash.armOn('leases.transfer', { when: 'after' });
-      const dying = new CompleteRun({ ...world.deps, leases: crashable(world.leases, crash, 'leases'), queue: crashable(world.queue, crash, 'queue') });
+      const dying = new CompleteRun({
+        ...world.deps,
+        leases: crashable(world.leases, crash, 'leases'),
+        queue: crashable(world.queue, crash, 'queue'),
+      });
       await expect(dying.complete(world.starters.glue.finish(run, 'succeeded'))).rejects.toThrow(SimulatedCrash);
       expect(world.leases.peek('default')!.holders).toHaveProperty('w1');
       expect(world.queue.sent).toEqual([]);
