@@ -21,8 +21,12 @@ export class HandOff {
    */
   async releaseAndHandOff(pool: string, jobId: string, oldest?: Promise<Waiter[]>): Promise<boolean> {
     const { leases } = this.deps;
+    // Waiters found reserved already: a concurrent hand-off is sending them (or died doing so, which the reconciler
+    // mends after the reservation grace). Sending them again here would only cost a duplicate delivery.
+    const reserved = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const [next] = round === 0 && oldest ? await oldest : await leases.oldestWaiters(pool, 1);
+      const candidates = round === 0 && oldest ? await oldest : await leases.oldestWaiters(pool, reserved.size + 1);
+      const next = candidates.find((waiter) => !reserved.has(waiter.waitKey));
       if (!next) break;
       if (next.jobId === jobId) {
         // A duplicate delivery parked this job again just as it was let in: the waiter is stale, never a second run.
@@ -38,8 +42,7 @@ export class HandOff {
         case TransferOutcome.NotHeld:
           return false;
         case TransferOutcome.TargetHeld:
-          // The waiter has a slot already: an earlier hand-off reserved it and died before sending it. Send it now.
-          await this.dispatch(next);
+          reserved.add(next.waitKey);
           continue;
         case TransferOutcome.OverLimit:
           // The limit was lowered: this slot goes away instead of being passed on.
@@ -53,18 +56,24 @@ export class HandOff {
   async fill(pool: string): Promise<number> {
     const { leases } = this.deps;
     let admitted = 0;
+    // As in releaseAndHandOff: a waiter holding a slot already is being sent by whoever reserved it.
+    const reserved = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const snapshot = await leases.getPool(pool);
       if (!snapshot) return admitted;
       const free = freeSlots(snapshot);
       if (free === 0) return admitted;
-      const waiters = await leases.oldestWaiters(pool, free);
+      const waiters = (await leases.oldestWaiters(pool, free + reserved.size)).filter((waiter) => !reserved.has(waiter.waitKey));
       if (waiters.length === 0) return admitted;
-      for (const waiter of waiters) {
+      for (const waiter of waiters.slice(0, free)) {
         const outcome = await leases.acquire(pool, waiter.jobId, this.holderFor(waiter));
-        if (outcome !== AcquireOutcome.Acquired && outcome !== AcquireOutcome.AlreadyHeld) return admitted;
+        if (outcome === AcquireOutcome.AlreadyHeld) {
+          reserved.add(waiter.waitKey);
+          continue;
+        }
+        if (outcome !== AcquireOutcome.Acquired) return admitted;
         await this.dispatch(waiter);
-        if (outcome === AcquireOutcome.Acquired) admitted++;
+        admitted++;
       }
     }
     return admitted;

@@ -1,11 +1,14 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobKind } from '../../domain/job';
-import type { Holder, PoolSnapshot } from '../../domain/pool';
+import { freeSlots, type Holder, type PoolSnapshot } from '../../domain/pool';
 import type { Waiter } from '../../domain/waiting';
 import { AcquireOutcome, type LeaseStore, TransferOutcome } from '../../ports/leaseStore';
 import { CAN_ACQUIRE, CAN_TRANSFER, HOLDS_SLOT, IS_NEW } from './conditions';
 import { applied } from './errors';
 import { POOL_REGISTRY_PK, poolKey, poolRegistryKey, WAIT_PREFIX, waiterKey } from './keys';
+
+/** A lost race with room left is retried; past this, racing writers keep winning and the pool is as good as full. */
+const MAX_ACQUIRE_ATTEMPTS = 3;
 
 interface PoolItem {
   pk: string;
@@ -83,26 +86,29 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async acquire(pool: string, jobId: string, holder: Holder): Promise<AcquireOutcome> {
-    if (
-      await applied(
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: poolKey(pool),
-            UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
-            ConditionExpression: CAN_ACQUIRE,
-            ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
-            ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
-          }),
-        ),
+    for (let attempt = 1; ; attempt++) {
+      if (
+        await applied(
+          this.doc.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: poolKey(pool),
+              UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
+              ConditionExpression: CAN_ACQUIRE,
+              ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
+              ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
+            }),
+          ),
+        )
       )
-    )
-      return AcquireOutcome.Acquired;
-    // Why did it fail? (dynalite ignores ReturnValuesOnConditionCheckFailure, so read the item.)
-    const current = await this.getPool(pool);
-    if (!current) return AcquireOutcome.NoPool;
-    if (Object.prototype.hasOwnProperty.call(current.holders, jobId)) return AcquireOutcome.AlreadyHeld;
-    return AcquireOutcome.Full;
+        return AcquireOutcome.Acquired;
+      // Why did it fail? (dynalite ignores ReturnValuesOnConditionCheckFailure, so read the item.)
+      const current = await this.getPool(pool);
+      if (!current) return AcquireOutcome.NoPool;
+      if (Object.prototype.hasOwnProperty.call(current.holders, jobId)) return AcquireOutcome.AlreadyHeld;
+      // Room now: the pool was created, or a slot freed, between the write and the read. Full only when it is full.
+      if (freeSlots(current) === 0 || attempt >= MAX_ACQUIRE_ATTEMPTS) return AcquireOutcome.Full;
+    }
   }
 
   async release(pool: string, jobId: string): Promise<boolean> {

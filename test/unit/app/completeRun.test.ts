@@ -95,6 +95,24 @@ describe('CompleteRun', () => {
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
   });
 
+  test('racing completions in one pool hand each waiter one slot and send it once', async () => {
+    // Prepare: limit 3, three runs, four waiters; all three runs end at once (each releaser reads the same oldest waiter)
+    const world = makeDeps({ settings: { pools: { default: 3 } } });
+    const runs = [await start(world, 'r1'), await start(world, 'r2'), await start(world, 'r3')];
+    for (const id of ['w1', 'w2', 'w3', 'w4']) {
+      world.clock.advance(1000);
+      await park(world, id);
+    }
+    // Act
+    const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
+    // Assess: the three oldest waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb)
+    expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
+    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2', 'w3']);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w4']);
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Started]);
+  });
+
   test('concurrent duplicate events: the slot is freed once', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'r');

@@ -230,6 +230,22 @@ describe('Reconciler', () => {
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w3']);
   });
 
+  test('filling skips a waiter a hand-off reserved a moment ago: it is being sent, not sent twice', async () => {
+    // Prepare: limit 0 with w1, w2 waiting; the limit goes to 2 and a concurrent hand-off has just reserved w1
+    const world = makeDeps({ settings: { pools: { default: 0 } } });
+    await park(world, 'w1');
+    world.clock.advance(10);
+    await park(world, 'w2');
+    await world.leases.setLimit('default', 2);
+    expect(await world.leases.acquire('default', 'w1', { kind: 'glue', since: world.clock.now() })).toBe('acquired');
+    // Act
+    await world.reconciler.run();
+    // Assess: w2 got the free slot; w1 keeps its reservation and was not sent by the reconciler
+    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2']);
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual(['w2']);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w1']);
+  });
+
   test('an error on one slot is logged and the others are still checked', async () => {
     const world = makeDeps();
     const a = await start(world, 'a');
