@@ -5,7 +5,11 @@ import { container } from '../shared/runtime/container';
 
 const processor = new BatchProcessor(EventType.SQS);
 
-/** SQS -> acquirer: each job message is acquired, started, parked or dead-lettered; failures are reported per item. */
+/**
+ * SQS -> acquirer: each job message is acquired, started, parked or dead-lettered; failures are reported per item.
+ * Records are processed in parallel (Powertools' default), so no per-record key is appended to the shared logger (it
+ * would show on the other records' lines): the services name jobId, pool and kind on each line instead.
+ */
 export const handler = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
   const { acquirer, logger } = container();
   logger.addContext(context);
@@ -16,8 +20,15 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
         messageId: record.messageId,
         body: record.body,
         reservedHint: record.messageAttributes?.[RESERVED_ATTRIBUTE]?.stringValue === 'true',
+        sentAt: sentAt(record),
       }),
     processor,
     { context, throwOnFullBatchFailure: false },
   );
 };
+
+/** SQS's SentTimestamp (epoch ms, a string); undefined when missing or not a positive number. */
+function sentAt(record: SQSRecord): number | undefined {
+  const sent = Number(record.attributes?.SentTimestamp);
+  return Number.isFinite(sent) && sent > 0 ? sent : undefined;
+}

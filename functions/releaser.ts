@@ -11,15 +11,22 @@ import { container } from '../shared/runtime/container';
 export const handler = async (event: EventBridgeEvent<string, unknown>, context: Context): Promise<void> => {
   const { completeRun, logger, deps } = container();
   logger.addContext(context);
-  let completion;
   try {
-    completion = parseCompletionEvent(event);
-  } catch (error) {
-    if (!(error instanceof InvalidEventError)) throw error;
-    logger.error('malformed completion event dropped', { reason: error.message, eventId: (event as { id?: string })?.id });
-    deps.metrics.count(MetricName.IgnoredEvents);
-    return;
+    let completion;
+    try {
+      completion = parseCompletionEvent(event);
+    } catch (error) {
+      if (!(error instanceof InvalidEventError)) throw error;
+      logger.error('malformed completion event dropped', { reason: error.message, eventId: (event as { id?: string })?.id });
+      deps.metrics.count(MetricName.IgnoredEvents);
+      return;
+    }
+    if (!completion) return;
+    // Every line of this invocation carries them, the services' lines included.
+    logger.appendKeys({ kind: completion.kind, executionId: completion.executionId });
+    await completeRun.complete(completion);
+  } finally {
+    // Appended keys outlive the invocation in a warm environment: the next event must not inherit this run's.
+    logger.resetKeys();
   }
-  if (!completion) return;
-  await completeRun.complete(completion);
 };

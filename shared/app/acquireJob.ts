@@ -25,6 +25,8 @@ export interface InboundMessage {
   body: string;
   /** The sender says a slot is reserved for this job (a hand-off). Only changes which calls come first. */
   reservedHint?: boolean;
+  /** When the message was sent (epoch ms, SQS SentTimestamp): a reserved job's start reports its hand-off latency. */
+  sentAt?: number;
 }
 
 /**
@@ -50,7 +52,10 @@ export class Acquirer {
       throw error;
     }
     const now = this.deps.clock.now();
-    // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail.
+    // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail, and read its
+    // pool at the same time to confirm the reservation (one round trip instead of two on the hand-off path).
+    const reservation = message.reservedHint ? this.holdsSlot(spec) : undefined;
+    reservation?.catch(() => undefined); // awaited below unless the job turns out finished or running
     const known = message.reservedHint ? await this.deps.ledger.get(spec.id) : undefined;
     const { record, created } = known ? { record: known, created: false } : await this.deps.ledger.register(spec, now);
     if (!created && canonical(record.spec) !== canonical(spec)) {
@@ -69,7 +74,7 @@ export class Acquirer {
     if (record.state === JobState.Starting) return this.resume(record);
 
     let outcome =
-      message.reservedHint && (await this.holdsSlot(spec))
+      reservation && (await reservation)
         ? AcquireOutcome.AlreadyHeld
         : await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
     if (outcome === AcquireOutcome.NoPool) {
@@ -92,10 +97,14 @@ export class Acquirer {
       if (current && isTerminal(current.state)) await this.handOff.releaseAndHandOff(spec.pool, spec.id);
       return this.duplicate(current ?? record, 'another delivery is starting it');
     }
-    return this.start({ ...record, state: JobState.Starting }, record.startRequested === true);
+    return this.start(
+      { ...record, state: JobState.Starting },
+      record.startRequested === true,
+      message.reservedHint ? message.sentAt : undefined,
+    );
   }
 
-  private async start(record: JobRecord, mayHaveStarted: boolean): Promise<AcquireResult> {
+  private async start(record: JobRecord, mayHaveStarted: boolean, handOffSentAt?: number): Promise<AcquireResult> {
     const { spec } = record;
     const { ledger, clock, log, metrics } = this.deps;
     let executionId: string;
@@ -118,6 +127,7 @@ export class Acquirer {
     ]);
     log.info('job started', { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId, recorded: moved });
     metrics.count(MetricName.Starts, 1, spec.pool);
+    if (handOffSentAt !== undefined) metrics.milliseconds(MetricName.HandOffLatency, Math.max(0, now - handOffSentAt), spec.pool);
     // The run's completion event came before the run was recorded: finish it now, as the event would have.
     if (early) await this.completeRun.complete(early);
     return AcquireResult.Started;

@@ -14,9 +14,11 @@ export interface Log {
   error(message: string, ...extra: Record<string, unknown>[]): void;
 }
 
-/** Counters the services emit; the Powertools adapter turns them into EMF metrics. */
+/** Counters and durations the services emit; the Powertools adapter turns them into EMF metrics. */
 export interface Metrics {
   count(name: MetricName, value?: number, pool?: string): void;
+  /** A duration in milliseconds (e.g. HandOffLatency). */
+  milliseconds(name: MetricName, value: number, pool?: string): void;
 }
 
 export const MetricName = {
@@ -29,6 +31,8 @@ export const MetricName = {
   Duplicates: 'Duplicates',
   ReconciledDrift: 'ReconciledDrift',
   IgnoredEvents: 'IgnoredEvents',
+  /** ms from a reserved job's wake-up message being sent (SQS SentTimestamp) to its run started */
+  HandOffLatency: 'HandOffLatency',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -59,4 +63,4 @@ export interface SluiceDeps {
 }
 
 export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };
-export const noMetrics: Metrics = { count() {} };
+export const noMetrics: Metrics = { count() {}, milliseconds() {} };

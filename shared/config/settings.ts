@@ -23,6 +23,10 @@ const EnvSchema = z.object({
   RETRY_MAX_SECONDS: seconds(900),
   RETRY_MAX_ATTEMPTS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(8)),
   LEDGER_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().positive().default(30)),
+  /** The `service` of every log line and metric: `sluice-<stage>` (serverless.yml), so stages never mix metrics. */
+  POWERTOOLS_SERVICE_NAME: z.preprocess(blankAsUnset, z.string().default('sluice')),
+  /** The CloudWatch namespace of the metrics (the alarms and the dashboard read it too). */
+  POWERTOOLS_METRICS_NAMESPACE: z.preprocess(blankAsUnset, z.string().default('Sluice')),
 });
 
 export type SluiceEnv = z.infer<typeof EnvSchema>;

@@ -32,8 +32,9 @@ export function container(): Container {
   if (built) return built;
   const env = readEnv();
   const clients = awsClients();
-  const logger = new Logger({ serviceName: 'sluice' });
-  const metrics = new PowertoolsMetrics({ namespace: 'Sluice', serviceName: 'sluice' });
+  // From the environment serverless.yml sets (service `sluice-<stage>`): the alarms and the dashboard read the same names.
+  const logger = new Logger({ serviceName: env.POWERTOOLS_SERVICE_NAME });
+  const metrics = new PowertoolsMetrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE, serviceName: env.POWERTOOLS_SERVICE_NAME });
   const deps: SluiceDeps = {
     leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME),
     ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),

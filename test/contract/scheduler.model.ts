@@ -73,7 +73,14 @@ const kindArb = fc.constantFrom<JobKind>('appflow', 'glue');
 
 export function actionArb(options: ModelOptions = {}): fc.Arbitrary<Action> {
   const arbs: Array<{ arbitrary: fc.Arbitrary<Action>; weight: number }> = [
-    { weight: 6, arbitrary: fc.record({ t: fc.constant('submit' as const), kind: kindArb, pool: fc.constantFrom('default', 'default', 'etl', 'etl', UNKNOWN_POOL) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        t: fc.constant('submit' as const),
+        kind: kindArb,
+        pool: fc.constantFrom('default', 'default', 'etl', 'etl', UNKNOWN_POOL),
+      }),
+    },
     { weight: 1, arbitrary: fc.constant({ t: 'submitBad' as const }) },
     { weight: 10, arbitrary: fc.record({ t: fc.constant('deliver' as const), pick: fc.nat(50) }) },
     { weight: 2, arbitrary: fc.record({ t: fc.constant('duplicate' as const), pick: fc.nat(50) }) },
@@ -87,8 +94,18 @@ export function actionArb(options: ModelOptions = {}): fc.Arbitrary<Action> {
         fate: fc.constantFrom('event' as const, 'event' as const, 'event' as const, 'lost' as const, 'twice' as const),
       }),
     },
-    { weight: 6, arbitrary: fc.record({ t: fc.constant('deliverEvent' as const), pick: fc.nat(50), keep: fc.constantFrom(false, false, false, true) }) },
-    { weight: 2, arbitrary: fc.record({ t: fc.constant('setLimit' as const), pool: fc.constantFrom('default', 'etl'), limit: fc.integer({ min: 0, max: 3 }) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({ t: fc.constant('deliverEvent' as const), pick: fc.nat(50), keep: fc.constantFrom(false, false, false, true) }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant('setLimit' as const),
+        pool: fc.constantFrom('default', 'etl'),
+        limit: fc.integer({ min: 0, max: 3 }),
+      }),
+    },
     { weight: 2, arbitrary: fc.constant({ t: 'reconcile' as const }) },
   ];
   if (options.crashes) arbs.push({ weight: 2, arbitrary: fc.record({ t: fc.constant('crashNext' as const), afterCalls: fc.nat(14) }) });
@@ -96,16 +113,34 @@ export function actionArb(options: ModelOptions = {}): fc.Arbitrary<Action> {
     const part = fc.oneof(
       { weight: 4, arbitrary: fc.record({ t: fc.constant('deliver' as const), pick: fc.nat(50) }) },
       { weight: 2, arbitrary: fc.record({ t: fc.constant('duplicate' as const), pick: fc.nat(50) }) },
-      { weight: 3, arbitrary: fc.record({ t: fc.constant('deliverEvent' as const), pick: fc.nat(50), keep: fc.constantFrom(false, false, true) }) },
+      {
+        weight: 3,
+        arbitrary: fc.record({ t: fc.constant('deliverEvent' as const), pick: fc.nat(50), keep: fc.constantFrom(false, false, true) }),
+      },
       { weight: 1, arbitrary: fc.constant({ t: 'reconcile' as const }) },
-      { weight: 1, arbitrary: fc.record({ t: fc.constant('setLimit' as const), pool: fc.constantFrom('default', 'etl'), limit: fc.integer({ min: 0, max: 3 }) }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          t: fc.constant('setLimit' as const),
+          pool: fc.constantFrom('default', 'etl'),
+          limit: fc.integer({ min: 0, max: 3 }),
+        }),
+      },
     );
-    arbs.push({ weight: 8, arbitrary: fc.record({ t: fc.constant('together' as const), parts: fc.array(part, { minLength: 2, maxLength: 3 }) }) });
+    arbs.push({
+      weight: 8,
+      arbitrary: fc.record({ t: fc.constant('together' as const), parts: fc.array(part, { minLength: 2, maxLength: 3 }) }),
+    });
   }
   if (options.startFailures) {
     arbs.push({
       weight: 1,
-      arbitrary: fc.record({ t: fc.constant('failStarts' as const), kind: kindArb, count: fc.integer({ min: 1, max: 3 }), permanent: fc.boolean() }),
+      arbitrary: fc.record({
+        t: fc.constant('failStarts' as const),
+        kind: kindArb,
+        count: fc.integer({ min: 1, max: 3 }),
+        permanent: fc.boolean(),
+      }),
     });
   }
   return fc.oneof(...arbs);
@@ -197,11 +232,16 @@ export class SchedulerModel {
   ) {
     this.starters = {
       appflow: new FakeStarter('appflow', { idempotent: true, clock: this.clock, failFreshStartsOnly: options.avoidKnownResumeBug }),
-      glue: new FakeStarter('glue', { idempotent: options.glueIdempotent ?? false, clock: this.clock, failFreshStartsOnly: options.avoidKnownResumeBug }),
+      glue: new FakeStarter('glue', {
+        idempotent: options.glueIdempotent ?? false,
+        clock: this.clock,
+        failFreshStartsOnly: options.avoidKnownResumeBug,
+      }),
     };
     const c = this.crash;
     const jitterRandom = seededRandom((options.seed ?? 1) ^ 0x5eed);
-    const wrap = <T extends object>(port: T, name: string): T => crashable(options.concurrency ? jittery(port, jitterRandom) : port, c, name);
+    const wrap = <T extends object>(port: T, name: string): T =>
+      crashable(options.concurrency ? jittery(port, jitterRandom) : port, c, name);
     this.deps = {
       leases: wrap(leases, 'leases'),
       ledger: wrap(movesChecked(ledger, this.disallowedMoves), 'ledger'),
@@ -317,7 +357,9 @@ export class SchedulerModel {
   /** One receive of a message by the acquirer; a crash leaves it to come back after the visibility timeout. */
   private async process(message: QueuedMessage): Promise<void> {
     this.delivered.push(message);
-    const outcome = await this.call(() => this.acquirer.process({ messageId: message.messageId, body: message.body, reservedHint: message.reserved }));
+    const outcome = await this.call(() =>
+      this.acquirer.process({ messageId: message.messageId, body: message.body, reservedHint: message.reserved }),
+    );
     if (outcome === 'crashed') this.sqs.push({ ...message, availableAt: this.clock.now() + VISIBILITY_TIMEOUT_MS });
   }
 
@@ -362,25 +404,35 @@ export class SchedulerModel {
       const holders = Object.keys(pool.holders);
       this.expect(pool.inUse === holders.length, `pool ${name}: inUse ${pool.inUse} but ${holders.length} holders`);
       const before = this.lastInUse.get(name) ?? 0;
-      this.expect(pool.inUse <= Math.max(pool.limit, before), `pool ${name}: inUse ${pool.inUse} over limit ${pool.limit} and grew (was ${before})`);
+      this.expect(
+        pool.inUse <= Math.max(pool.limit, before),
+        `pool ${name}: inUse ${pool.inUse} over limit ${pool.limit} and grew (was ${before})`,
+      );
       // Newcomers only into room under the limit: a slot freed while the pool is over a lowered limit goes away.
       const previous = this.lastHolders.get(name) ?? new Set<string>();
       const stayed = holders.filter((id) => previous.has(id)).length;
       const newcomers = holders.length - stayed;
       const limit = Math.max(pool.limit, this.lastLimit.get(name) ?? pool.limit);
-      this.expect(newcomers <= Math.max(0, limit - stayed), `pool ${name}: ${newcomers} jobs let in while ${stayed} stayed, limit ${pool.limit}`);
+      this.expect(
+        newcomers <= Math.max(0, limit - stayed),
+        `pool ${name}: ${newcomers} jobs let in while ${stayed} stayed, limit ${pool.limit}`,
+      );
       this.lastInUse.set(name, pool.inUse);
       this.lastHolders.set(name, new Set(holders));
       this.lastLimit.set(name, pool.limit);
       holdersByPool.set(name, new Set(holders));
     }
     for (const run of this.inProgress()) {
-      this.expect(holdersByPool.get(run.pool)?.has(run.jobId) === true, `run ${run.executionId} of ${run.jobId} is in progress but holds no slot in ${run.pool}`);
+      this.expect(
+        holdersByPool.get(run.pool)?.has(run.jobId) === true,
+        `run ${run.executionId} of ${run.jobId} is in progress but holds no slot in ${run.pool}`,
+      );
     }
     for (const pool of POOL_NAMES) {
       const limit = (await this.leases.getPool(pool))?.limit;
       const running = this.inProgress().filter((r) => r.pool === pool).length;
-      if (limit !== undefined) this.expect(running <= Math.max(limit, this.lastInUse.get(pool) ?? 0), `pool ${pool}: ${running} runs in progress, limit ${limit}`);
+      if (limit !== undefined)
+        this.expect(running <= Math.max(limit, this.lastInUse.get(pool) ?? 0), `pool ${pool}: ${running} runs in progress, limit ${limit}`);
     }
     for (const job of this.jobs) {
       const runs = this.starters[job.kind].runsOf(job.jobId).length;
@@ -450,15 +502,23 @@ export class SchedulerModel {
         // with that one run unknown to it. Never more than one; never without a start of unknown outcome.
         const unknownRun = record!.startRequested === true && !record!.executionId;
         this.expect(runs === 0 || (runs === 1 && unknownRun), `dead job ${job.jobId} has ${runs} runs`);
-        if (options.deadJobsInDlq ?? true) this.expect(this.queue.deadLettersFor(job.jobId).length > 0, `dead job ${job.jobId} is not in the DLQ`);
+        if (options.deadJobsInDlq ?? true)
+          this.expect(this.queue.deadLettersFor(job.jobId).length > 0, `dead job ${job.jobId} is not in the DLQ`);
       } else {
         this.expect(runs === 1, `finished job ${job.jobId} has ${runs} runs`);
       }
     }
-    for (const body of this.badBodies) this.expect(this.queue.deadLettered.some((d) => d.body === body), `bad message ${body} is not in the DLQ`);
+    for (const body of this.badBodies)
+      this.expect(
+        this.queue.deadLettered.some((d) => d.body === body),
+        `bad message ${body} is not in the DLQ`,
+      );
     for (const name of await this.leases.listPools()) {
       const pool = (await this.leases.getPool(name))!;
-      this.expect(pool.inUse === 0 && Object.keys(pool.holders).length === 0, `pool ${name} still holds ${Object.keys(pool.holders).join(', ')}`);
+      this.expect(
+        pool.inUse === 0 && Object.keys(pool.holders).length === 0,
+        `pool ${name} still holds ${Object.keys(pool.holders).join(', ')}`,
+      );
       this.expect((await this.leases.countWaiters(name)) === 0, `pool ${name} still has waiters`);
     }
     this.expect(this.inProgress().length === 0, 'runs still in progress');
@@ -485,6 +545,8 @@ export async function runScenario(model: SchedulerModel, actions: Action[], fina
 }
 
 export function scenarioArb(options: ModelOptions, maxLength: number): fc.Arbitrary<{ seed: number; actions: Action[] }> {
-  return fc.record({ seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }), actions: fc.array(actionArb(options), { minLength: 1, maxLength, size: 'max' }) });
+  return fc.record({
+    seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+    actions: fc.array(actionArb(options), { minLength: 1, maxLength, size: 'max' }),
+  });
 }
-

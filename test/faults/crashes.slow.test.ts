@@ -1,9 +1,8 @@
-import type { LocalStack } from '../../shared/local/stack';
 import { expectEveryJobRanOnce, jobRecord, runsOf } from '../support/invariants';
-import { type DeliveryWatch, watchDeliveries } from '../support/probes';
 import { enqueue } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
-import { jobsFor, startFaultStack } from './workload';
+import { useCrashStack } from './setup/crashStack';
+import { jobsFor } from './workload';
 
 /**
  * Slower crash cases: runs that end before Sluice learns they exist, and one job crashing again and again. The local
@@ -12,26 +11,16 @@ import { jobsFor, startFaultStack } from './workload';
 const POOLS = { shortrun: 2, again: 1, againstart: 1 };
 const VISIBILITY_MS = 4_000;
 
-let stack: LocalStack;
-let deliveries: DeliveryWatch;
-beforeAll(async () => {
-  stack = await startFaultStack(POOLS);
-}, 60_000);
-afterAll(() => stack?.stop());
-beforeEach(() => {
-  deliveries = watchDeliveries();
-});
-afterEach(() => deliveries.stop());
-
-/** Messages the acquirer failed because of an injected crash (each comes back after the visibility timeout). */
-const crashes = () => deliveries.errors().filter((e) => String(e).includes('fault injection')).length;
+const fixture = useCrashStack(POOLS);
 
 test('a crash after the start of a run shorter than the recovery: the run is found ended, its slot freed once recorded', async () => {
+  const { stack, crashes } = fixture;
   // The runs end (and their events are ignored: no run is recorded yet) long before the job's message comes back.
   stack.faults.crashAfterStart(2);
   const first = jobsFor('shortrun', 2, () => 200);
   await enqueue(stack, first);
-  await waitFor('both first runs to have started', () => runsOf(stack, first.map((s) => s.id)).size === 2, 10_000, 10);
+  const firstIds = first.map((s) => s.id);
+  await waitFor('both first runs to have started', () => runsOf(stack, firstIds).size === 2, 10_000, 10);
   const rest = jobsFor('shortrun', 4, () => 200, 2);
   const ids = [...first, ...(await enqueue(stack, rest)).map((id) => rest.find((s) => s.id === id)!)].map((s) => s.id);
 
@@ -48,6 +37,7 @@ test('a crash after the start of a run shorter than the recovery: the run is fou
 }, 60_000);
 
 test('one job crashing after taking its slot, four times over: it still runs once, and the next job only after it', async () => {
+  const { stack, crashes } = fixture;
   stack.faults.crashAfterAcquire(4);
   const specs = [0, 1].map((i) => ({ kind: 'appflow', pool: 'again', id: `again-${i}`, flowName: `again--${i}--300ms` }));
   const [firstId] = await enqueue(stack, [specs[0]]);
@@ -62,6 +52,7 @@ test('one job crashing after taking its slot, four times over: it still runs onc
 }, 60_000);
 
 test('one Glue job crashing after its start, three times over: each resumed start finds the same run', async () => {
+  const { stack, crashes } = fixture;
   stack.faults.crashAfterStart(3);
   const [spec] = jobsFor('againstart', 2, () => 3_000).filter((s) => s.kind === 'glue');
   await enqueue(stack, [spec]);

@@ -1,9 +1,8 @@
-import type { LocalStack } from '../../shared/local/stack';
 import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
-import { type DeliveryWatch, watchDeliveries } from '../support/probes';
 import { enqueue } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
-import { jobsFor, startFaultStack } from './workload';
+import { useCrashStack } from './setup/crashStack';
+import { jobsFor } from './workload';
 
 /**
  * The acquirer dies mid-job (the Lambda times out, runs out of memory, is killed): its message is not deleted and
@@ -13,23 +12,15 @@ import { jobsFor, startFaultStack } from './workload';
  */
 const POOLS = { crashacq: 2, crashstart: 2 };
 
-let stack: LocalStack;
-let deliveries: DeliveryWatch;
-beforeAll(async () => {
-  stack = await startFaultStack(POOLS);
-}, 60_000);
-afterAll(() => stack?.stop());
-beforeEach(() => {
-  deliveries = watchDeliveries();
-});
-afterEach(() => deliveries.stop());
-
-/** Messages the acquirer failed because of an injected crash (each comes back after the visibility timeout). */
-const crashes = () => deliveries.errors().filter((e) => String(e).includes('fault injection')).length;
+const fixture = useCrashStack(POOLS);
 
 test('a crash after the slot is taken and before the run starts: the job is resumed and runs once', async () => {
+  const { stack, crashes } = fixture;
   stack.faults.crashAfterAcquire(2);
-  const ids = await enqueue(stack, jobsFor('crashacq', 6, () => 400));
+  const ids = await enqueue(
+    stack,
+    jobsFor('crashacq', 6, () => 400),
+  );
 
   await expectEveryJobRanOnce(stack, { pool: 'crashacq', limit: POOLS.crashacq, ids, timeoutMs: 40_000 });
 
@@ -40,12 +31,14 @@ test('a crash after the slot is taken and before the run starts: the job is resu
 }, 60_000);
 
 test('a crash after the run started and before it was recorded: the resumed start finds that run, no second one', async () => {
+  const { stack, crashes } = fixture;
   // The first AppFlow job and the first Glue job crash after their start call. Their runs outlast the recovery, so
   // their completion events find the run recorded; short runs are in crashes.slow.test.ts.
   stack.faults.crashAfterStart(2);
   const first = jobsFor('crashstart', 2, () => 6_000);
   await enqueue(stack, first);
-  await waitFor('both first runs to have started', () => runsOf(stack, first.map((s) => s.id)).size === 2, 10_000, 10);
+  const firstIds = first.map((s) => s.id);
+  await waitFor('both first runs to have started', () => runsOf(stack, firstIds).size === 2, 10_000, 10);
   const rest = jobsFor('crashstart', 4, () => 300, 2);
   await enqueue(stack, rest);
 

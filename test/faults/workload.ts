@@ -1,22 +1,8 @@
-import type { LocalStack, LocalStackOptions } from '../../shared/local/stack';
-import { startTestStack } from '../support/testStack';
-
 /**
- * What the fault tests share: a stack per file whose simulator labels each run with its pool (names start with
- * "<pool>--") and takes its duration from the name ("--<n>ms"), and job specs in that form, AppFlow and Glue mixed.
+ * What the fault tests share: a stack per file with pools of its own (test/support/poolStack.ts: runs labelled with their
+ * pool, durations from their names), and job specs in that form, AppFlow and Glue mixed.
  */
-export async function startFaultStack(pools: Record<string, number>, options: Omit<LocalStackOptions, 'endpoints' | 'nameSuffix' | 'env'> = {}): Promise<LocalStack> {
-  return startTestStack({
-    ...options,
-    // Faults make the functions log errors by design; SLUICE_DEBUG=1 shows them.
-    env: { POOLS: JSON.stringify(pools), POWERTOOLS_LOG_LEVEL: process.env.SLUICE_DEBUG === '1' ? 'DEBUG' : 'SILENT' },
-    simulator: {
-      group: (_kind, name) => name.split('--')[0]!,
-      durationMs: (_kind, name) => Number(/--(\d+)ms/.exec(name)?.[1] ?? 200),
-      ...options.simulator,
-    },
-  });
-}
+export { startPoolStack as startFaultStack } from '../support/poolStack';
 
 export type Spec =
   | { kind: 'appflow'; pool: string; id: string; flowName: string }

@@ -3,7 +3,8 @@ import type { SimRun } from '../../shared/local/simulators';
 import { container } from '../../shared/runtime/container';
 import { deadLettered, expectEveryJobRanOnce, jobRecord, runsOf, waitForRunning } from '../support/invariants';
 import { pauseReconciler, scanTable, setMaxReceiveCount } from '../support/probes';
-import { enqueue, jobState, queueDepth, startTestStack, waitForJobsDone } from '../support/testStack';
+import { startPoolStack } from '../support/poolStack';
+import { enqueue, jobState, queueDepth, waitForJobsDone } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -11,14 +12,10 @@ import { waitFor } from '../support/waitFor';
  * its own pools; names start with "<pool>--" so the simulator counts runs per pool, and "--<n>ms" sets a duration.
  */
 const POOLS = { wait1: 1, lower: 4, raise: 1, indepA: 1, indepB: 3, throttle: 1, permfail: 1 };
-const group = (_kind: string, name: string) => name.split('--')[0]!;
 
 let stack: LocalStack;
 beforeAll(async () => {
-  stack = await startTestStack({
-    env: { POOLS: JSON.stringify(POOLS), POWERTOOLS_LOG_LEVEL: process.env.SLUICE_DEBUG === '1' ? 'DEBUG' : 'SILENT' },
-    simulator: { group, durationMs: (_kind, name) => Number(/--(\d+)ms/.exec(name)?.[1] ?? 150) },
-  });
+  stack = await startPoolStack(POOLS, { defaultRunMs: 150 });
 }, 60_000);
 afterAll(() => stack?.stop());
 afterEach(() => stack.simulator.clearFaults());
@@ -31,7 +28,11 @@ function jobs(pool: string, count: number, durationMs: (i: number) => number, ki
   );
 }
 
-const runsOfPool = (pool: string) => stack.simulator.runs().filter((r) => r.group === pool).sort((a, b) => a.startSeq - b.startSeq);
+const runsOfPool = (pool: string) =>
+  stack.simulator
+    .runs()
+    .filter((r) => r.group === pool)
+    .sort((a, b) => a.startSeq - b.startSeq);
 
 /** Runs of the pool in progress just before `run` began, by the simulator's own order of starts and ends. */
 const inProgressAt = (pool: string, run: SimRun) =>
@@ -41,7 +42,10 @@ test('waiting loses nothing: 12 jobs through a pool of 1 with maxReceiveCount 1,
   // A design that returns waiting jobs to the queue would see them received again and moved to the DLQ here.
   await setMaxReceiveCount(stack, 1);
   try {
-    const ids = await enqueue(stack, jobs('wait1', 12, (i) => 100 + (i % 4) * 40));
+    const ids = await enqueue(
+      stack,
+      jobs('wait1', 12, (i) => 100 + (i % 4) * 40),
+    );
 
     await expectEveryJobRanOnce(stack, { pool: 'wait1', limit: 1, ids, timeoutMs: 40_000 });
 
@@ -53,7 +57,10 @@ test('waiting loses nothing: 12 jobs through a pool of 1 with maxReceiveCount 1,
 
 describe('pool limits changed at run time', () => {
   test('lowering a limit never touches running jobs and starts nothing new until fewer run than the new limit', async () => {
-    const ids = await enqueue(stack, jobs('lower', 8, (i) => 700 + i * 150));
+    const ids = await enqueue(
+      stack,
+      jobs('lower', 8, (i) => 700 + i * 150),
+    );
     const running = await waitForRunning(stack, 'lower', 4);
 
     await container().poolAdmin.setLimit('lower', 2);
@@ -69,17 +76,31 @@ describe('pool limits changed at run time', () => {
     const later = runsOfPool('lower').filter((r) => !running.some((x) => x.executionId === r.executionId));
     expect(later).toHaveLength(4);
     expect(Math.max(...later.map((r) => inProgressAt('lower', r)))).toBeLessThanOrEqual(1);
-    const thirdEnd = running.map((r) => stack.simulator.runs().find((x) => x.executionId === r.executionId)!.endSeq!).sort((a, b) => a - b)[2]!;
+    const thirdEnd = running
+      .map((r) => stack.simulator.runs().find((x) => x.executionId === r.executionId)!.endSeq!)
+      .sort((a, b) => a - b)[2]!;
     expect(later[0]!.startSeq).toBeGreaterThan(thirdEnd);
-    expect(stack.simulator.concurrencyTimeline('lower').filter((p) => p.t >= later[0]!.startedAt).every((p) => p.inProgress <= 2)).toBe(true);
+    expect(
+      stack.simulator
+        .concurrencyTimeline('lower')
+        .filter((p) => p.t >= later[0]!.startedAt)
+        .every((p) => p.inProgress <= 2),
+    ).toBe(true);
   }, 60_000);
 
   test('raising a limit lets waiting jobs in at once, without waiting for a run to end or the reconciler', async () => {
     const resume = pauseReconciler();
     try {
-      const ids = await enqueue(stack, jobs('raise', 5, () => 2500, 'appflow'));
+      const ids = await enqueue(
+        stack,
+        jobs('raise', 5, () => 2500, 'appflow'),
+      );
       const [first] = await waitForRunning(stack, 'raise', 1);
-      await waitFor('four jobs to wait', async () => (await container().poolAdmin.list()).find((p) => p.name === 'raise')?.waiting === 4, 10_000);
+      await waitFor(
+        'four jobs to wait',
+        async () => (await container().poolAdmin.list()).find((p) => p.name === 'raise')?.waiting === 4,
+        10_000,
+      );
 
       const raisedAt = Date.now();
       await container().poolAdmin.setLimit('raise', 4);
@@ -120,7 +141,10 @@ describe('start failures', () => {
     const resume = pauseReconciler();
     try {
       stack.simulator.setFaults({ appflow: { throttleStarts: 3 } });
-      const ids = await enqueue(stack, jobs('throttle', 3, () => 300, 'appflow'));
+      const ids = await enqueue(
+        stack,
+        jobs('throttle', 3, () => 300, 'appflow'),
+      );
 
       await waitForJobsDone(stack, ids, 30_000);
       resume();
@@ -149,8 +173,13 @@ describe('start failures', () => {
   test('a permanent start error dead-letters the job with its reason and frees the slot for the next job', async () => {
     const resume = pauseReconciler();
     try {
-      stack.simulator.setFaults({ appflow: { failStarts: { count: 1, error: 'ResourceNotFoundException', message: 'Flow does not exist' } } });
-      const ids = await enqueue(stack, jobs('permfail', 2, () => 300, 'appflow'));
+      stack.simulator.setFaults({
+        appflow: { failStarts: { count: 1, error: 'ResourceNotFoundException', message: 'Flow does not exist' } },
+      });
+      const ids = await enqueue(
+        stack,
+        jobs('permfail', 2, () => 300, 'appflow'),
+      );
 
       const states = await waitForJobsDone(stack, ids, 20_000);
 
@@ -164,7 +193,9 @@ describe('start failures', () => {
       expect(next.ok).toBe(true);
       expect(next.at - calls[0]!.respondedAt).toBeLessThan(1_500);
       expect(runsOf(stack, [failedId]).get(failedId)).toBeUndefined();
-      expect(await waitFor('the dead letter', async () => ((await deadLettered(stack, [failedId])) as Array<{ reason: string }>)[0])).toEqual({
+      expect(
+        await waitFor('the dead letter', async () => ((await deadLettered(stack, [failedId])) as Array<{ reason: string }>)[0]),
+      ).toEqual({
         jobId: failedId,
         reason: expect.stringMatching(/ResourceNotFoundException/),
       });

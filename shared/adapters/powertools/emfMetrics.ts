@@ -5,9 +5,9 @@ import type { MetricName, Metrics } from '../../app/deps';
 export const POOL_DIMENSION = 'pool';
 
 /**
- * Counters as CloudWatch EMF through Powertools, one log line each. A metric with a pool is published twice from that
- * one line: per pool (dimensions service, pool: the dashboard) and for the whole service (dimension service only:
- * what the alarms read, since an alarm cannot add up a metric over dimension values it does not know).
+ * Counters and durations as CloudWatch EMF through Powertools, one log line each. A metric with a pool is published
+ * twice from that one line: per pool (dimensions service, pool: the dashboard) and for the whole service (dimension
+ * service only: what the alarms read, since an alarm cannot add up a metric over dimension values it does not know).
  */
 export class EmfMetrics implements Metrics {
   constructor(private readonly metrics: PowertoolsMetrics) {}
@@ -17,7 +17,7 @@ export class EmfMetrics implements Metrics {
   }
 
   /** A duration, e.g. `HandOffLatency` (see README, "Operate"). */
-  milliseconds(name: string, value: number, pool?: string): void {
+  milliseconds(name: MetricName, value: number, pool?: string): void {
     this.emit(name, MetricUnit.Milliseconds, value, pool);
   }
 

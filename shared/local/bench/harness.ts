@@ -1,7 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoLeaseStore } from '../../adapters/dynamodb/leaseStore';
 import type { PoolAdmin } from '../../app/poolAdmin';
+import type { LeaseStore } from '../../ports/leaseStore';
 import type { SimRun } from '../simulators';
 import { type LocalStack, startLocalStack } from '../stack';
 import { rateToMs } from '../infra/schedule';
@@ -109,8 +111,8 @@ export interface Harness {
   runsOf(group: string): SimRun[];
   snapshot(): CountSnapshot;
   poolAdmin(): PoolAdmin;
-  getPool(pool: string): Promise<{ limit: number; inUse: number; holders: Record<string, unknown> } | undefined>;
-  countWaiters(pool: string): Promise<number>;
+  /** Sluice's lease store on the bench's own client: what it reads of pools and waiters is not counted. */
+  leases: LeaseStore;
   /**
    * Waits until the pool holds no slot and the bus has nothing in flight. A pool stuck for a second gets a
    * reconciler run (counted in `healed`): a slot whose completion event was ignored is only freed that way.
@@ -167,6 +169,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     dynamodb,
     doc: DynamoDBDocumentClient.from(dynamodb),
   };
+  const leases = new DynamoLeaseStore(own.doc, stack.tableName);
   const reconcilerRate = Object.values(stack.definition.functions)
     .flatMap((f) => f.events ?? [])
     .map((e) => (e as { schedule?: string | { rate: string } }).schedule)
@@ -218,16 +221,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       // In order, a few batches at a time: arrival order stays close to the workload's order.
       for (let i = 0; i < chunks.length; i += 4) {
         await Promise.all(
-          chunks
-            .slice(i, i + 4)
-            .map((chunk) =>
-              own.sqs.send(
-                new SendMessageBatchCommand({
-                  QueueUrl: stack.queueUrl,
-                  Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })),
-                }),
-              ),
+          chunks.slice(i, i + 4).map((chunk) =>
+            own.sqs.send(
+              new SendMessageBatchCommand({
+                QueueUrl: stack.queueUrl,
+                Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })),
+              }),
             ),
+          ),
         );
       }
     },
@@ -241,37 +242,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       emptyReceives: tracer.emptyReceives,
     }),
     poolAdmin: () => container().poolAdmin,
-    async getPool(pool) {
-      const { Item } = await own.doc.send(
-        new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }),
-      );
-      return Item as never;
-    },
-    async countWaiters(pool) {
-      let total = 0;
-      let ExclusiveStartKey: Record<string, unknown> | undefined;
-      do {
-        const page = await own.doc.send(
-          new QueryCommand({
-            TableName: stack.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
-            ExpressionAttributeValues: { ':pk': `POOL#${pool}`, ':wait': 'WAIT#' },
-            Select: 'COUNT',
-            ExclusiveStartKey,
-          }),
-        );
-        total += page.Count ?? 0;
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey);
-      return total;
-    },
+    leases,
     async settle(pool, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       let last = -1;
       let since = Date.now();
       for (;;) {
         await stack.bus.drain();
-        const item = await harness.getPool(pool);
+        const item = await leases.getPool(pool);
         if (!item || item.inUse === 0) {
           await stack.bus.drain();
           return;

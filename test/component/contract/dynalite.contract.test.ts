@@ -3,25 +3,13 @@ import { POOL_REGISTRY_PK } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
-import { spawnEmulators, type SpawnedEmulators } from '../../support/spawnEmulators';
-import { DynamoFixtures } from './dynamoFixtures';
+import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
 
 // The DynamoDB adapters against dynalite (LevelDB in memory, in a child process).
-let emulators: SpawnedEmulators | undefined;
-let fixtures: DynamoFixtures;
+const fixtures = useDynamoFixtures(startDynalite);
 
-beforeAll(async () => {
-  emulators = await spawnEmulators();
-  fixtures = new DynamoFixtures(emulators.dynamodbEndpoint);
-}, 60_000);
-
-afterAll(async () => {
-  fixtures?.destroy();
-  await emulators?.stop();
-});
-
-describeLeaseStoreContract('DynamoLeaseStore on dynalite', () => fixtures.leaseStore());
-describeJobLedgerContract('DynamoJobLedger on dynalite', () => fixtures.jobLedger());
+describeLeaseStoreContract('DynamoLeaseStore on dynalite', () => fixtures().leaseStore());
+describeJobLedgerContract('DynamoJobLedger on dynalite', () => fixtures().jobLedger());
 
 describe('DynamoLeaseStore specifics (dynalite)', () => {
   /** A document client that fails the first write of the pool registry, as if the function died right there. */
@@ -48,11 +36,11 @@ describe('DynamoLeaseStore specifics (dynalite)', () => {
   // (the registry Put is idempotent), or write both in one TransactWriteItems (not on dynalite), or register first.
   test('a pool whose creation died between its two writes still gets listed once it is used again', async () => {
     // Prepare
-    const table = await fixtures.table();
+    const table = await fixtures().table();
     try {
-      const dying = new DynamoLeaseStore(failingFirstRegistryPut(fixtures.doc), table.name);
+      const dying = new DynamoLeaseStore(failingFirstRegistryPut(fixtures().doc), table.name);
       await expect(dying.createPool('etl', 2)).rejects.toThrow('function timed out');
-      const store = new DynamoLeaseStore(fixtures.doc, table.name);
+      const store = new DynamoLeaseStore(fixtures().doc, table.name);
       // Act: the acquirer of the next job of that pool creates it again (Acquirer.createConfiguredPool)
       await store.createPool('etl', 2);
       // Assess

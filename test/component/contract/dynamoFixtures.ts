@@ -6,6 +6,7 @@ import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import type { JobLedgerFixture } from '../../contract/jobLedger.contract';
 import type { LeaseStoreFixture } from '../../contract/leaseStore.contract';
 import { localDocumentClient, localDynamoClient } from '../../support/dynamodbLocal';
+import { spawnEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
 
 /** Clients for one local endpoint, and fixtures that each get a fresh table built from serverless.yml. */
@@ -59,4 +60,37 @@ export class DynamoFixtures {
     this.doc.destroy();
     this.client.destroy();
   }
+}
+
+/** A local DynamoDB endpoint that a test file starts and stops. */
+export interface LocalDynamoDb {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** dynalite, in the emulators' child process (fauxqs comes along, unused). */
+export async function startDynalite(): Promise<LocalDynamoDb> {
+  const emulators = await spawnEmulators();
+  return { endpoint: emulators.dynamodbEndpoint, stop: () => emulators.stop() };
+}
+
+/**
+ * What the contract files share: `start` runs before the file's tests and the endpoint stops after them. The returned
+ * function gives the fixtures on that endpoint; call it inside tests (or in the factories the contract suites call).
+ */
+export function useDynamoFixtures(start: () => Promise<LocalDynamoDb>, stopTimeoutMs?: number): () => DynamoFixtures {
+  let local: LocalDynamoDb | undefined;
+  let fixtures: DynamoFixtures | undefined;
+  beforeAll(async () => {
+    local = await start();
+    fixtures = new DynamoFixtures(local.endpoint);
+  }, 60_000);
+  afterAll(async () => {
+    fixtures?.destroy();
+    await local?.stop();
+  }, stopTimeoutMs);
+  return () => {
+    if (!fixtures) throw new Error('the local DynamoDB starts in beforeAll: use the fixtures inside tests');
+    return fixtures;
+  };
 }

@@ -2,30 +2,22 @@ import fc from 'fast-check';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { type ModelOptions, runScenario, SchedulerModel, scenarioArb } from '../../contract/scheduler.model';
-import { spawnEmulators, type SpawnedEmulators } from '../../support/spawnEmulators';
-import { DynamoFixtures } from './dynamoFixtures';
+import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
 
 // The scheduler model of test/unit/app/scheduler.property.test.ts, on the DynamoDB adapters against dynalite: the
 // same invariants with real conditional writes. Few runs: each one gets its own table.
-let emulators: SpawnedEmulators | undefined;
-let fixtures: DynamoFixtures;
-
-beforeAll(async () => {
-  emulators = await spawnEmulators();
-  fixtures = new DynamoFixtures(emulators.dynamodbEndpoint);
-}, 60_000);
-
-afterAll(async () => {
-  fixtures?.destroy();
-  await emulators?.stop();
-});
+const fixtures = useDynamoFixtures(startDynalite);
 
 function check(options: ModelOptions, numRuns: number, maxLength: number): Promise<void> {
   return fc.assert(
     fc.asyncProperty(scenarioArb(options, maxLength), async ({ seed, actions }) => {
-      const table = await fixtures.table();
+      const table = await fixtures().table();
       try {
-        const model = new SchedulerModel(new DynamoLeaseStore(fixtures.doc, table.name), new DynamoJobLedger(fixtures.doc, table.name), { ...options, seed });
+        const model = new SchedulerModel(
+          new DynamoLeaseStore(fixtures().doc, table.name),
+          new DynamoJobLedger(fixtures().doc, table.name),
+          { ...options, seed },
+        );
         await runScenario(model, actions, { deadJobsInDlq: !options.crashes });
       } finally {
         await table.drop();

@@ -67,7 +67,7 @@ describe('EmfMetrics', () => {
   });
 
   test('a duration is in milliseconds (HandOffLatency)', () => {
-    const [line] = captureEmf(() => new EmfMetrics(newMetrics()).milliseconds('HandOffLatency', 412, 'etl'));
+    const [line] = captureEmf(() => new EmfMetrics(newMetrics()).milliseconds(MetricName.HandOffLatency, 412, 'etl'));
     expect(definition(line!).Metrics).toEqual([{ Name: 'HandOffLatency', Unit: 'Milliseconds' }]);
     expect(definition(line!).Dimensions).toEqual([['service', 'pool'], ['service']]);
     expect(line).toMatchObject({ HandOffLatency: 412 });

@@ -414,7 +414,7 @@ describe('alarms and the dashboard', () => {
       );
     }
     for (const metric of [
-      'HandOffLatency',
+      MetricName.HandOffLatency,
       MetricName.ReconciledDrift,
       MetricName.DeadLettered,
       MetricName.Starts,
@@ -423,7 +423,7 @@ describe('alarms and the dashboard', () => {
     ]) {
       expect(text).toContain(`"${metric}"`);
     }
-    expect(text).toContain(`"${namespace}","HandOffLatency","service","${service}"`);
+    expect(text).toContain(`"${namespace}","${MetricName.HandOffLatency}","service","${service}"`);
     expect(text).toContain('<JobQueue.QueueName>');
     expect(text).toContain('<DeadLetterQueue.QueueName>');
     const alarmWidget = body.widgets.find((w) => w.type === 'alarm')!;
@@ -439,6 +439,24 @@ describe('configuration', () => {
   test('the functions get the same environment variables on AWS as locally, and it is a valid configuration', () => {
     for (const name of FUNCTIONS) expect(Object.keys(env(name)).sort()).toEqual(Object.keys(local.provider.environment ?? {}).sort());
     expect(() => readEnv(settingsEnv())).not.toThrow();
+  });
+
+  test('metrics and logs are scoped by stage: service sluice-<stage> for every function, the alarm and the dashboard', () => {
+    for (const name of FUNCTIONS) {
+      expect(env(name).POWERTOOLS_SERVICE_NAME).toBe(`sluice-${STAGE}`);
+      expect(env(name).POWERTOOLS_METRICS_NAMESPACE).toBe('Sluice');
+    }
+    expect(local.provider.environment?.POWERTOOLS_SERVICE_NAME).toBe('sluice-local');
+    const overdue = props('OverdueLeasesAlarm');
+    expect(overdue.Namespace).toBe('Sluice');
+    expect(overdue.Dimensions).toEqual([{ Name: 'service', Value: `sluice-${STAGE}` }]);
+    // Every service the dashboard names, in its SEARCH expressions and its metric rows, is this stage's.
+    const text = JSON.stringify(JSON.parse(resolveSub(props('Dashboard').DashboardBody)));
+    const inSearches = [...text.matchAll(/service=\\"([^\\"]*)\\"/g)].map((m) => m[1]);
+    const inRows = [...text.matchAll(/"service","([^"]*)"/g)].map((m) => m[1]);
+    expect(inSearches).toHaveLength(3);
+    expect(inRows.length).toBeGreaterThanOrEqual(3);
+    expect(new Set([...inSearches, ...inRows])).toEqual(new Set([`sluice-${STAGE}`]));
   });
 
   test('the stack outputs what `sluice` and a sending service need', () => {

@@ -29,12 +29,16 @@ export class RecordingLog implements Log {
   }
 }
 
-/** Metrics that add up per name (and per name and pool). */
+/** Metrics that add up per name (and per name and pool); durations are kept as they came. */
 export class RecordingMetrics implements Metrics {
   readonly totals = new Map<string, number>();
+  readonly durations: Array<{ name: MetricName; value: number; pool?: string }> = [];
   count(name: MetricName, value = 1, pool?: string): void {
     this.totals.set(name, (this.totals.get(name) ?? 0) + value);
     if (pool !== undefined) this.totals.set(`${name}:${pool}`, (this.totals.get(`${name}:${pool}`) ?? 0) + value);
+  }
+  milliseconds(name: MetricName, value: number, pool?: string): void {
+    this.durations.push({ name, value, ...(pool !== undefined && { pool }) });
   }
   get(name: MetricName, pool?: string): number {
     return this.totals.get(pool === undefined ? name : `${name}:${pool}`) ?? 0;

@@ -40,10 +40,10 @@ describe('PoolAdmin', () => {
     await world.completeRun.complete(world.starters.glue.finish(a!, 'succeeded'));
     expect(world.leases.peek('default')).toMatchObject({ inUse: 2 });
     await world.completeRun.complete(world.starters.glue.finish(b!, 'succeeded'));
-    expect(world.leases.peek('default')).toMatchObject({ inUse: 1, holders: { c: expect.anything() } });
+    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { c: expect.anything() } }));
     expect(world.queue.sent).toEqual([]);
     await world.completeRun.complete(world.starters.glue.finish(c!, 'succeeded'));
-    expect(world.leases.peek('default')).toMatchObject({ inUse: 1, holders: { w1: expect.anything() } });
+    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
   });
 
   test('raising the limit lets waiting jobs in at once, oldest first', async () => {

@@ -16,6 +16,17 @@ describe('settings', () => {
     expect(readEnv({ ...required }).LEDGER_RETENTION_DAYS).toBe(30);
   });
 
+  test('the Powertools service and namespace come from the environment (serverless.yml: sluice-<stage>), blank or unset take defaults', () => {
+    expect(readEnv({ ...required, POWERTOOLS_SERVICE_NAME: 'sluice-prod', POWERTOOLS_METRICS_NAMESPACE: 'Acme' })).toMatchObject({
+      POWERTOOLS_SERVICE_NAME: 'sluice-prod',
+      POWERTOOLS_METRICS_NAMESPACE: 'Acme',
+    });
+    expect(readEnv({ ...required, POWERTOOLS_SERVICE_NAME: ' ' })).toMatchObject({
+      POWERTOOLS_SERVICE_NAME: 'sluice',
+      POWERTOOLS_METRICS_NAMESPACE: 'Sluice',
+    });
+  });
+
   test('values from the environment are strings turned into numbers and seconds into ms', () => {
     const settings = settingsFrom(
       readEnv({
@@ -81,7 +92,9 @@ describe('settings', () => {
     });
 
     test('not JSON: the message shows what was given', () => {
-      expect(() => parsePools('default=8')).toThrow(new ConfigurationError('POOLS must be a JSON object of pool name to limit, got default=8'));
+      expect(() => parsePools('default=8')).toThrow(
+        new ConfigurationError('POOLS must be a JSON object of pool name to limit, got default=8'),
+      );
     });
 
     test.each([['{"a":-1}'], ['{"a":1001}'], ['{"a":1.5}'], ['{"a":"8"}'], ['[8]'], ['8'], ['{"":3}']])('%s is invalid', (json) => {

@@ -148,7 +148,7 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
   const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures };
   try {
     await h.enqueue(jobs);
-    await waitUntil(`${jobs.length} jobs parked`, async () => (await h.countWaiters(p.pool)) >= jobs.length, p.timeoutMs, 200);
+    await waitUntil(`${jobs.length} jobs parked`, async () => (await h.leases.countWaiters(p.pool)) >= jobs.length, p.timeoutMs, 200);
     h.tracer.resetOpStats();
     await h.poolAdmin().setLimit(p.pool, p.limit);
     await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
@@ -190,7 +190,7 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
   const durations = Array.from({ length: p.traced + 1 }, () => runMs);
   const jobs: BenchJob[] = makeJobs({ group, pool: p.tracePool, durations, tag: 't', glueEvery: 0 });
   await h.enqueue(jobs);
-  await waitUntil(`${jobs.length} jobs parked`, async () => (await h.countWaiters(p.tracePool)) >= jobs.length, p.timeoutMs, 200);
+  await waitUntil(`${jobs.length} jobs parked`, async () => (await h.leases.countWaiters(p.tracePool)) >= jobs.length, p.timeoutMs, 200);
   h.tracer.ops = [];
   h.tracer.recording = true;
   try {

@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type Harness, perJob, type RequestsPerJob, sleep, waitUntil } from '../harness';
 import { makeJobs } from '../workload';
 
@@ -39,14 +38,7 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
   const c = h.snapshot();
   await h.reconcileNow();
   const d = h.snapshot();
-  const { Count } = await h.own.doc.send(
-    new QueryCommand({
-      TableName: h.stack.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': 'POOLS' },
-      Select: 'COUNT',
-    }),
-  );
+  const pools = (await h.leases.listPools()).length;
   const withHolders = perJob(a, b, 1);
   const withoutHolders = perJob(c, d, 1);
   const diff = (key: keyof Omit<Cost, 'ops'>) => Math.round(((withHolders[key] - withoutHolders[key]) / p.limit) * 1000) / 1000;
@@ -67,7 +59,7 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
     emptyReceives: 0,
   };
   h.log(
-    `reconciler: ${withHolders.total} requests per run with ${p.limit} running jobs, ${withoutHolders.total} with none (${Count ?? 0} pools); ${perHolder.total} per running job`,
+    `reconciler: ${withHolders.total} requests per run with ${p.limit} running jobs, ${withoutHolders.total} with none (${pools} pools); ${perHolder.total} per running job`,
   );
-  return { pools: Count ?? 0, withHolders, withoutHolders, perHolder };
+  return { pools, withHolders, withoutHolders, perHolder };
 }

@@ -70,7 +70,7 @@ export async function runRequests(h: Harness, p: RequestsParams): Promise<Reques
     await h.enqueue(initial);
     await waitUntil(
       `${backlog} jobs parked in ${pool}`,
-      async () => (await h.countWaiters(pool)) >= backlog,
+      async () => (await h.leases.countWaiters(pool)) >= backlog,
       p.timeoutMs,
       backlog > 2000 ? 1000 : 200,
     );
@@ -89,12 +89,12 @@ export async function runRequests(h: Harness, p: RequestsParams): Promise<Reques
       const from = h.snapshot();
       const heals0 = h.healed.get(pool) ?? 0;
       const windowStart = Date.now();
-      const waitingAtStart = await h.countWaiters(pool);
+      const waitingAtStart = await h.leases.countWaiters(pool);
       await h.waitEnded(pool, done + p.warmup + p.window, pool, p.timeoutMs);
       const to = h.snapshot();
       const windowMs = Date.now() - windowStart;
       const heals = (h.healed.get(pool) ?? 0) - heals0;
-      const waitingAtEnd = await h.countWaiters(pool);
+      const waitingAtEnd = await h.leases.countWaiters(pool);
       const result = {
         backlog,
         heals,

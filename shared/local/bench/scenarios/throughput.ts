@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { readFileSync } from 'node:fs';
-import { DynamoLeaseStore } from '../../../adapters/dynamodb/leaseStore';
+import { poolKey } from '../../../adapters/dynamodb/keys';
 import { type Harness, perJob, type RequestsPerJob, sleep } from '../harness';
 import { percentile } from '../metrics';
 import { makeJobs } from '../workload';
@@ -78,9 +78,11 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      const item = await h.getPool(p.pool).catch(() => undefined);
-      if (item && item.inUse >= maxInUse) {
-        maxInUse = item.inUse;
+      const pool = await h.leases.getPool(p.pool).catch(() => undefined);
+      if (pool && pool.inUse >= maxInUse) {
+        maxInUse = pool.inUse;
+        // The item as stored (its key too), not the snapshot: a write's cost depends on the item's size.
+        const item = { ...poolKey(p.pool), limit: pool.limit, inUse: pool.inUse, holders: pool.holders };
         maxPoolItemBytes = Math.max(maxPoolItemBytes, JSON.stringify(item).length);
       }
       await sleep(100);
@@ -168,17 +170,15 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
  */
 async function hotItemRate(h: Harness, seconds: number, concurrency: number): Promise<number> {
   const pool = `bench-hot-probe-${Date.now()}`;
-  await h.own.doc.send(
-    new PutCommand({ TableName: h.stack.tableName, Item: { pk: `POOL#${pool}`, sk: 'POOL', limit: 1000, inUse: 0, holders: {} } }),
-  );
+  // A raw Put, not createPool: that would register the pool.
+  await h.own.doc.send(new PutCommand({ TableName: h.stack.tableName, Item: { ...poolKey(pool), limit: 1000, inUse: 0, holders: {} } }));
   try {
-    const store = new DynamoLeaseStore(h.own.doc, h.stack.tableName);
     const loop = async (worker: number, until: number, tag: string) => {
       let n = 0;
       for (let i = 0; Date.now() < until; i++) {
         const id = `${tag}${worker}-${i}`;
-        await store.acquire(pool, id, { kind: 'appflow', since: Date.now() });
-        await store.release(pool, id);
+        await h.leases.acquire(pool, id, { kind: 'appflow', since: Date.now() });
+        await h.leases.release(pool, id);
         n += 2;
       }
       return n;
@@ -191,8 +191,6 @@ async function hotItemRate(h: Harness, seconds: number, concurrency: number): Pr
     const counts = await Promise.all(Array.from({ length: concurrency }, (_, worker) => loop(worker, deadline, 'w')));
     return counts.reduce((a, b) => a + b, 0) / ((Date.now() - t0) / 1000);
   } finally {
-    await h.own.doc
-      .send(new DeleteCommand({ TableName: h.stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' } }))
-      .catch(() => undefined);
+    await h.own.doc.send(new DeleteCommand({ TableName: h.stack.tableName, Key: poolKey(pool) })).catch(() => undefined);
   }
 }
