@@ -61,7 +61,7 @@ export class Acquirer {
     if (!created && canonical(record.spec) !== canonical(spec)) {
       // An idempotency key names one job: a different job under a known id is refused, never run as the stored one.
       const reason = `job id '${spec.id}' was already used for a different job (${describeDifference(record.spec, spec)})`;
-      return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool });
+      return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
     }
     if (record.state === JobState.Running) return this.duplicate(record, 'running');
     if (isTerminal(record.state)) {
@@ -81,7 +81,7 @@ export class Acquirer {
       if (!(await this.createConfiguredPool(spec.pool))) {
         const reason = new UnknownPoolError(`unknown pool '${spec.pool}': configure it or set its limit first`).message;
         // The DLQ first: a crash before the ledger write sends a second copy at worst, never none.
-        const result = await this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool });
+        const result = await this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
         await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Dead, now, { lastError: reason });
         return result;
       }
@@ -138,7 +138,7 @@ export class Acquirer {
     const now = this.deps.clock.now();
     if (now - record.updatedAt < this.deps.settings.startGraceMs) return this.duplicate(record, 'being started now');
     if (!(await this.deps.ledger.claimStart(record.jobId, record.updatedAt, now))) return this.duplicate(record, 'resumed by another');
-    this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool });
+    this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool, kind: record.kind });
     // Make sure it still holds its slot (the reconciler may have freed it); resuming without one could over-admit.
     const outcome = await this.deps.leases.acquire(record.pool, record.jobId, { kind: record.kind, since: now });
     if (outcome === AcquireOutcome.Full) {
@@ -164,7 +164,7 @@ export class Acquirer {
     const pool = await leases.getPool(spec.pool);
     if (pool && pool.inUse < pool.limit) await this.handOff.fill(spec.pool);
     metrics.count(MetricName.Parked, 1, spec.pool);
-    log.debug('pool full, job waits', { jobId: spec.id, pool: spec.pool });
+    log.debug('pool full, job waits', { jobId: spec.id, pool: spec.pool, kind: spec.kind });
     return AcquireResult.Waiting;
   }
 
@@ -210,7 +210,7 @@ export class Acquirer {
   private async giveUp(record: JobRecord, reason: string, mayHaveStarted: boolean): Promise<AcquireResult> {
     const { spec } = record;
     // The DLQ first: a crash before the ledger write sends a second copy at worst, never none.
-    await this.deadLetter(JSON.stringify(spec), reason, { jobId: spec.id, pool: spec.pool });
+    await this.deadLetter(JSON.stringify(spec), reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
     await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Dead, this.deps.clock.now(), {
       lastError: reason,
       startRequested: mayHaveStarted,
@@ -219,21 +219,30 @@ export class Acquirer {
       this.deps.log.warn('job given up; its slot is kept while a run it may have started could still be going', {
         jobId: spec.id,
         pool: spec.pool,
+        kind: spec.kind,
       });
     else await this.handOff.releaseAndHandOff(spec.pool, spec.id);
     return AcquireResult.DeadLettered;
   }
 
-  private async deadLetter(body: string, reason: string, context: Record<string, string>): Promise<AcquireResult> {
+  /** `context` goes with the DLQ copy as attributes; `kind`, when known, only to the log. */
+  private async deadLetter(body: string, reason: string, context: Record<string, string>, kind?: string): Promise<AcquireResult> {
     await this.deps.queue.deadLetter(body, reason, context);
     this.deps.metrics.count(MetricName.DeadLettered, 1, context.pool);
-    this.deps.log.error('job dead-lettered', { ...context, reason });
+    this.deps.log.error('job dead-lettered', { ...context, kind, reason });
     return AcquireResult.DeadLettered;
   }
 
   private duplicate(record: JobRecord, why: string): AcquireResult {
     this.deps.metrics.count(MetricName.Duplicates, 1, record.pool);
-    this.deps.log.info('duplicate delivery ignored', { jobId: record.jobId, pool: record.pool, state: record.state, why });
+    this.deps.log.info('duplicate delivery ignored', {
+      jobId: record.jobId,
+      pool: record.pool,
+      kind: record.kind,
+      executionId: record.executionId,
+      state: record.state,
+      why,
+    });
     return AcquireResult.Duplicate;
   }
 

@@ -84,7 +84,12 @@ export class HandOff {
     await this.deps.queue.send(waiter.body, 0, { reserved: true });
     await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
     this.deps.metrics.count(MetricName.HandOffs, 1, waiter.pool);
-    this.deps.log.debug('waiting job let in', { jobId: waiter.jobId, pool: waiter.pool, waitedMs: this.deps.clock.now() - waiter.since });
+    this.deps.log.debug('waiting job let in', {
+      jobId: waiter.jobId,
+      pool: waiter.pool,
+      kind: waiter.kind,
+      waitedMs: this.deps.clock.now() - waiter.since,
+    });
   }
 
   private async releaseThenFill(pool: string, jobId: string): Promise<boolean> {
