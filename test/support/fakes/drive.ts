@@ -1,5 +1,6 @@
-import type { AcquireResult } from '../../../shared/app/acquireJob';
+import { AcquireResult } from '../../../shared/app/acquireJob';
 import type { FakeWorld } from './makeDeps';
+import { glueJob, messageOf } from './jobs';
 import type { SentMessage } from './recordingJobQueue';
 
 export interface Delivered {
@@ -16,7 +17,8 @@ export async function deliverSent(world: FakeWorld, options: { maxMessages?: num
   const delivered: Delivered[] = [];
   const backlog: Array<SentMessage & { availableAt: number }> = [];
   for (;;) {
-    for (const message of world.queue.takeSent()) backlog.push({ ...message, availableAt: world.clock.now() + message.delaySeconds * 1000 });
+    for (const message of world.queue.takeSent())
+      backlog.push({ ...message, availableAt: world.clock.now() + message.delaySeconds * 1000 });
     if (backlog.length === 0) return delivered;
     if (delivered.length >= limit) throw new Error(`more than ${limit} messages: is something looping?`);
     backlog.sort((a, b) => a.availableAt - b.availableAt);
@@ -30,4 +32,17 @@ export async function deliverSent(world: FakeWorld, options: { maxMessages?: num
 /** Delivers one message (and nothing it causes) to the acquirer. */
 export function deliver(world: FakeWorld, message: SentMessage): Promise<AcquireResult> {
   return world.acquirer.process({ messageId: message.messageId, body: message.body, reservedHint: message.reserved });
+}
+
+/** Delivers a Glue job that must start at once; returns its execution id. */
+export async function startGlueJob(world: FakeWorld, id: string, pool = 'default'): Promise<string> {
+  const result = await world.acquirer.process(messageOf(glueJob(id, pool)));
+  if (result !== AcquireResult.Started) throw new Error(`job ${id} was expected to start, but: ${result}`);
+  return world.ledger.peek(id)!.executionId!;
+}
+
+/** Delivers a Glue job that must wait (its pool is full). */
+export async function parkGlueJob(world: FakeWorld, id: string, pool = 'default'): Promise<void> {
+  const result = await world.acquirer.process(messageOf(glueJob(id, pool)));
+  if (result !== AcquireResult.Waiting) throw new Error(`job ${id} was expected to wait, but: ${result}`);
 }

@@ -12,17 +12,12 @@ import {
   messageOf,
   SimulatedCrash,
   T0,
-  type FakeWorld,
+  parkGlueJob,
+  startGlueJob,
 } from '../../support/fakes';
 
-async function start(world: FakeWorld, id: string): Promise<string> {
-  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Started);
-  return world.ledger.peek(id)!.executionId!;
-}
-
-async function park(world: FakeWorld, id: string): Promise<void> {
-  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Waiting);
-}
+const start = startGlueJob;
+const park = parkGlueJob;
 
 describe('CompleteRun', () => {
   test('marks the job finished and hands the slot to the oldest waiter', async () => {

@@ -7,7 +7,7 @@ import { appflowJob, deliverSent, glueJob, makeDeps, messageOf } from '../../sup
  */
 test('every log line that names a job also names its pool and kind', async () => {
   // Prepare: limit 1 so jobs wait and hand-offs happen; a throttled start, a refused start, a duplicate, an unknown pool
-  const world = makeDeps({ settings: { pools: { default: 1 }, maxStartAttempts: 5 } });
+  const world = makeDeps({ settings: { pools: { default: 1 } } });
   world.clock.advance(1);
   // Act
   expect(await world.acquirer.process(messageOf(glueJob('a')))).toBe(AcquireResult.Started);

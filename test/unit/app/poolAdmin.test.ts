@@ -2,16 +2,12 @@ import { AcquireResult } from '../../../shared/app/acquireJob';
 import { PoolAdmin } from '../../../shared/app/poolAdmin';
 import { InvalidJobError } from '../../../shared/errors';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { deliverSent, glueJob, makeDeps, messageOf, type FakeWorld } from '../../support/fakes';
+import { deliverSent, makeDeps, type FakeWorld, parkGlueJob, startGlueJob } from '../../support/fakes';
 
-async function start(world: FakeWorld, id: string): Promise<string> {
-  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Started);
-  return world.ledger.peek(id)!.executionId!;
-}
-
+const start = startGlueJob;
 async function park(world: FakeWorld, id: string): Promise<void> {
   world.clock.advance(10);
-  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Waiting);
+  await parkGlueJob(world, id);
 }
 
 describe('PoolAdmin', () => {

@@ -14,16 +14,12 @@ import {
   SimulatedCrash,
   T0,
   type FakeWorld,
+  parkGlueJob,
+  startGlueJob,
 } from '../../support/fakes';
 
-async function start(world: FakeWorld, id: string, pool = 'default'): Promise<string> {
-  expect(await world.acquirer.process(messageOf(glueJob(id, pool)))).toBe(AcquireResult.Started);
-  return world.ledger.peek(id)!.executionId!;
-}
-
-async function park(world: FakeWorld, id: string): Promise<void> {
-  expect(await world.acquirer.process(messageOf(glueJob(id)))).toBe(AcquireResult.Waiting);
-}
+const start = startGlueJob;
+const park = parkGlueJob;
 
 describe('Reconciler', () => {
   test('nothing wrong: reports the pools and holders it checked, changes nothing', async () => {
