@@ -1,27 +1,13 @@
-import { StartFlowCommand, AppflowClient } from '@aws-sdk/client-appflow';
-import { GlueClient, StartJobRunCommand } from '@aws-sdk/client-glue';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StartFlowCommand } from '@aws-sdk/client-appflow';
+import { StartJobRunCommand } from '@aws-sdk/client-glue';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSEvent, SQSRecord } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
-// The handlers read their configuration on first use, as in Lambda.
-Object.assign(process.env, {
-  TABLE_NAME: 'sluice-test',
-  QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-test-jobs',
-  DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-test-dlq',
-  POOLS: '{"default":2}',
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'test',
-  AWS_SECRET_ACCESS_KEY: 'test',
-  POWERTOOLS_LOG_LEVEL: 'SILENT',
-  POWERTOOLS_METRICS_DISABLED: 'true',
-});
-
-const ddb = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const appflow = mockClient(AppflowClient);
-const glue = mockClient(GlueClient);
+// Before the handlers are required: they read their configuration on first use, as in Lambda.
+setLambdaEnv({ POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' });
+const { ddb, sqs, appflow, glue } = mockAwsClients();
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { handler: acquire } = require('../../../functions/acquirer') as typeof import('../../../functions/acquirer');
@@ -69,7 +55,10 @@ describe('acquirer handler', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(appflow.commandCalls(StartFlowCommand)[0]!.args[0].input).toEqual({ flowName: 'accounts', clientToken: 'sluice-job-1' });
     const acquireCall = ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.UpdateExpression?.includes('ADD inUse :one'));
-    expect(acquireCall?.args[0].input).toMatchObject({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeNames: { '#job': 'job-1' } });
+    expect(acquireCall?.args[0].input).toMatchObject({
+      Key: { pk: 'POOL#default', sk: 'POOL' },
+      ExpressionAttributeNames: { '#job': 'job-1' },
+    });
     const dlq = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
     expect(dlq).toHaveLength(1);
     expect(dlq[0]).toMatchObject({ QueueUrl: process.env.DLQ_URL, MessageBody: '{"kind":' });
@@ -98,23 +87,44 @@ describe('acquirer handler', () => {
   test('a hinted reservation is verified in the pool item before the run starts', async () => {
     const spec = { kind: 'appflow', id: 'job-2', pool: 'default', flowName: 'accounts' };
     ddb.on(GetCommand, { Key: { pk: 'JOB#job-2', sk: 'JOB' } }).resolves({
-      Item: { jobId: 'job-2', pool: 'default', kind: 'appflow', state: 'waiting', spec: JSON.stringify(spec), attempts: 0, firstSeenAt: 1, updatedAt: 1 },
+      Item: {
+        jobId: 'job-2',
+        pool: 'default',
+        kind: 'appflow',
+        state: 'waiting',
+        spec: JSON.stringify(spec),
+        attempts: 0,
+        firstSeenAt: 1,
+        updatedAt: 1,
+      },
     });
     // The pool says job-2 holds nothing and the pool is full: the hint is wrong and must not start anything.
-    ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 1, inUse: 1, holders: { other: { kind: 'glue', since: 1 } } } });
+    ddb
+      .on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } })
+      .resolves({ Item: { limit: 1, inUse: 1, holders: { other: { kind: 'glue', since: 1 } } } });
     ddb.on(UpdateCommand).rejects(Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' }));
     ddb.on(PutCommand).resolves({});
     ddb.on(QueryCommand).resolves({ Items: [] });
 
     const response = await acquire(
-      { Records: [sqsRecord('m3', JSON.stringify(spec), { 'sluice-reserved': { stringValue: 'true', dataType: 'String', stringListValues: [], binaryListValues: [] } })] },
+      {
+        Records: [
+          sqsRecord('m3', JSON.stringify(spec), {
+            'sluice-reserved': { stringValue: 'true', dataType: 'String', stringListValues: [], binaryListValues: [] },
+          }),
+        ],
+      },
       context,
     );
 
     expect(response.batchItemFailures).toEqual([]);
     expect(appflow.commandCalls(StartFlowCommand)).toHaveLength(0);
     // It was parked instead: a waiter item for job-2.
-    expect(ddb.commandCalls(PutCommand).some((c) => String(c.args[0].input.Item?.sk).startsWith('WAIT#') && c.args[0].input.Item?.jobId === 'job-2')).toBe(true);
+    expect(
+      ddb
+        .commandCalls(PutCommand)
+        .some((c) => String(c.args[0].input.Item?.sk).startsWith('WAIT#') && c.args[0].input.Item?.jobId === 'job-2'),
+    ).toBe(true);
   });
 });
 
@@ -128,11 +138,19 @@ describe('releaser handler', () => {
     time: '2026-11-22T10:00:00Z',
     region: 'us-east-1',
     resources: ['0123456789abcdef0123456789abcdef'],
-    detail: { 'flow-name': 'accounts', 'flow-arn': 'arn:aws:appflow:us-east-1:123456789012:flow/accounts', 'execution-id': executionId, status: 'Execution Successful', 'trigger-type': 'ONDEMAND' },
+    detail: {
+      'flow-name': 'accounts',
+      'flow-arn': 'arn:aws:appflow:us-east-1:123456789012:flow/accounts',
+      'execution-id': executionId,
+      status: 'Execution Successful',
+      'trigger-type': 'ONDEMAND',
+    },
   });
 
   test('a completion frees the slot of the job that ran it', async () => {
-    ddb.on(GetCommand, { Key: { pk: 'RUN#appflow#exec-1', sk: 'RUN' } }).resolves({ Item: { kind: 'appflow', executionId: 'exec-1', jobId: 'job-1', pool: 'default' } });
+    ddb
+      .on(GetCommand, { Key: { pk: 'RUN#appflow#exec-1', sk: 'RUN' } })
+      .resolves({ Item: { kind: 'appflow', executionId: 'exec-1', jobId: 'job-1', pool: 'default' } });
     ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 0, holders: {} } });
     ddb.on(UpdateCommand).resolves({});
     ddb.on(QueryCommand).resolves({ Items: [] });
@@ -140,7 +158,10 @@ describe('releaser handler', () => {
     await release(appflowEnd('exec-1'), context);
 
     const updates = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    expect(updates.find((u) => u.Key?.pk === 'JOB#job-1')?.ExpressionAttributeValues).toMatchObject({ ':to': 'succeeded', ':executionId': 'exec-1' });
+    expect(updates.find((u) => u.Key?.pk === 'JOB#job-1')?.ExpressionAttributeValues).toMatchObject({
+      ':to': 'succeeded',
+      ':executionId': 'exec-1',
+    });
     expect(updates.find((u) => u.UpdateExpression === 'REMOVE holders.#job ADD inUse :minusOne')).toMatchObject({
       Key: { pk: 'POOL#default', sk: 'POOL' },
       ConditionExpression: 'attribute_exists(holders.#job)',

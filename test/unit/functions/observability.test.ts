@@ -1,9 +1,7 @@
-import { AppflowClient, StartFlowCommand } from '@aws-sdk/client-appflow';
-import { GlueClient } from '@aws-sdk/client-glue';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StartFlowCommand } from '@aws-sdk/client-appflow';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSRecord } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
 /**
  * What the handlers print for CloudWatch, read from stdout and stderr as Lambda would: the reconciler's pool gauges, the
@@ -13,14 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 
 // The handlers read their configuration on first use, as in Lambda. Metrics on and logs at INFO: this file reads them.
 const SERVICE = 'sluice-test';
-Object.assign(process.env, {
-  TABLE_NAME: 'sluice-test',
-  QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-test-jobs',
-  DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-test-dlq',
-  POOLS: '{"default":2}',
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'test',
-  AWS_SECRET_ACCESS_KEY: 'test',
+setLambdaEnv({
   POWERTOOLS_SERVICE_NAME: SERVICE,
   POWERTOOLS_METRICS_NAMESPACE: 'Sluice',
   POWERTOOLS_LOG_LEVEL: 'INFO',
@@ -29,10 +20,7 @@ Object.assign(process.env, {
 // Dev mode would print through Jest's console instead of stdout.
 delete process.env.POWERTOOLS_DEV;
 
-const ddb = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const appflow = mockClient(AppflowClient);
-const glue = mockClient(GlueClient);
+const { ddb, sqs, appflow, glue } = mockAwsClients();
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 const { handler: acquire } = require('../../../functions/acquirer') as typeof import('../../../functions/acquirer');
