@@ -1,4 +1,12 @@
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  paginateQuery,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { JobKind } from '../../domain/job';
 import { freeSlots, type Holder, type PoolSnapshot } from '../../domain/pool';
 import type { Waiter } from '../../domain/waiting';
@@ -40,19 +48,11 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async listPools(): Promise<string[]> {
     const names: string[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': POOL_REGISTRY_PK },
-          ExclusiveStartKey,
-        }),
-      );
-      for (const item of page.Items ?? []) names.push(String(item.sk));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const pages = paginateQuery(
+      { client: this.doc },
+      { TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': POOL_REGISTRY_PK } },
+    );
+    for await (const page of pages) for (const item of page.Items ?? []) names.push(String(item.sk));
     return names;
   }
 
@@ -186,20 +186,16 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async countWaiters(pool: string): Promise<number> {
     let total = 0;
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
-          ExpressionAttributeValues: { ':pk': poolKey(pool).pk, ':wait': WAIT_PREFIX },
-          Select: 'COUNT',
-          ExclusiveStartKey,
-        }),
-      );
-      total += page.Count ?? 0;
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const pages = paginateQuery(
+      { client: this.doc },
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
+        ExpressionAttributeValues: { ':pk': poolKey(pool).pk, ':wait': WAIT_PREFIX },
+        Select: 'COUNT',
+      },
+    );
+    for await (const page of pages) total += page.Count ?? 0;
     return total;
   }
 
