@@ -1,4 +1,9 @@
-import { APPFLOW_SUCCESS_STATUS, GLUE_TERMINAL_STATES, parseCompletionEvent } from '../../../shared/adapters/events/completionEvents';
+import {
+  APPFLOW_SUCCESS_STATUS,
+  GLUE_TERMINAL_STATES,
+  MAX_RUN_ID_LENGTH,
+  parseCompletionEvent,
+} from '../../../shared/adapters/events/completionEvents';
 import { InvalidEventError } from '../../../shared/errors';
 
 const envelope = (source: string, detailType: string, detail: unknown) => ({
@@ -56,9 +61,12 @@ describe('completion events', () => {
     });
   });
 
-  test.each(['Execution Failed', 'Execution Canceled', 'something new'])('AppFlow status %p counts as a failure, keeping the status', (status) => {
-    expect(parseCompletionEvent(appflowEnd(status))).toMatchObject({ kind: 'appflow', outcome: 'failed', detail: status });
-  });
+  test.each(['Execution Failed', 'Execution Canceled', 'something new'])(
+    'AppFlow status %p counts as a failure, keeping the status',
+    (status) => {
+      expect(parseCompletionEvent(appflowEnd(status))).toMatchObject({ kind: 'appflow', outcome: 'failed', detail: status });
+    },
+  );
 
   test('Glue SUCCEEDED', () => {
     expect(parseCompletionEvent(glueChange('SUCCEEDED', 'Job run succeeded'))).toEqual({
@@ -111,5 +119,25 @@ describe('completion events', () => {
     ['a string', 'aws.glue'],
   ])('%s is not a completion Sluice knows', (_what, event) => {
     expect(invalid(event).message).toMatch(/^not a completion event Sluice knows: source /);
+  });
+});
+
+describe('run ids are capped at MAX_RUN_ID_LENGTH (a longer one cannot be a run Sluice started, nor fit a key)', () => {
+  test('AppFlow execution-id: 256 characters pass, 257 are malformed', () => {
+    expect(
+      parseCompletionEvent(appflowEnd(APPFLOW_SUCCESS_STATUS, { 'execution-id': 'e'.repeat(MAX_RUN_ID_LENGTH) }))?.executionId,
+    ).toHaveLength(256);
+    expect(invalid(appflowEnd(APPFLOW_SUCCESS_STATUS, { 'execution-id': 'e'.repeat(MAX_RUN_ID_LENGTH + 1) })).message).toMatch(
+      /execution-id/,
+    );
+  });
+
+  test('Glue jobRunId: 256 characters pass, 257 are malformed', () => {
+    const withRunId = (jobRunId: string) => {
+      const event = glueChange('SUCCEEDED');
+      return { ...event, detail: { ...(event.detail as Record<string, unknown>), jobRunId } };
+    };
+    expect(parseCompletionEvent(withRunId('r'.repeat(MAX_RUN_ID_LENGTH)))?.executionId).toHaveLength(256);
+    expect(invalid(withRunId('r'.repeat(MAX_RUN_ID_LENGTH + 1))).message).toMatch(/jobRunId/);
   });
 });
