@@ -3,6 +3,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoLeaseStore } from '../../adapters/dynamodb/leaseStore';
 import type { PoolAdmin } from '../../app/poolAdmin';
+import { Drift } from '../../app/reconcile';
 import type { LeaseStore } from '../../ports/leaseStore';
 import type { SimRun } from '../simulators';
 import { type LocalStack, startLocalStack } from '../stack';
@@ -115,15 +116,18 @@ export interface Harness {
   leases: LeaseStore;
   /**
    * Waits until the pool holds no slot and the bus has nothing in flight. A pool stuck for a second gets a
-   * reconciler run (counted in `healed`): a slot whose completion event was ignored is only freed that way.
+   * reconciler run (counted in `healed`): a slot whose completion was lost (no event, or an acquirer that died after
+   * the start) is only freed that way. An early completion is not: the acquirer finishes it when it records the run.
    */
   settle(pool: string, timeoutMs?: number): Promise<void>;
   /** Reconciler runs `settle` and `waitEnded` needed, by pool. */
   healed: Map<string, number>;
+  /** What the reconciler put right so far, by drift (its report's counts summed over every run, periodic runs too). */
+  reconcilerDrift: Map<string, number>;
   /**
    * Waits for `n` completions of a group, running the reconciler when nothing has completed for `stallMs` (a slot
-   * whose completion event was ignored is only freed that way; counted in `healed`). For waits with no periodic
-   * reconciler running.
+   * whose completion was lost is only freed that way; counted in `healed`). For waits with no periodic reconciler
+   * running.
    */
   waitEnded(group: string, n: number, pool: string, timeoutMs: number, stallMs?: number): Promise<void>;
   /** Runs the reconciler on its compressed schedule until the returned function is called. */
@@ -178,12 +182,15 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const reconcilePeriodMs = Math.max(50, rateToMs(rate) * (stack.definition.custom?.local?.timeScale ?? 1));
 
   let reconcilerInvocations = 0;
+  const reconcilerDrift = new Map<string, number>();
   let reconciling: Promise<void> | undefined;
   const reconcileNow = () => {
     reconciling ??= (async () => {
       reconcilerInvocations++;
       try {
-        await stack.reconcileNow();
+        const report = await stack.reconcileNow();
+        for (const [drift, n] of Object.entries(report?.drift ?? {}))
+          reconcilerDrift.set(drift, (reconcilerDrift.get(drift) ?? 0) + (n ?? 0));
       } catch (error) {
         handlerErrors.push({ fn: 'reconciler', error: String(error) });
       } finally {
@@ -265,6 +272,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       }
     },
     healed: new Map(),
+    reconcilerDrift,
     async waitEnded(group, n, pool, timeoutMs, stallMs = 2000) {
       const deadline = Date.now() + timeoutMs;
       while (tracer.endedCount(group) < n) {
@@ -293,6 +301,21 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     },
   };
   return harness;
+}
+
+/** Drifts whose correction frees a held slot (the others resend a wake-up or a start, or fill a free slot). */
+const SLOT_FREEING_DRIFTS: readonly string[] = [Drift.LostEvent, Drift.LeakedSlot, Drift.OrphanSlot, Drift.Overdue];
+
+/** Slots the reconciler has freed so far (subtract an earlier value to get a window's). */
+export function slotsFreedByReconciler(h: Pick<Harness, 'reconcilerDrift'>): number {
+  return SLOT_FREEING_DRIFTS.reduce((sum, drift) => sum + (h.reconcilerDrift.get(drift) ?? 0), 0);
+}
+
+/** What the reconciler put right since `before` (a copy of `reconcilerDrift` taken then), by drift; zeros left out. */
+export function driftSince(h: Pick<Harness, 'reconcilerDrift'>, before: ReadonlyMap<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [drift, n] of h.reconcilerDrift) if (n - (before.get(drift) ?? 0) > 0) out[drift] = n - (before.get(drift) ?? 0);
+  return out;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

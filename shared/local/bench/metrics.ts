@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { SimRun } from '../simulators';
 import { percentile } from '../summary';
 
@@ -108,4 +110,55 @@ export function stepTimeline(runs: readonly SimRun[], t0: number): Array<{ t: nu
     else out.push({ t: c.t, n });
   }
   return out;
+}
+
+/**
+ * The bench process over a stretch of time: CPU in cores (every thread: the main one, libuv's pool, the GC's helpers),
+ * the main thread's event-loop utilization (the share of the time it was running code rather than waiting for I/O; 1:
+ * saturated, every callback waits its turn), and how late the event loop ran a timer.
+ */
+export interface ProcessLoad {
+  cpuCores: number;
+  /** The emulators' process (fauxqs and dynalite share one event loop), when they run in a child. */
+  emulatorCpuCores?: number;
+  eventLoopUtilization: number;
+  eventLoopDelayP50Ms: number;
+  eventLoopDelayP99Ms: number;
+}
+
+/** utime + stime of a process, in ms (Linux /proc; undefined elsewhere). */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts watching the bench process (and the emulators' when given); the returned function stops and reports. */
+export function watchProcess(emulatorPid?: number): () => ProcessLoad {
+  const child0 = emulatorPid ? processCpuMs(emulatorPid) : undefined;
+  const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
+  const wall0 = performance.now();
+  const resolutionMs = 10;
+  const delay = monitorEventLoopDelay({ resolution: resolutionMs });
+  delay.enable();
+  return () => {
+    delay.disable();
+    const cpu = process.cpuUsage(cpu0);
+    const child1 = emulatorPid ? processCpuMs(emulatorPid) : undefined;
+    const wallMs = performance.now() - wall0;
+    const r2 = (x: number) => Math.round(x * 100) / 100;
+    // The histogram records each whole timer interval: the delay is what exceeds the resolution.
+    const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - resolutionMs) * 10) / 10);
+    return {
+      cpuCores: r2((cpu.user + cpu.system) / 1000 / wallMs),
+      ...(child0 !== undefined && child1 !== undefined ? { emulatorCpuCores: r2((child1 - child0) / wallMs) } : {}),
+      eventLoopUtilization: r2(performance.eventLoopUtilization(elu0).utilization),
+      eventLoopDelayP50Ms: ms(delay.percentile(50)),
+      eventLoopDelayP99Ms: ms(delay.percentile(99)),
+    };
+  };
 }

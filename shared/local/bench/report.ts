@@ -1,5 +1,6 @@
 import type { BenchResults } from './runBench';
 import type { Scheduler } from './scenarios/utilization';
+import type { EarlyCompletions } from './tracer';
 
 const NAMES: Record<Scheduler, string> = {
   sluice: 'Sluice',
@@ -14,6 +15,7 @@ export const HEADLINE_CAVEAT =
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const s1 = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const round1 = (x: number) => Math.round(x * 10) / 10;
 const n2 = (x: number) => (Math.round(x * 100) / 100).toString();
 const usd = (x: number) => `$${x.toFixed(2)}`;
 
@@ -84,13 +86,53 @@ function utilizationNotes(r: BenchResults): string {
     `- **Fixed batches**: ${q.limit} jobs per batch; a tick every ${q.batchIntervalMs} ms (${Math.round(q.batchIntervalMs * minutesPerMs)} real minutes), the expected longest of ${q.limit} runs by Monte Carlo from the distribution (what an operator who knows the distribution, not the runs, would pick). A tick asks the job APIs whether the batch is done and starts the next one only then, so the limit holds; ${u.batches.notes.split('; ')[1] ?? ''}.`,
     `- **Status poller**: starts ${q.limit}, then every ${q.pollMs} ms (${Math.round(q.realPollMs / 60_000)} real minutes) calls GetJobRun / DescribeFlowExecutionRecords for each running job and fills the free slots. ${u.poller.notes}.`,
     `- **Counter gate**: SQS queue on the emulator, 4 pollers, batches of 10; a job is admitted if an in-memory counter is below the limit, else left to come back after its visibility timeout of ${q.backoffSeconds} s (${Math.round(q.backoffSeconds * 1000 * minutesPerMs)} real minutes; SQS takes whole seconds, so this is the shortest possible backoff at this scale); the counter drops on the completion event; nothing wakes a waiting job. ${u.backoff.notes}.`,
-    `- **Sluice**: ${u.sluice.notes}${reconcilerShare(r)}. Its requests on the job path alone, flat in the backlog, are measured below. Completion events ignored because they beat the run record: ${sluiceIgnored(r)}.`,
+    `- **Sluice**: ${u.sluice.notes}${reconcilerShare(r)}. Its requests on the job path alone, flat in the backlog, are measured below. ${sluiceEarly(r)}`,
     `- Requests per job: each design's own AWS requests (SQS, DynamoDB, job APIs) plus function invocations (Sluice: acquirer and releaser; batches: one scheduled invocation per tick; poller: the start and getStatus functions its state machine calls, transitions not counted; gate: one per non-empty batch plus one counter decrement per completion). Sluice's count includes its event source's idle long polls and the reconciler, over the whole run.`,
   ].join('\n');
 }
 
-function sluiceIgnored(r: BenchResults): string {
-  return String(r.schedulers?.sluice.ignoredCompletions ?? 0);
+function sluiceEarly(r: BenchResults): string {
+  const s = r.schedulers?.sluice;
+  const early = s?.earlyCompletions ? earlyText(s.earlyCompletions) : 'not measured';
+  return `Early completions (events that beat the acquirer's write of the run record): ${early}. Slots its reconciler freed: ${reconcilerFreedText(s?.reconcilerFreedSlots ?? 0, s?.reconcilerDrift, s?.releasedBeforeEvent ?? 0)}.`;
+}
+
+const DRIFT_TEXT: Record<string, string> = {
+  'lost-event': 'a run found ended before its completion event freed the slot',
+  'leaked-slot': 'a slot held by a finished job',
+  'orphan-slot': 'a slot held by a job the ledger does not know',
+  'lost-wake-up': 'a reserved waiter sent again',
+  'stalled-start': 'a stalled start sent again',
+  overdue: 'a run past its maximum run time',
+  'idle-slot': 'free slots filled',
+};
+
+/** What the reconciler put right, in words: "nothing", or "lost-event 1 (a run found ended ...)". */
+function driftText(drift: Record<string, number> | undefined): string {
+  const entries = Object.entries(drift ?? {});
+  if (entries.length === 0) return 'nothing';
+  return entries.map(([k, n]) => `${k} ${n} (${DRIFT_TEXT[k] ?? k})`).join(', ');
+}
+
+/**
+ * Slots the periodic reconciler freed during a run, and why. No fault is injected in these runs, so a slot it frees
+ * belonged to a run that had just ended, with its releaser at work: the reconciler got there first and the releaser
+ * then found the slot free (a race, not a leak). `releasedBeforeEvent` counts those passed on before the releaser even
+ * had the event.
+ */
+function reconcilerFreedText(freed: number, drift: Record<string, number> | undefined, releasedBeforeEvent: number): string {
+  if (freed === 0) return `0 (it put right: ${driftText(drift)})`;
+  return `${freed} (${driftText(drift)}). No fault is injected here: the reconciler reached a run that had just ended before its releaser had passed the slot on, and the releaser then found the slot free (a race with a releaser at work, not a leak${releasedBeforeEvent > 0 ? `; ${releasedBeforeEvent} of these slots were passed on before the releaser had the run's completion event` : ''})`;
+}
+
+/** "0", or "5 (noted, then completed by the acquirer when it recorded the run: 5)" and what else happened to them. */
+export function earlyText(e: EarlyCompletions): string {
+  if (e.events === 0 && e.noted === 0) return '0';
+  const parts = [`noted, then completed by the acquirer when it recorded the run: ${e.completedByAcquirer}`];
+  const recordedMeanwhile = e.events - e.noted;
+  if (recordedMeanwhile > 0) parts.push(`found the run recorded a moment later, completed by the releaser: ${recordedMeanwhile}`);
+  if (e.noted !== e.completedByAcquirer) parts.push(`noted but not handed back: ${e.noted - e.completedByAcquirer}`);
+  return `${e.events} (${parts.join('; ')})`;
 }
 
 function reconcilerShare(r: BenchResults): string {
@@ -114,7 +156,11 @@ function handoffSection(r: BenchResults): string[] {
     '',
   );
   out.push(
-    `Races between releasers: ${d.transferWrites.failed} of ${d.transferWrites.attempts} transfer writes failed because another releaser had just reserved the same waiter, and ${d.wakeUpsPerHandoff} wake-up messages were sent per hand-off (1 is the minimum). Hand-offs whose releaser won its first transfer: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms (${d.firstTry.n}); whose releaser lost a race first: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms (${d.afterLostRace.n}). Completion events ignored because they arrived before the acquirer had recorded the run: ${d.ignoredCompletions}.`,
+    `Races between releasers: ${d.transferWrites.failed} of ${d.transferWrites.attempts} transfer writes failed because another releaser had just reserved the same waiter; the loser skips that waiter (whoever reserved it sends it) and offers its slot to the next one, and ${d.wakeUpsPerHandoff.toFixed(2)} wake-up messages were sent per hand-off (1 is the minimum). Hand-offs whose releaser won its first transfer: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms (${d.firstTry.n}); whose releaser lost a race first: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms (${d.afterLostRace.n}). A lost race costs the failed write, a read of the pool item that tells why, and a second query before the next write: from its first transfer write to the one that went through, such a releaser spent p50 ${d.transferPhase.afterLostRace.p50Ms} ms, p99 ${d.transferPhase.afterLostRace.p99Ms} ms, against p50 ${d.transferPhase.firstTry.p50Ms} ms, p99 ${d.transferPhase.firstTry.p99Ms} ms for a single write.`,
+    '',
+    `Early completions (events that came before the acquirer had recorded the run): ${earlyText(d.earlyCompletions)}. Slots the periodic reconciler freed during the run: ${reconcilerFreedText(d.reconcilerFreedSlots, d.reconcilerDrift, d.releasedBeforeEvent)}. Reconciler runs the bench had to ask for to free a stalled pool: ${d.reconcilerHeals}.`,
+    '',
+    `The bench process during the load run (Sluice's functions, the simulator, the bus and the event source share its one event loop): ${d.process.cpuCores} cores of CPU, the event loop busy ${pct(d.process.eventLoopUtilization)} of the time, timers run late by p50 ${d.process.eventLoopDelayP50Ms} ms, p99 ${d.process.eventLoopDelayP99Ms} ms${d.process.emulatorCpuCores !== undefined ? `; the emulators' process (fauxqs and dynalite, one event loop): ${d.process.emulatorCpuCores} cores` : ''}.`,
     '',
   );
   if (hd.burst) {
@@ -190,7 +236,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
   );
   if (r.requestsFlatness) {
     out.push(
-      `Spread from the smallest to the largest total: ${(r.requestsFlatness.spread * 100).toFixed(1)}%. Reconciler runs the windows needed because a completion beat the run record and its slot stayed held: ${rows.map((x) => x.heals).join(', ')} (their requests are in the counts).`,
+      `Spread from the smallest to the largest total: ${(r.requestsFlatness.spread * 100).toFixed(1)}%. Early completions in the windows (a run that ended before the acquirer had recorded it): ${rows.map((x) => x.earlyCompletions.events).join(', ')}. Reconciler runs the windows needed because a pool stalled with a slot held: ${rows.map((x) => x.heals).join(', ')} (their requests would be in the counts).`,
       '',
     );
   }
@@ -199,7 +245,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
   const o = r.requestsOverlapping;
   if (o) {
     out.push(
-      `**Overlapping hand-offs.** The same pool at limit ${o.limit} (backlog ${o.backlog.toLocaleString('en-US')}, ${o.windowJobs} jobs in ${s1(o.windowMs)}): **${o.total}** requests per job. Completions now come close together and releasers race for the same waiter: ${o.transferFailures} of ${o.transferAttempts} transfer writes failed and ${o.wakeUpsPerJob} wake-ups were sent per job; each extra one costs a SendMessage, a DeleteItem of the waiter, a receive, a delete and an acquirer invocation that reads the job and finds it started. Per operation: ${opsList(o.ops)}.`,
+      `**Overlapping hand-offs.** The same pool at limit ${o.limit} (backlog ${o.backlog.toLocaleString('en-US')}, ${o.windowJobs} jobs in ${s1(o.windowMs)}): **${o.total}** requests per job. Completions now come close together and releasers race for the same waiter: ${o.transferFailures} of ${o.transferAttempts} transfer writes failed. Each lost race costs the failed write, a read of the pool item that tells why, and another query for the next waiter; the waiter itself is sent once (${o.wakeUpsPerJob} wake-up messages per job). Per operation: ${opsList(o.ops)}.`,
       '',
     );
   }
@@ -227,11 +273,13 @@ function throughputSection(r: BenchResults): string[] {
   const bound = (holders: number) => Math.round(1000 / (Math.max(t.poolItemWritesPerJob, 1) * wcu(holders)));
   const out = ['## Throughput through one pool', ''];
   out.push(
-    `${t.jobs.toLocaleString('en-US')} jobs with runs of ${t.runMs} ms through one pool of limit ${t.limit}, all enqueued at once, ${r.params.pollers} event-source pollers: **${t.jobsPerSecond} jobs/s** in steady state (start calls between the 10th and the 90th percentile), ${t.endToEndJobsPerSecond} jobs/s end to end (first start to the pool empty again). At most ${t.maxInUse} slots were held at once (pool item about ${t.maxPoolItemBytes} bytes). Completion events ignored because the run was not recorded yet: ${t.ignoredCompletions}. (Runs of ${t.runMs} ms rather than 0, to keep the acquirer's write of the run record ahead of the run's completion: a completion that arrives first is ignored by the releaser and its slot stays held until the reconciler.${t.zeroLengthRuns ? ` With ${t.zeroLengthRuns.jobs} runs of 0 ms through the same pool afterwards, ${t.zeroLengthRuns.ignoredCompletions} completions were ignored in this run.` : ''})`,
+    `${t.jobs.toLocaleString('en-US')} jobs with runs of ${t.runMs} ms through one pool of limit ${t.limit}, all enqueued at once, ${r.params.pollers} event-source pollers: **${t.jobsPerSecond} jobs/s** in steady state (start calls between the 10th and the 90th percentile), ${t.endToEndJobsPerSecond} jobs/s end to end (first start to the pool empty again). At most ${t.maxInUse} slots were held at once (pool item about ${t.maxPoolItemBytes} bytes).`,
+    '',
+    `Early completions (${t.runMs === 0 ? 'a zero-length run can end, and its event reach the releaser, before the acquirer has written the run record' : 'events that came before the acquirer had written the run record'}): ${earlyText(t.earlyCompletions)}. The releaser notes such an event on the run's key (a conditional PutItem); the acquirer's write of the run record hands the note back and the acquirer completes the run at once. Reconciler runs needed to free slots: ${t.reconcilerRuns} (slots freed that way: ${t.reconcilerFreedSlots}).`,
     '',
     `Per job on the pool's partition: ${t.poolItemWritesPerJob} writes to the pool item (take the slot, give it back; conditional failures would count too), ${t.waiterWritesPerJob} to waiter items, ${t.poolPartitionReadsPerJob} reads. All requests per job in this run: ${t.requestsPerJob.total} (${opsList(t.requestsPerJob.ops)}).`,
     '',
-    `- **Emulator**: the pool item takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s (Sluice's lease store, ${r.params.throughput.hotItemConcurrency} take-and-give-back loops on one pool item in Sluice's table, after a warm-up), so the hot item alone would allow about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s. CPU during the run: bench process ${t.cpu.benchProcess} cores${t.cpu.emulatorProcess !== undefined ? `, emulator process ${t.cpu.emulatorProcess} cores` : ''}, of ${t.cpu.cores}.`,
+    `- **Emulator**: the pool item takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s (Sluice's lease store, ${r.params.throughput.hotItemConcurrency} take-and-give-back loops on one pool item in Sluice's table, after a warm-up), so the hot item alone would allow about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s. CPU during the run: bench process ${t.cpu.benchProcess} cores${t.cpu.emulatorProcess !== undefined ? `, emulator process ${t.cpu.emulatorProcess} cores` : ''}, of ${t.cpu.cores}; the bench process's event loop was busy ${pct(t.cpu.eventLoopUtilization)} of the time (timers late by up to ${t.cpu.eventLoopDelayP99Ms} ms, p99).`,
     `- **AWS**: an item takes 1,000 write units/s, and a write costs one unit per KB of the item. The pool item grows about ${bytesPerHolder} bytes per slot held, so the bound depends on how many jobs run at once: ${[8, 50, 100, 1000].map((hld) => `${hld} running: ${wcu(hld)} unit${wcu(hld) > 1 ? 's' : ''} per write, about ${bound(hld)} jobs/s`).join('; ')} (at ${t.poolItemWritesPerJob} pool-item writes per job). Jobs running at once = jobs/s x run time, so with 20-minute runs a full pool of 1,000 needs under 1 job/s; the bound bites only for short jobs with a high limit.`,
     '',
   );
@@ -288,26 +336,51 @@ function boundsSection(r: BenchResults): string[] {
   return out;
 }
 
-function handoffP50Bound(r: BenchResults): string[] {
-  const d = r.handoff!.detail;
-  const onPath = d.profile.rows.filter((x) => x.onPath && x.ms > 0);
-  // Calls that start in the same millisecond run side by side: one step of the path.
-  const steps: Array<typeof onPath> = [];
+type ProfileRows = NonNullable<BenchResults['handoff']>['detail']['profile']['rows'];
+
+/** The calls on the traced path, grouped in steps: calls of one phase that start together (within 1 ms, before the first ends) run side by side. */
+function pathSteps(rows: ProfileRows): ProfileRows[] {
+  const onPath = rows.filter((x) => x.onPath && x.ms > 0);
+  const steps: ProfileRows[] = [];
   for (const row of onPath) {
-    const last = steps[steps.length - 1];
-    if (last && last[0]!.atMs === row.atMs && last[0]!.phase === row.phase) last.push(row);
+    const first = steps[steps.length - 1]?.[0];
+    if (first && first.phase === row.phase && row.atMs - first.atMs <= 1 && row.atMs < first.atMs + first.ms) steps[steps.length - 1]!.push(row);
     else steps.push([row]);
   }
+  return steps;
+}
+
+/** "a-b" ms over the DynamoDB item calls of a latency table, for one statistic. */
+function dynamoRange(latency: Record<string, { n: number; p50Ms: number; p99Ms: number }>, stat: 'p50Ms' | 'p99Ms'): string {
+  const values = ['GetItem', 'Query', 'UpdateItem']
+    .map((op) => latency[`dynamodb.${op}`])
+    .filter((v): v is { n: number; p50Ms: number; p99Ms: number } => !!v && v.n >= 20)
+    .map((v) => v[stat]);
+  if (values.length === 0) return '?';
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  return lo === hi ? `${lo}` : `${lo}-${hi}`;
+}
+
+function handoffP50Bound(r: BenchResults): string[] {
+  const d = r.handoff!.detail;
+  const steps = pathSteps(d.profile.rows);
+  const calls = steps.reduce((n, step) => n + step.length, 0);
   const stepMs = Math.round(steps.reduce((sum, step) => sum + Math.max(...step.map((x) => x.ms)), 0));
-  const describe = (step: typeof onPath) =>
+  const describe = (step: ProfileRows) =>
     step.length === 1
       ? `${step[0]!.phase} ${step[0]!.call} ${step[0]!.ms} ms`
       : `${step[0]!.phase} [${step.map((x) => `${x.call} ${x.ms} ms`).join(' | ')}]`;
+  const traced = d.profile.rows.filter((x) => x.onPath && x.call.startsWith('dynamodb.')).map((x) => x.ms);
+  const tracedRange = traced.length ? `${Math.min(...traced)}-${Math.max(...traced)}` : '?';
+  const send = d.profile.rows.find((x) => x.phase === 'releaser' && x.call === 'sqs.SendMessage');
+  const start = d.profile.rows.find((x) => x.phase === 'simulator');
+  const acquirerSteps = steps.filter((step) => step[0]!.phase === 'acquirer').length;
+  const p = d.process;
   return [
-    `With nothing else running a hand-off takes ${d.profile.totalP50Ms} ms: ${onPath.length} calls in ${steps.length} steps one after another, ${stepMs} ms of them (${steps.map(describe).join(' -> ')}; [a | b] run side by side), plus the SQS hop between the releaser's send and the acquirer's receive. Each local call costs 1-4 ms (an HTTP round trip to an emulator and the SDK's work); under load (${Math.round((d.n / d.makespanMs) * 1000)} hand-offs/s, everything in one Node process) calls take longer and the p50 rises to ${r.handoff!.p50Ms} ms. What would lift it, in calls taken off the path:`,
+    `With nothing else running a hand-off takes ${d.profile.totalP50Ms} ms: ${calls} calls in ${steps.length} steps one after another, ${stepMs} ms of them (${steps.map(describe).join(' -> ')}; [a | b] run side by side), plus the SQS hop between the releaser's send and the acquirer's receive. The path is as long as its round trips: each local call costs a few ms (an HTTP round trip to an emulator and the SDK's work; ${tracedRange} ms for the DynamoDB calls here). Under load (${Math.round((d.n / d.makespanMs) * 1000)} hand-offs/s, DynamoDB calls p50 ${dynamoRange(d.callLatency, 'p50Ms')} ms) the p50 is ${r.handoff!.p50Ms} ms${r.handoff!.p50Ms > d.profile.totalP50Ms ? `, ${round1(r.handoff!.p50Ms - d.profile.totalP50Ms)} ms more than alone: calls queue in the bench process's event loop (busy ${pct(p.eventLoopUtilization)} of the time; it runs all of Sluice's functions, the simulator and the bus) and in the emulators' one process${p.emulatorCpuCores !== undefined ? ` (${p.emulatorCpuCores} cores)` : ''}` : ''}. What would lift it, in calls taken off the path (the acquirer already reads the job record and the pool item side by side):`,
     '',
-    '- The acquirer reads the job record and then the pool item, although both keys are in the message: read them in parallel (one round trip less).',
-    "- The releaser sends the woken job through SQS, and the acquirer then reads and writes again before it starts the run. If the releaser started the run itself after the transfer (it holds the spec: the waiter item has the body) and kept the SQS message only as the fallback for a failed start, the SendMessage, the receive and the acquirer's three calls would leave the path: about half of it.",
+    `- The releaser sends the woken job through SQS, and the acquirer then reads and writes again before it starts the run. If the releaser started the run itself after the transfer (it holds the spec: the waiter item has the body) and kept the SQS message only as the fallback for a failed start, the SendMessage, the receive and the acquirer's ${acquirerSteps} steps would leave the path${send && start ? `: ${round1(start.atMs - send.atMs)} of the ${d.profile.totalP50Ms} ms` : ''}.`,
     "- The releaser's first call looks up the run record to find the job and its pool, and everything else waits for it. Nothing in the AppFlow or Glue event names the job, so this read has to stay.",
   ];
 }
@@ -322,11 +395,21 @@ function handoffP99Bound(r: BenchResults): string[] {
     queue: 'SQS hop',
     acquirer: 'acquirer to start call',
   };
+  const races = Object.entries(d.lostRaces)
+    .filter(([k]) => k !== '0')
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([k, n]) => `${n} lost ${k === '1' ? 'one race' : `${k} races`}`)
+    .join(', ');
+  const p = d.process;
+  const racesBound = d.firstTry.p99Ms <= 100;
   return [
-    `The tail is in "${label[worst[0]] ?? worst[0]}" (p99 ${worst[1].p99Ms} ms against p50 ${worst[1].p50Ms} ms). ${d.afterLostRace.n} of ${d.n} hand-offs came from a releaser whose first transfer write failed: two runs ending close together make two releasers read the same oldest waiter (the read is made in parallel with the ledger write, before the slot is passed); the second transfer fails because the waiter holds a slot already, and that releaser then sends the waiter's wake-up again (a duplicate: ${d.wakeUpsPerHandoff} wake-ups per hand-off) and queries again before it can pass its own slot. Those hand-offs: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms; the others: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms. What would lift it:`,
+    `The tail is in "${label[worst[0]] ?? worst[0]}" (p99 ${worst[1].p99Ms} ms against p50 ${worst[1].p50Ms} ms). ${d.afterLostRace.n} of ${d.n} hand-offs (${pct(d.afterLostRace.n / Math.max(1, d.n))}) came from a releaser whose first transfer write lost a race${races ? ` (${races})` : ''}: two runs ending close together make two releasers read the same oldest waiter (the query runs in parallel with the ledger write, before the slot is passed, and the waiter stays listed until its wake-up is sent and its item deleted). The loser no longer sends that waiter again (${d.wakeUpsPerHandoff.toFixed(2)} wake-ups per hand-off), but before its slot moves it still pays three calls more, one after another: the failed transfer, the read that tells why it failed, and a second query for the next waiter (again for each race lost). From its first transfer write to the one that went through, such a releaser spent p50 ${d.transferPhase.afterLostRace.p50Ms} ms, p99 ${d.transferPhase.afterLostRace.p99Ms} ms, against p50 ${d.transferPhase.firstTry.p50Ms} ms, p99 ${d.transferPhase.firstTry.p99Ms} ms for a single write. Those hand-offs: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms; the others: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms.`,
     '',
-    '- Read the oldest few waiters, not one, and on "target already holds a slot" move on to the next without sending the first again when its reservation is fresh (the reconciler already re-sends reservations older than the grace period). No duplicate wake-up, no second query.',
+    `${racesBound ? 'Without the races the p99 would be within the goal; with about one hand-off in ' + Math.max(1, Math.round(d.n / Math.max(1, d.afterLostRace.n))) + ' losing a race, they set the p99.' : `Even without a race the p99 is ${d.firstTry.p99Ms} ms: each call's own tail under bursts adds up over the path.`} During the load run DynamoDB calls took p50 ${dynamoRange(d.callLatency, 'p50Ms')} ms but p99 ${dynamoRange(d.callLatency, 'p99Ms')} ms: a burst of completions queues in the emulators' one process${p.emulatorCpuCores !== undefined ? ` (${p.emulatorCpuCores} cores on average)` : ''} and in the bench process's event loop (busy ${pct(p.eventLoopUtilization)}, timers late by ${p.eventLoopDelayP99Ms} ms at p99). What would lift it:`,
+    '',
+    "- Fewer calls for a releaser that lost a race: read the oldest few waiters in the first query, so the loser tries the next one at once instead of querying again; and learn why a transfer failed from the failed write itself (DynamoDB's ReturnValuesOnConditionCheckFailure) instead of a read.",
     "- Or make the waiter's removal part of the hand-off (a transaction with the transfer, on DynamoDB; dynalite has no transactions), so a second releaser never sees a waiter that is already let in.",
+    '- Fewer calls on the path at all (see the p50): every call adds its own tail.',
   ];
 }
 
@@ -348,10 +431,15 @@ function throughputBound(r: BenchResults): string[] {
   const t = r.throughput!;
   const cpuMsPerJob = t.jobsPerSecond > 0 ? Math.round(((t.cpu.benchProcess * 1000) / t.jobsPerSecond) * 10) / 10 : 0;
   const hotIsBound = t.emulatorHotItemBoundJobsPerSecond <= t.jobsPerSecond * 1.5;
+  const loopSaturated = t.cpu.eventLoopUtilization >= 0.9;
+  const hot = `the emulator's pool item takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s, room for about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} writes per job`;
+  const emulators = t.cpu.emulatorProcess !== undefined ? `; the emulators' process used ${t.cpu.emulatorProcess} cores` : '';
   return [
     hotIsBound
       ? `The emulator's hot item is the bound here: it takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s, about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} writes per job.`
-      : `Not the hot item: the emulator's pool item takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s, room for about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} writes per job. The bound is the bench process's CPU: ${t.cpu.benchProcess} of a core busy (Node runs JavaScript on one core), about ${cpuMsPerJob} ms of CPU per job for ${t.requestsPerJob.total} requests. Sluice's three functions, the SDK clients, the AppFlow/Glue simulator, the event bus and the event source share that one event loop; the emulators use ${t.cpu.emulatorProcess ?? '?'} of the other core.`,
+      : loopSaturated
+        ? `Not the hot item: ${hot}. The bound is the bench process's main thread: its event loop was busy ${pct(t.cpu.eventLoopUtilization)} of the run (timers ran late by ${t.cpu.eventLoopDelayP99Ms} ms at p99), and the process used ${t.cpu.benchProcess} cores of CPU in all (the main thread plus the GC's and libuv's helper threads): about ${cpuMsPerJob} ms of CPU per job, for ${t.requestsPerJob.total} requests. Sluice's three functions, the SDK clients, the AppFlow/Glue simulator, the event bus and the event source share that one event loop${emulators}, of ${t.cpu.cores}.`
+        : `Neither the hot item (${hot}) nor the bench process's event loop (busy ${pct(t.cpu.eventLoopUtilization)} of the run, ${t.cpu.benchProcess} cores in all) is saturated${emulators}, of ${t.cpu.cores}: the jobs in flight (${r.params.pollers} event-source pollers, batches of 10) times the latency of each job's calls set the rate.`,
     '',
     `What would lift it: run the functions in several processes, as Lambda runs each invocation in its own sandbox (at ${cpuMsPerJob} ms per job, 300 jobs/s needs about ${Math.ceil((300 * cpuMsPerJob) / 1000)} cores for the functions alone: more than this machine has); and fewer requests per job on the path (the hand-off section lists the calls that could go), which lowers the CPU per job in the same measure. On AWS the pool item is the bound, at the rates given above.`,
   ];

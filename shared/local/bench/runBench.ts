@@ -32,7 +32,8 @@ export interface BenchParams {
   };
   /** limit: while measuring (1: hand-offs never overlap); the pool's usual limit is also measured once at the largest backlog. */
   requests: { backlogs: number[]; limit: number; runMinMs: number; runMaxMs: number; warmup: number; window: number };
-  throughput: { jobs: number; limit: number; runMs: number; zeroLengthJobs: number; hotItemSeconds: number; hotItemConcurrency: number };
+  /** runMs 0: zero-length runs, so the pool's own path is all there is to measure. */
+  throughput: { jobs: number; limit: number; runMs: number; hotItemSeconds: number; hotItemConcurrency: number };
   reconciler: { runMs: number };
   cost: CostAssumptions;
 }
@@ -53,7 +54,7 @@ export const FULL: BenchParams = {
     parallelBaselines: true,
   },
   requests: { backlogs: [10, 100, 1000, 10_000], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 16, window: 300 },
-  throughput: { jobs: 3000, limit: 1000, runMs: 50, zeroLengthJobs: 300, hotItemSeconds: 3, hotItemConcurrency: 32 },
+  throughput: { jobs: 3000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32 },
   reconciler: { runMs: 3000 },
   cost: {
     invocationMs: 100,
@@ -82,7 +83,7 @@ export const QUICK: BenchParams = {
     parallelBaselines: true,
   },
   requests: { backlogs: [10, 100], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 2, window: 10 },
-  throughput: { jobs: 100, limit: 1000, runMs: 50, zeroLengthJobs: 30, hotItemSeconds: 0.3, hotItemConcurrency: 8 },
+  throughput: { jobs: 100, limit: 1000, runMs: 0, hotItemSeconds: 0.3, hotItemConcurrency: 8 },
   reconciler: { runMs: 500 },
 };
 
@@ -190,6 +191,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
         runTimes: p.handoff.runTimes,
         seed: p.seed,
         traced: p.handoff.traced,
+        ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
         timeoutMs,
       });
     }
@@ -228,7 +230,6 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
           jobs: p.throughput.jobs,
           limit: p.throughput.limit,
           runMs: p.throughput.runMs,
-          zeroLengthJobs: p.throughput.zeroLengthJobs,
           hotItemSeconds: p.throughput.hotItemSeconds,
           hotItemConcurrency: p.throughput.hotItemConcurrency,
           ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),

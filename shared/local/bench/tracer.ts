@@ -23,6 +23,24 @@ export interface OpRecord {
   /** Pool-item and waiter keys make a call recognisable: `POOL`, `WAIT`, `JOB`, `RUN`. */
   item?: string;
   ok: boolean;
+  /** Order in which the calls were issued (t0 has only millisecond resolution). */
+  seq: number;
+  /** The job a wake-up SendMessage carries, or a start call (StartFlow, StartJobRun) is for. */
+  jobId?: string;
+}
+
+/**
+ * Completion events that came before the acquirer had recorded their run (a run of 0 ms ends before the acquirer's
+ * write after its start call). Sluice notes such an event on the run's key, and the write that records the run hands
+ * it back: the acquirer then completes the run itself, so its slot does not wait for the reconciler.
+ */
+export interface EarlyCompletions {
+  /** Events whose run the releaser looked up and did not find. */
+  events: number;
+  /** Of those, noted on the run's key; the rest found the run recorded a moment later and were completed by the releaser. */
+  noted: number;
+  /** Notes handed back by the write that recorded the run (the acquirer's recordRun): completed at once by the acquirer. */
+  completedByAcquirer: number;
 }
 
 export interface PartitionTraffic {
@@ -39,6 +57,8 @@ type Input = Record<string, unknown> & {
   MessageBody?: string;
   DelaySeconds?: number;
   Key?: Record<string, unknown>;
+  clientToken?: string;
+  Arguments?: Record<string, string>;
   Item?: Record<string, unknown>;
   UpdateExpression?: string;
   ExpressionAttributeNames?: Record<string, string>;
@@ -93,6 +113,12 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
  * (AsyncLocalStorage cannot attribute calls to a releaser invocation here: the SDK's keep-alive sockets carry the async
  * context of whoever opened them into later, unrelated calls.)
  */
+export const minusEarly = (a: EarlyCompletions, b: EarlyCompletions): EarlyCompletions => ({
+  events: a.events - b.events,
+  noted: a.noted - b.noted,
+  completedByAcquirer: a.completedByAcquirer - b.completedByAcquirer,
+});
+
 export class Tracer {
   /** Completion events by execution id. */
   readonly events = new Map<string, EventTiming>();
@@ -113,16 +139,29 @@ export class Tracer {
   transferFailures = 0;
   /** Transfer writes per finished job (its releaser's tries; more than 1: it lost a race for a waiter). */
   readonly transferTries = new Map<string, number>();
+  /** When each finished job's releaser issued its first transfer write (with transfers[].at: what lost races cost). */
+  readonly firstTransferAt = new Map<string, number>();
   /**
-   * Completion events whose run the releaser looked up and did not find (GetItem RUN#..., no item), by group: for a
-   * Sluice pool, the event beat the acquirer's write of the run record, and the releaser ignored it.
+   * Early completions, by group: completion events whose run the releaser looked up and did not find (GetItem RUN#...,
+   * no item). For a Sluice pool the event beat the acquirer's write of the run record (the run ended at once).
    */
-  readonly unknownRuns = new Map<string, number>();
+  readonly earlyCompletions = new Map<string, number>();
+  /**
+   * Early completions the releaser noted on the run's key (the PutItem with `earlyCompletion` applied), by group. The
+   * others found the run recorded a moment later (the note's condition failed) and were completed by the releaser.
+   */
+  readonly notedCompletions = new Map<string, number>();
+  /**
+   * Notes handed back by the write that records the run (UpdateItem RUN#... whose old item had `earlyCompletion`), by
+   * group: the acquirer then completes the run itself, with no reconciler.
+   */
+  readonly handedBackCompletions = new Map<string, number>();
   readonly attemptsByRule = new Map<string, number>();
   readonly opDurations = new Map<string, number[]>();
   readonly partitions = new Map<string, PartitionTraffic>();
   recording = false;
   ops: OpRecord[] = [];
+  private seq = 0;
   private readonly seenEvents = new Set<string>();
   private readonly ended = new Map<string, number>();
   private readonly endWaiters = new Set<{ group: string; n: number; resolve: () => void }>();
@@ -139,6 +178,15 @@ export class Tracer {
     const timing: EventTiming = { executionId, name, group: groupOf(name), putAt: attempt.putAt, invokedAt: attempt.startedAt };
     if (!this.events.has(executionId)) this.events.set(executionId, timing);
     this.noteEnded(timing);
+  }
+
+  /** Early completions of a group so far (subtract an earlier value to get a window's). */
+  earlyCompletionsOf(group: string): EarlyCompletions {
+    return {
+      events: this.earlyCompletions.get(group) ?? 0,
+      noted: this.notedCompletions.get(group) ?? 0,
+      completedByAcquirer: this.handedBackCompletions.get(group) ?? 0,
+    };
   }
 
   /** Releaser invocations (bus delivery attempts to Sluice's releaser rules) so far. */
@@ -182,6 +230,7 @@ export class Tracer {
         const input = ((args as { input?: Input }).input ?? {}) as Input;
         const t0 = Date.now();
         const p0 = performance.now();
+        const seq = this.seq++;
         this.before(service, op, input, t0);
         let ok = false;
         let output: unknown;
@@ -194,12 +243,20 @@ export class Tracer {
           const t1 = Date.now();
           const ms = performance.now() - p0;
           push(this.opDurations, `${service}.${op}`, ms);
-          this.after(service, op, input, output, ok, t1);
+          this.after(service, op, input, output, ok, t0, t1);
           if (this.recording) {
             const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
             const pk = str(input.Key?.pk) ?? str(input.Item?.pk) ?? str(input.ExpressionAttributeValues?.[':pk']);
             const item = sk?.startsWith('WAIT#') || op === 'Query' ? 'WAIT' : pk?.split('#')[0];
-            this.ops.push({ service, op, t0, t1, ms, ok, ...(item ? { item } : {}) });
+            const jobId =
+              op === 'SendMessage'
+                ? jobIdOfBody(input.MessageBody)
+                : op === 'StartFlow'
+                  ? input.clientToken?.replace(/^sluice-/, '')
+                  : op === 'StartJobRun'
+                    ? input.Arguments?.['--sluice-job-id']
+                    : undefined;
+            this.ops.push({ service, op, t0, t1, ms, ok, seq, ...(item ? { item } : {}), ...(jobId ? { jobId } : {}) });
           }
         }
       },
@@ -229,7 +286,7 @@ export class Tracer {
     }
   }
 
-  private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t1: number): void {
+  private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t0: number, t1: number): void {
     // The hand-off write (DynamoLeaseStore.transfer): one slot moves from #from to #to.
     const names = input.ExpressionAttributeNames;
     if (
@@ -241,16 +298,22 @@ export class Tracer {
     ) {
       this.transferAttempts++;
       this.transferTries.set(names['#from'], (this.transferTries.get(names['#from']) ?? 0) + 1);
+      if (!this.firstTransferAt.has(names['#from'])) this.firstTransferAt.set(names['#from'], t0);
       if (!ok) this.transferFailures++;
       else if (!this.transfers.has(names['#to'])) this.transfers.set(names['#to'], { from: names['#from'], at: t1 });
     }
-    if (service === 'dynamodb' && op === 'GetItem' && ok && !(output as { Item?: unknown } | undefined)?.Item) {
-      const pk = str(input.Key?.pk);
-      if (pk?.startsWith('RUN#')) {
-        const executionId = pk.split('#').slice(2).join('#');
+    // Early completions (DynamoJobLedger.findRun, noteEarlyCompletion, recordRun on the run's key RUN#<kind>#<id>).
+    const runPk = service === 'dynamodb' ? (str(input.Key?.pk) ?? str(input.Item?.pk)) : undefined;
+    if (runPk?.startsWith('RUN#') && ok) {
+      const executionId = runPk.split('#').slice(2).join('#');
+      const count = (map: Map<string, number>) => {
         const group = this.events.get(executionId)?.group ?? '?';
-        this.unknownRuns.set(group, (this.unknownRuns.get(group) ?? 0) + 1);
-      }
+        map.set(group, (map.get(group) ?? 0) + 1);
+      };
+      if (op === 'GetItem' && !(output as { Item?: unknown } | undefined)?.Item) count(this.earlyCompletions);
+      else if (op === 'PutItem' && input.Item?.earlyCompletion !== undefined) count(this.notedCompletions);
+      else if (op === 'UpdateItem' && (output as { Attributes?: Record<string, unknown> } | undefined)?.Attributes?.earlyCompletion)
+        count(this.handedBackCompletions);
     }
     if (service === 'sqs' && op === 'ReceiveMessage' && ok && input.QueueUrl === this.jobQueueUrl()) {
       const messages = (output as { Messages?: Array<{ Body?: string }> } | undefined)?.Messages ?? [];

@@ -1,7 +1,7 @@
 import type { SimRun } from '../../simulators';
-import { type Harness, waitUntil } from '../harness';
-import { distribution, type Distribution, jobIdOfRun, median, percentile } from '../metrics';
-import type { Tracer } from '../tracer';
+import { driftSince, type Harness, slotsFreedByReconciler, waitUntil } from '../harness';
+import { distribution, type Distribution, jobIdOfRun, median, percentile, type ProcessLoad, watchProcess } from '../metrics';
+import type { EarlyCompletions, Tracer } from '../tracer';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
 
 export interface HandoffParams {
@@ -13,6 +13,8 @@ export interface HandoffParams {
   /** Hand-offs traced one at a time (limit 1, nothing else running) for the call-by-call profile. */
   traced: number;
   tracePool: string;
+  /** The emulators' process, when they run in a child: its CPU use is reported too. */
+  emulatorPid?: number;
   timeoutMs: number;
 }
 
@@ -36,14 +38,30 @@ export interface HandoffMeasurement extends Distribution {
   otherAdmissions: number;
   /** Wake-up messages sent per job handed a slot (above 1: the same waiter sent again by another releaser). */
   wakeUpsPerHandoff: number;
-  /** Completion events the releaser ignored because the run record was not written yet (the slot waits for the reconciler). */
-  ignoredCompletions: number;
+  /**
+   * Completion events that came before the acquirer had recorded the run: noted by the releaser, then completed by the
+   * acquirer when it recorded the run (see EarlyCompletions). Counted over the group's whole life.
+   */
+  earlyCompletions: EarlyCompletions;
   /**
    * Hand-offs whose releaser got the slot across with its first transfer write, and those whose first write lost a race
    * for the same waiter to another releaser (it then sends that waiter again and queries for the next one).
    */
   firstTry: Distribution;
   afterLostRace: Distribution;
+  /**
+   * Slots passed on before the releaser was even invoked with the run's completion event: someone else (the
+   * reconciler, finding the run ended) got there first, and the event then found the slot free.
+   */
+  releasedBeforeEvent: number;
+  /** Hand-offs by the number of transfer writes their releaser lost before one went through ("0": won the first). */
+  lostRaces: Record<string, number>;
+  /**
+   * From the releaser's first transfer write being issued to its successful one returning: one write for a releaser that
+   * won at once (`firstTry`), and for one that lost a race the failed write, the read of why, a second query and the
+   * next write (`afterLostRace`), as the releaser saw them.
+   */
+  transferPhase: { firstTry: Distribution; afterLostRace: Distribution };
 }
 
 export interface ProfileRow {
@@ -64,8 +82,14 @@ export interface HandoffResult extends HandoffMeasurement {
   makespanMs: number;
   /** Transfer writes in the load run and how many failed because another releaser had reserved the same waiter. */
   transferWrites: { attempts: number; failed: number };
-  /** Reconciler runs needed to free slots once the runs had ended (see ignoredCompletions). */
+  /** Reconciler runs the bench had to ask for because the pool stalled with a slot held once the runs had ended. */
   reconcilerHeals: number;
+  /** Slots the (periodic) reconciler freed during the load run: a lost event, a leaked or orphaned slot, an overdue run. */
+  reconcilerFreedSlots: number;
+  /** Everything the periodic reconciler put right during the load run, by drift. */
+  reconcilerDrift: Record<string, number>;
+  /** The bench process during the load run. */
+  process: ProcessLoad;
   profile: { handoffs: number; runMs: number; totalP50Ms: number; rows: ProfileRow[] };
   /** Latency of each of Sluice's calls during the load run, ms (client side, as the functions see them). */
   callLatency: Record<string, { n: number; p50Ms: number; p99Ms: number }>;
@@ -90,6 +114,8 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
   let wakeUps = 0;
   const firstTry: number[] = [];
   const afterLostRace: number[] = [];
+  const lostRaces: Record<string, number> = {};
+  const phase = { firstTry: [] as number[], afterLostRace: [] as number[] };
   for (const [id, run] of byJob) {
     const handOff = tracer.transfers.get(id);
     const fromRun = handOff && byJob.get(handOff.from);
@@ -99,7 +125,11 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
       continue;
     }
     total.push(run.startCallAt - event.putAt);
-    ((tracer.transferTries.get(handOff.from) ?? 1) > 1 ? afterLostRace : firstTry).push(run.startCallAt - event.putAt);
+    const tries = tracer.transferTries.get(handOff.from) ?? 1;
+    (tries > 1 ? afterLostRace : firstTry).push(run.startCallAt - event.putAt);
+    lostRaces[String(tries - 1)] = (lostRaces[String(tries - 1)] ?? 0) + 1;
+    const firstWrite = tracer.firstTransferAt.get(handOff.from);
+    if (firstWrite !== undefined) (tries > 1 ? phase.afterLostRace : phase.firstTry).push(handOff.at - firstWrite);
     wakeUps += tracer.sends.get(id)?.filter((t) => t >= handOff.at - 50).length ?? 0;
     seg.bus.push(event.invokedAt - event.putAt);
     const sendAt = firstAtOrAfter(tracer.sends.get(id), event.invokedAt);
@@ -110,6 +140,12 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
     seg.acquirer.push(run.startCallAt - receivedAt);
   }
   const direct = Math.min(limit, unpaired);
+  let releasedBeforeEvent = 0;
+  for (const { from, at } of tracer.transfers.values()) {
+    const fromRun = byJob.get(from);
+    const event = fromRun && tracer.events.get(fromRun.executionId);
+    if (event && event.invokedAt > at) releasedBeforeEvent++;
+  }
   return {
     ...distribution(total),
     segments: {
@@ -121,9 +157,12 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
     direct,
     otherAdmissions: unpaired - direct,
     wakeUpsPerHandoff: total.length ? Math.round((wakeUps / total.length) * 1000) / 1000 : 0,
-    ignoredCompletions: tracer.unknownRuns.get(runs[0]?.group ?? '') ?? 0,
+    earlyCompletions: tracer.earlyCompletionsOf(runs[0]?.group ?? ''),
     firstTry: distribution(firstTry),
     afterLostRace: distribution(afterLostRace),
+    releasedBeforeEvent,
+    lostRaces,
+    transferPhase: { firstTry: distribution(phase.firstTry), afterLostRace: distribution(phase.afterLostRace) },
   };
 }
 
@@ -146,16 +185,25 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
   h.log(`hand-off: ${p.jobs} jobs, limit ${p.limit}, log-normal runs (median ${p.runTimes.medianMs} ms, sigma ${p.runTimes.sigma})`);
   const stopReconciler = h.reconcileEvery(h.reconcilePeriodMs);
   const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures };
+  let freed0 = 0;
+  let drift0 = new Map<string, number>();
+  let load: ProcessLoad | undefined;
   try {
     await h.enqueue(jobs);
     await waitUntil(`${jobs.length} jobs parked`, async () => (await h.leases.countWaiters(p.pool)) >= jobs.length, p.timeoutMs, 200);
     h.tracer.resetOpStats();
+    freed0 = slotsFreedByReconciler(h);
+    drift0 = new Map(h.reconcilerDrift);
+    const watch = watchProcess(p.emulatorPid);
     await h.poolAdmin().setLimit(p.pool, p.limit);
     await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
+    load = watch();
     await h.settle(p.pool);
   } finally {
     stopReconciler();
   }
+  const reconcilerFreedSlots = slotsFreedByReconciler(h) - freed0;
+  const reconcilerDrift = driftSince(h, drift0);
   const transferWrites = { attempts: h.tracer.transferAttempts - t0.attempts, failed: h.tracer.transferFailures - t0.failed };
   const runs = h.runsOf(group);
   const measured = measureHandoffs(runs, h.tracer, p.limit);
@@ -163,7 +211,7 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
   const first = Math.min(...runs.map((r) => r.startCallAt));
   const last = Math.max(...runs.map((r) => r.endedAt ?? r.startedAt));
   h.log(
-    `  ${measured.n} hand-offs: p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, max ${measured.maxMs} ms; ${measured.wakeUpsPerHandoff} wake-ups per hand-off, ${transferWrites.failed}/${transferWrites.attempts} transfers failed, ${measured.ignoredCompletions} completions ignored`,
+    `  ${measured.n} hand-offs: p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, max ${measured.maxMs} ms; ${measured.wakeUpsPerHandoff.toFixed(2)} wake-up messages per hand-off, ${transferWrites.failed}/${transferWrites.attempts} transfers failed, ${measured.earlyCompletions.events} early completions (${measured.earlyCompletions.completedByAcquirer} completed by the acquirer), ${reconcilerFreedSlots} slots freed by the reconciler; CPU ${load!.cpuCores} cores, event loop ${load!.eventLoopUtilization} busy`,
   );
   const profile = await traceHandoffs(h, p);
   return {
@@ -175,6 +223,9 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
     makespanMs: last - first,
     transferWrites,
     reconcilerHeals: h.healed.get(p.pool) ?? 0,
+    reconcilerFreedSlots,
+    reconcilerDrift,
+    process: load!,
     profile,
     callLatency: callLatencies,
   };
@@ -200,7 +251,7 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
   } finally {
     h.tracer.recording = false;
   }
-  const ops = h.tracer.ops;
+  const ops = [...h.tracer.ops].sort((a, b) => a.seq - b.seq);
   h.tracer.ops = [];
   const cells = new Map<string, { phase: string; call: string; order: number; at: number[]; ms: number[]; onPath: boolean }>();
   const add = (phase: string, call: string, order: number, at: number, ms: number, onPath: boolean) => {
@@ -222,7 +273,10 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
     const t0 = event.putAt;
     const sendAt = firstAtOrAfter(h.tracer.sends.get(id), event.invokedAt);
     const receivedAt = sendAt === undefined ? undefined : firstAtOrAfter(h.tracer.receives.get(id), sendAt);
-    if (sendAt === undefined || receivedAt === undefined) continue;
+    // The wake-up and the start call themselves, in the order calls were issued (t0 has millisecond resolution only).
+    const sendOp = ops.find((op) => op.op === 'SendMessage' && op.jobId === id && op.t0 >= event.invokedAt);
+    const startOp = ops.find((op) => (op.op === 'StartFlow' || op.op === 'StartJobRun') && op.jobId === id);
+    if (sendAt === undefined || receivedAt === undefined || !sendOp || !startOp) continue;
     totals.push(run.startCallAt - t0);
     add('bus', 'event delivered, releaser invoked', 0, event.invokedAt - t0, 0, true);
     const counters = new Map<string, number>();
@@ -232,19 +286,21 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
       counters.set(k, n + 1);
       return n;
     };
-    // Nothing else runs: calls from the releaser's invocation to its wake-up are the releaser's, calls after the
+    // Nothing else runs: calls from the releaser's invocation up to its wake-up are the releaser's, calls after the
     // wake-up is received up to the start call are the acquirer's, except the releaser's own last step (forgetting
-    // the waiter item), which runs after its send and is off the path.
+    // the waiter item), which runs after its send and is off the path. The acquirer's writes after the start call
+    // (recording the run, marking the job running) are off the path too and not listed.
     for (const op of ops) {
       if (op.op === 'ReceiveMessage') {
         if (op.t1 === receivedAt) add('event source', 'ReceiveMessage returns the wake-up', 0, op.t1 - t0, 0, true);
         continue;
       }
       const call = `${op.service}.${op.op}${op.item ? ` (${op.item})` : ''}`;
-      if (op.t0 >= event.invokedAt && op.t0 <= sendAt) add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
-      else if (op.t0 > sendAt && op.t0 <= run.startCallAt && op.item === 'WAIT')
+      if (op.t0 >= event.invokedAt && op.seq <= sendOp.seq) add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
+      else if (op.seq > sendOp.seq && op.t0 <= run.startCallAt && op.item === 'WAIT' && op.op === 'DeleteItem')
         add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, false);
-      else if (op.t0 >= receivedAt && op.t0 <= run.startCallAt) add('acquirer', call, order('acquirer', call), op.t0 - t0, op.ms, true);
+      else if (op.t0 >= receivedAt && op.seq > sendOp.seq && op.seq <= startOp.seq)
+        add('acquirer', call, order('acquirer', call), op.t0 - t0, op.ms, true);
     }
     add('simulator', 'start call arrives', 0, run.startCallAt - t0, 0, true);
   }

@@ -1,4 +1,5 @@
 import { type Harness, perJob, type RequestsPerJob, waitUntil } from '../harness';
+import { type EarlyCompletions, minusEarly } from '../tracer';
 import { makeJobs, uniformRunTimes } from '../workload';
 
 export interface RequestsParams {
@@ -20,10 +21,12 @@ export interface RequestsParams {
 export interface BacklogResult extends RequestsPerJob {
   backlog: number;
   /**
-   * Reconciler runs needed during the window: a run so short that its completion beat the acquirer's write of the
-   * run record holds its slot until then (its requests are in the counts).
+   * Reconciler runs the bench had to ask for during the window because the pool stalled with a slot held (a lost
+   * completion; its requests are in the counts). An early completion needs none: the acquirer completes it.
    */
   heals: number;
+  /** Completions in the window that beat the acquirer's write of the run record (noted, then completed by the acquirer). */
+  earlyCompletions: EarlyCompletions;
   /** Waiting jobs counted in the table when the window opened and closed. */
   waitingAtStart: number;
   waitingAtEnd: number;
@@ -88,16 +91,19 @@ export async function runRequests(h: Harness, p: RequestsParams): Promise<Reques
       await h.waitEnded(pool, done + p.warmup, pool, p.timeoutMs);
       const from = h.snapshot();
       const heals0 = h.healed.get(pool) ?? 0;
+      const early0 = h.tracer.earlyCompletionsOf(pool);
       const windowStart = Date.now();
       const waitingAtStart = await h.leases.countWaiters(pool);
       await h.waitEnded(pool, done + p.warmup + p.window, pool, p.timeoutMs);
       const to = h.snapshot();
       const windowMs = Date.now() - windowStart;
       const heals = (h.healed.get(pool) ?? 0) - heals0;
+      const earlyCompletions = minusEarly(h.tracer.earlyCompletionsOf(pool), early0);
       const waitingAtEnd = await h.leases.countWaiters(pool);
       const result = {
         backlog,
         heals,
+        earlyCompletions,
         ...perJob(from, to, p.window),
         waitingAtStart,
         waitingAtEnd,

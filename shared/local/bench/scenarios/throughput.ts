@@ -1,19 +1,17 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { readFileSync } from 'node:fs';
 import { poolKey } from '../../../adapters/dynamodb/keys';
-import { type Harness, perJob, type RequestsPerJob, sleep } from '../harness';
-import { percentile } from '../metrics';
+import { type Harness, perJob, type RequestsPerJob, sleep, slotsFreedByReconciler } from '../harness';
+import { percentile, watchProcess } from '../metrics';
+import { type EarlyCompletions, minusEarly } from '../tracer';
 import { makeJobs } from '../workload';
 
 export interface ThroughputParams {
   pool: string;
   jobs: number;
-  /** Jobs with runs of 0 ms sent through the pool afterwards, to count ignored completions (0: skip). */
-  zeroLengthJobs: number;
   limit: number;
   /**
-   * Run time, ms. Near zero, but not zero: a run shorter than the acquirer's writes after its start call ends before
-   * the run is recorded, and the releaser ignores its event (counted in ignoredCompletions; the reconciler frees it).
+   * Run time, ms: 0, zero-length runs. Most then end before the acquirer's write of the run record, so their completion
+   * events come early: noted by the releaser and completed by the acquirer when it records the run (earlyCompletions).
    */
   runMs: number;
   /** Seconds of the hot-item probe (conditional acquire/release writes on one item, many in flight). */
@@ -28,10 +26,12 @@ export interface ThroughputResult {
   jobs: number;
   limit: number;
   runMs: number;
-  /** Completion events the releaser ignored because the run was not recorded yet; their slots waited for the reconciler. */
-  ignoredCompletions: number;
-  /** The same with runs of 0 ms, where the race is the rule: how many completions were ignored. */
-  zeroLengthRuns?: { jobs: number; ignoredCompletions: number; reconcilerRuns: number };
+  /** Completion events that came before the acquirer had recorded the run: noted, then completed by the acquirer. */
+  earlyCompletions: EarlyCompletions;
+  /** Reconciler runs the bench had to ask for because the pool stalled with a slot held (0: no slot waited for it). */
+  reconcilerRuns: number;
+  /** Slots those reconciler runs freed. */
+  reconcilerFreedSlots: number;
   /** Start calls per second between the 10th and 90th percentile start (steady state). */
   jobsPerSecond: number;
   /** Jobs over the time from the first start call to the pool being empty again, all included. */
@@ -52,18 +52,11 @@ export interface ThroughputResult {
   awsWriteUnitsPerPoolItemWrite: number;
   /** Every request per job during the run (the pool settling at the end included). */
   requestsPerJob: RequestsPerJob;
-  /** CPU use during the run, in cores (1.0 = one core busy all the time). */
-  cpu: { benchProcess: number; emulatorProcess?: number; cores: number };
-}
-
-/** utime + stime of a process, in ms (Linux /proc; undefined elsewhere). */
-function processCpuMs(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // USER_HZ is 100 on Linux
-  } catch {
-    return undefined;
-  }
+  /**
+   * CPU use during the run, in cores (1.0 = one core busy all the time), and the bench process's main thread: its
+   * event-loop utilization (1: saturated) and how late it ran a timer, p99.
+   */
+  cpu: { benchProcess: number; emulatorProcess?: number; cores: number; eventLoopUtilization: number; eventLoopDelayP99Ms: number };
 }
 
 export async function runThroughput(h: Harness, p: ThroughputParams, cores: number): Promise<ThroughputResult> {
@@ -89,8 +82,10 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
     }
   })();
   const before = h.snapshot();
-  const cpu0 = process.cpuUsage();
-  const child0 = p.emulatorPid ? processCpuMs(p.emulatorPid) : undefined;
+  const early0 = h.tracer.earlyCompletionsOf(p.pool);
+  const heals0 = h.healed.get(p.pool) ?? 0;
+  const freed0 = slotsFreedByReconciler(h);
+  const watch = watchProcess(p.emulatorPid);
   const wall0 = Date.now();
   try {
     await h.enqueue(jobs);
@@ -102,8 +97,7 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
   }
   const wallMs = Date.now() - wall0;
   const requestsPerJob = perJob(before, h.snapshot(), p.jobs);
-  const cpu = process.cpuUsage(cpu0);
-  const child1 = p.emulatorPid ? processCpuMs(p.emulatorPid) : undefined;
+  const load = watch();
   const starts = h
     .runsOf(p.pool)
     .map((r) => r.startCallAt)
@@ -121,7 +115,9 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
     jobs: p.jobs,
     limit: p.limit,
     runMs: p.runMs,
-    ignoredCompletions: h.tracer.unknownRuns.get(p.pool) ?? 0,
+    earlyCompletions: minusEarly(h.tracer.earlyCompletionsOf(p.pool), early0),
+    reconcilerRuns: (h.healed.get(p.pool) ?? 0) - heals0,
+    reconcilerFreedSlots: slotsFreedByReconciler(h) - freed0,
     jobsPerSecond: Math.round(steady),
     endToEndJobsPerSecond: Math.round(endToEnd),
     maxInUse,
@@ -135,30 +131,15 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
     awsWriteUnitsPerPoolItemWrite: wcu,
     requestsPerJob,
     cpu: {
-      benchProcess: Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 100) / 100,
-      ...(child0 !== undefined && child1 !== undefined ? { emulatorProcess: Math.round(((child1 - child0) / wallMs) * 100) / 100 } : {}),
+      benchProcess: load.cpuCores,
+      ...(load.emulatorCpuCores !== undefined ? { emulatorProcess: load.emulatorCpuCores } : {}),
       cores,
+      eventLoopUtilization: load.eventLoopUtilization,
+      eventLoopDelayP99Ms: load.eventLoopDelayP99Ms,
     },
   };
-  if (p.zeroLengthJobs > 0) {
-    const group = p.pool;
-    const ignored0 = h.tracer.unknownRuns.get(group) ?? 0;
-    const heals0 = h.healed.get(p.pool) ?? 0;
-    const done = h.tracer.endedCount(group);
-    await h.enqueue(makeJobs({ group, pool: p.pool, durations: Array.from({ length: p.zeroLengthJobs }, () => 0), tag: 'z' }));
-    await h.waitEnded(group, done + p.zeroLengthJobs, p.pool, p.timeoutMs);
-    await h.settle(p.pool);
-    result.zeroLengthRuns = {
-      jobs: p.zeroLengthJobs,
-      ignoredCompletions: (h.tracer.unknownRuns.get(group) ?? 0) - ignored0,
-      reconcilerRuns: (h.healed.get(p.pool) ?? 0) - heals0,
-    };
-    h.log(
-      `  ${p.zeroLengthJobs} runs of 0 ms: ${result.zeroLengthRuns.ignoredCompletions} completions ignored (the run not recorded yet), ${result.zeroLengthRuns.reconcilerRuns} reconciler runs to free their slots`,
-    );
-  }
   h.log(
-    `  ${result.jobsPerSecond} jobs/s steady (${result.endToEndJobsPerSecond} end to end), ${itemWrites} pool-item writes per job, at most ${maxInUse} slots held, ${result.ignoredCompletions} completions ignored; CPU: bench ${result.cpu.benchProcess}, emulators ${result.cpu.emulatorProcess ?? '?'} cores`,
+    `  ${result.jobsPerSecond} jobs/s steady (${result.endToEndJobsPerSecond} end to end), ${itemWrites} pool-item writes per job, at most ${maxInUse} slots held; ${result.earlyCompletions.events} early completions (${result.earlyCompletions.completedByAcquirer} completed by the acquirer), ${result.reconcilerRuns} reconciler runs needed; CPU: bench ${result.cpu.benchProcess}, emulators ${result.cpu.emulatorProcess ?? '?'} cores, event loop ${result.cpu.eventLoopUtilization} busy`,
   );
   return result;
 }

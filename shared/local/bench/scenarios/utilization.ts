@@ -3,8 +3,9 @@ import { runBackoffGate } from '../baselines/backoffGate';
 import { runFixedBatches } from '../baselines/fixedBatches';
 import { SimJobApi } from '../baselines/jobApi';
 import { runStatusPoller } from '../baselines/statusPoller';
-import { type Harness, perJob, type RequestsPerJob } from '../harness';
+import { driftSince, type Harness, perJob, type RequestsPerJob, slotsFreedByReconciler } from '../harness';
 import { idealFifoMakespan, scheduleStats, stepTimeline } from '../metrics';
+import type { EarlyCompletions } from '../tracer';
 import { expectedLongestOf, GROUP_SEPARATOR, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
 import { type HandoffMeasurement, measureHandoffs } from './handoff';
 
@@ -37,8 +38,14 @@ export interface SchedulerResult {
   /** The scheduler's own AWS requests per job (SQS, DynamoDB, job APIs) and function invocations. */
   requestsPerJob: Omit<RequestsPerJob, 'ops'> & { ops: Record<string, number> };
   notes: string;
-  /** Sluice only: completion events its releaser ignored because they beat the acquirer's write of the run record. */
-  ignoredCompletions?: number;
+  /** Sluice only: completion events that beat the acquirer's write of the run record (noted, then completed by the acquirer). */
+  earlyCompletions?: EarlyCompletions;
+  /** Sluice only: slots its periodic reconciler freed during the run (a lost event, a leaked or orphaned slot, an overdue run). */
+  reconcilerFreedSlots?: number;
+  /** Sluice only: everything its periodic reconciler put right during the run, by drift. */
+  reconcilerDrift?: Record<string, number>;
+  /** Sluice only: slots passed on before the releaser had the run's completion event (see HandoffMeasurement). */
+  releasedBeforeEvent?: number;
   /** Runs in progress over time, from the first start call (ms, count). */
   timeline: Array<{ t: number; n: number }>;
 }
@@ -112,6 +119,8 @@ export async function runUtilization(h: Harness, p: UtilizationParams): Promise<
   );
   const jobs = makeJobs({ group: pool, pool, durations, tag: 'u' });
   const before = h.snapshot();
+  const freed0 = slotsFreedByReconciler(h);
+  const drift0 = new Map(h.reconcilerDrift);
   const stopReconciler = h.reconcileEvery(h.reconcilePeriodMs);
   try {
     await h.enqueue(jobs);
@@ -123,7 +132,10 @@ export async function runUtilization(h: Harness, p: UtilizationParams): Promise<
   const after = h.snapshot();
   const sluiceHandoffs = measureHandoffs(h.runsOf(pool), h.tracer, p.limit);
   finish('sluice', pool, perJob(before, after, p.jobs), `reconciler every ${h.reconcilePeriodMs} ms (the stack's compressed schedule)`);
-  results.sluice.ignoredCompletions = sluiceHandoffs.ignoredCompletions;
+  results.sluice.earlyCompletions = sluiceHandoffs.earlyCompletions;
+  results.sluice.reconcilerFreedSlots = slotsFreedByReconciler(h) - freed0;
+  results.sluice.reconcilerDrift = driftSince(h, drift0);
+  results.sluice.releasedBeforeEvent = sluiceHandoffs.releasedBeforeEvent;
 
   // The baselines, on the same simulator, run times and time scale.
   const api = () => new SimJobApi(h.stack.simulator.endpoint, h.region, h.credentials);
