@@ -36,7 +36,7 @@ export class CompleteRun {
           executionId: completion.executionId,
           name: completion.name,
         });
-        metrics.count(MetricName.IgnoredEvents);
+        metrics.count(MetricName.NotedCompletions);
         return CompletionResult.Noted;
       }
       run = await ledger.findRun(completion.kind, completion.executionId); // recorded just now
@@ -66,9 +66,11 @@ export class CompleteRun {
         log.warn('completion does not match the job ledger, ignored', {
           jobId: run.jobId,
           pool: run.pool,
+          kind: completion.kind,
           executionId: completion.executionId,
           state: record?.state,
         });
+        metrics.count(MetricName.IgnoredEvents);
         return CompletionResult.Ignored;
       }
     }

@@ -30,7 +30,10 @@ export const MetricName = {
   DeadLettered: 'DeadLettered',
   Duplicates: 'Duplicates',
   ReconciledDrift: 'ReconciledDrift',
+  /** completion events dropped: malformed, or not matching the job the ledger names */
   IgnoredEvents: 'IgnoredEvents',
+  /** completions of runs not recorded (yet): mostly runs Sluice did not start, a few that beat their acquirer's record */
+  NotedCompletions: 'NotedCompletions',
   /** ms from a reserved job's wake-up message being sent (SQS SentTimestamp) to its run started */
   HandOffLatency: 'HandOffLatency',
 } as const;

@@ -83,7 +83,11 @@ export class Reconciler {
     if (isTerminal(record.state)) {
       // A job given up after a start whose outcome is unknown keeps its slot as long as that run could last.
       if (keepsSlotForUnknownRun(record, now, settings.maxRunMs[record.kind])) return undefined;
-      return (await this.handOff.releaseAndHandOff(pool, jobId)) ? Drift.LeakedSlot : undefined;
+      if (!(await this.handOff.releaseAndHandOff(pool, jobId))) return undefined;
+      // Freed at once either way; but a job that ended a moment ago usually has its releaser at work right now: that
+      // is a race this run won, not a leak, and must not show as drift.
+      const endedAt = record.endedAt ?? record.updatedAt;
+      return now - endedAt > settings.reservationGraceMs ? Drift.LeakedSlot : undefined;
     }
     if (record.state === JobState.Running && record.executionId) return this.checkRun(record, now);
     if (

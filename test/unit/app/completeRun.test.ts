@@ -1,4 +1,5 @@
 import { Acquirer, AcquireResult } from '../../../shared/app/acquireJob';
+import { MetricName } from '../../../shared/app/deps';
 import { CompleteRun, CompletionResult } from '../../../shared/app/completeRun';
 import { canMove, type JobState } from '../../../shared/domain/jobState';
 import { waitKey } from '../../../shared/domain/waiting';
@@ -133,6 +134,7 @@ describe('CompleteRun', () => {
     const result = await world.completeRun.complete({ kind: 'glue', executionId: 'jr_someone_else', outcome: 'succeeded', name: 'x' });
     expect(result).toBe(CompletionResult.Noted);
     expect(world.log.messages('debug')).toContain('completion of a run not recorded, noted for its acquirer');
+    expect([world.metrics.get(MetricName.NotedCompletions), world.metrics.get(MetricName.IgnoredEvents)]).toEqual([1, 0]);
     expect(world.leases.peek('default')).toEqual(before);
     expect(world.ledger.peek('g1')!.state).toBe('running');
   });
@@ -158,6 +160,7 @@ describe('CompleteRun', () => {
     expect(world.ledger.peek('g1')!.state).toBe('running');
     expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
     expect(world.log.messages('warn')).toContain('completion does not match the job ledger, ignored');
+    expect(world.metrics.get(MetricName.IgnoredEvents)).toBe(1);
   });
 
   test('the event arrives before the acquirer recorded "running": the job ends, the slot is freed, nothing undone', async () => {

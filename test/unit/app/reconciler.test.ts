@@ -91,11 +91,28 @@ describe('Reconciler', () => {
     const run = await start(world, 'r');
     await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));
     await world.leases.acquire('default', 'r', { kind: 'glue', since: T0 });
+    world.clock.advance(world.deps.settings.reservationGraceMs + 1);
     // Act
     const report = await world.reconciler.run();
     // Assess
     expect(report.drift).toEqual({ [Drift.LeakedSlot]: 1 });
     expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  });
+
+  test('a job that ended a moment ago (its releaser racing the reconciler): the slot is freed, no drift reported', async () => {
+    // Prepare: r's run ended and the ledger says so, but its releaser has not freed the slot yet; w1 waits
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r');
+    await park(world, 'w1');
+    await world.ledger.transition('r', ['running'], 'succeeded', world.clock.now(), { endedAt: world.clock.now() }, run);
+    // Act
+    const report = await world.reconciler.run();
+    // Assess: freed and handed on at once (no slot waits for the releaser), but not counted as drift
+    expect(report.drift).toEqual({});
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    // The releaser then finds the slot gone: nothing more happens
+    expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe('already-done');
+    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
   });
 
   test('orphan slot (no ledger record): kept while fresh, freed once stale', async () => {
