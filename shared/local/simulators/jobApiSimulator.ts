@@ -71,6 +71,11 @@ export async function startJobApiSimulator(options: JobApiSimulatorOptions = {})
     });
   });
 
+  // Node closes idle keep-alive connections after 5 s; a client that reuses one just then gets "socket hang up" on a
+  // request the job APIs never retry (a start). AWS endpoints keep idle connections far longer: so does the simulator.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

@@ -21,10 +21,9 @@ export class SimJobApi {
   private readonly glue: GlueClient;
 
   constructor(endpoint: string, region: string, credentials: { accessKeyId: string; secretAccessKey: string }) {
-    // One attempt per call, so every request is counted once; and no keep-alive, so no call can meet a socket the
-    // simulator is closing: its server drops idle sockets after 5 s, and the batches' tick comes every ~5 s, which
-    // made a tick's call fail now and then with "socket hang up" (nothing retries it).
-    const options = { endpoint, region, credentials, maxAttempts: 1, requestHandler: { httpAgent: { keepAlive: false } } };
+    // One attempt per call, so every request is counted once. Keep-alive as Sluice's clients (the simulator keeps idle
+    // connections open like AWS, so a tick every ~5 s does not meet a socket being closed).
+    const options = { endpoint, region, credentials, maxAttempts: 1 };
     this.appflow = new AppflowClient(options);
     this.glue = new GlueClient(options);
     countRequests(this.appflow, 'appflow', this.requests);
