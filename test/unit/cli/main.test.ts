@@ -1,3 +1,6 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { type CliIo, main } from '../../../shared/cli/main';
 
 function io(files: Record<string, string> = {}, env: NodeJS.ProcessEnv = {}) {
@@ -59,7 +62,11 @@ describe('main without AWS', () => {
     const { cli, err } = io();
     let closed = false;
     const failing = Object.assign(new Error('Requested resource not found'), { name: 'ResourceNotFoundException' });
-    const clients = () => ({ sqs: {} as never, doc: { send: () => Promise.reject(failing) } as never, close: () => void (closed = true) });
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
+    );
+    mockClient(doc).onAnyCommand().rejects(failing);
+    const clients = () => ({ sqs: {} as never, doc, close: () => void (closed = true) });
     expect(await main(['pool', 'list', '--table', 'sluice-nope'], cli, clients)).toBe(1);
     expect(err).toEqual([
       'sluice: ResourceNotFoundException: Requested resource not found (is the table name or stage right, and the region?)',
