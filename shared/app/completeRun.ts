@@ -1,7 +1,7 @@
 import { type RunCompletion, RunOutcome } from '../domain/job';
 import { isTerminal, JobState } from '../domain/jobState';
 import { MetricName, type SluiceDeps } from './deps';
-import { HandOff } from './handOff';
+import { HAND_OFF_CANDIDATES, HandOff } from './handOff';
 
 export const CompletionResult = {
   Released: 'released',
@@ -45,7 +45,7 @@ export class CompleteRun {
     const now = clock.now();
     const to = completion.outcome === RunOutcome.Succeeded ? JobState.Succeeded : JobState.Failed;
     // Who waits next is read while the job is marked finished: one round trip less on the hand-off path.
-    const oldest = this.deps.leases.oldestWaiters(run.pool, 1);
+    const oldest = this.deps.leases.oldestWaiters(run.pool, HAND_OFF_CANDIDATES);
     oldest.catch(() => undefined); // awaited below; an early failure must not be reported as unhandled
     // From starting too: the event can beat the acquirer's own "running" write.
     const moved = await ledger.transition(

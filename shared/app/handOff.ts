@@ -8,6 +8,12 @@ import { MetricName, type SluiceDeps } from './deps';
 const MAX_ROUNDS = 25;
 
 /**
+ * Waiters read per query when handing a slot on: the oldest, and the next one for when a concurrent releaser has just
+ * reserved the oldest (runs ending together), so the loser tries it without another query.
+ */
+export const HAND_OFF_CANDIDATES = 2;
+
+/**
  * Lets waiting jobs in. A released slot is handed straight to the oldest waiting job in the same conditional write
  * (so a newcomer cannot take it), then that job's spec is sent to the queue again: the acquirer finds the slot already
  * reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
@@ -17,17 +23,25 @@ export class HandOff {
 
   /**
    * Frees `jobId`'s slot, passing it to the oldest waiter if there is one. Returns false if the job held no slot.
-   * `oldest` is the result of `oldestWaiters(pool, 1)` when the caller fetched it already (in parallel with its own work).
+   * `oldest` is the result of `oldestWaiters(pool, HAND_OFF_CANDIDATES)` when the caller fetched it already (in parallel
+   * with its own work).
    */
   async releaseAndHandOff(pool: string, jobId: string, oldest?: Promise<Waiter[]>): Promise<boolean> {
     const { leases } = this.deps;
     // Waiters found reserved already: a concurrent hand-off is sending them (or died doing so, which the reconciler
     // mends after the reservation grace). Sending them again here would only cost a duplicate delivery.
     const reserved = new Set<string>();
+    // Waiters already tried by this call (reserved, or removed as stale): the list read last is used up before a new read.
+    const tried = new Set<string>();
+    let candidates = oldest ? await oldest : undefined;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const candidates = round === 0 && oldest ? await oldest : await leases.oldestWaiters(pool, reserved.size + 1);
-      const next = candidates.find((waiter) => !reserved.has(waiter.waitKey));
-      if (!next) break;
+      let next = candidates?.find((waiter) => !tried.has(waiter.waitKey));
+      if (!next) {
+        candidates = await leases.oldestWaiters(pool, reserved.size + HAND_OFF_CANDIDATES);
+        next = candidates.find((waiter) => !reserved.has(waiter.waitKey));
+        if (!next) break;
+      }
+      tried.add(next.waitKey);
       if (next.jobId === jobId) {
         // A duplicate delivery parked this job again just as it was let in: the waiter is stale, never a second run.
         await leases.removeWaiter(pool, next.waitKey);

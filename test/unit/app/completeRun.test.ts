@@ -111,6 +111,25 @@ describe('CompleteRun', () => {
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Started]);
   });
 
+  test('a releaser that loses the race for the oldest waiter hands its slot to the next one without another query', async () => {
+    // Prepare: limit 2, two runs, three waiters; both runs end at once, so both releasers read w1 first
+    const world = makeDeps({ settings: { pools: { default: 2 } } });
+    const runs = [await start(world, 'r1'), await start(world, 'r2')];
+    for (const id of ['w1', 'w2', 'w3']) {
+      world.clock.advance(1000);
+      await park(world, id);
+    }
+    const queries = jest.spyOn(world.leases, 'oldestWaiters');
+    const transfers = jest.spyOn(world.leases, 'transfer');
+    // Act
+    await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
+    // Assess: one lost race (a failed transfer to w1), then w2 straight from the first read
+    expect(transfers.mock.calls.map((call) => call[2])).toEqual(['w1', 'w1', 'w2']);
+    expect(queries).toHaveBeenCalledTimes(2);
+    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2']);
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2']);
+  });
+
   test('concurrent duplicate events: the slot is freed once', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'r');

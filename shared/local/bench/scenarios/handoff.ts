@@ -58,8 +58,8 @@ export interface HandoffMeasurement extends Distribution {
   lostRaces: Record<string, number>;
   /**
    * From the releaser's first transfer write being issued to its successful one returning: one write for a releaser that
-   * won at once (`firstTry`), and for one that lost a race the failed write, the read of why, a second query and the
-   * next write (`afterLostRace`), as the releaser saw them.
+   * won at once (`firstTry`), and for one that lost a race the failed write, the read of why (and a new query if
+   * both waiters its first query read were taken) and the next write (`afterLostRace`), as the releaser saw them.
    */
   transferPhase: { firstTry: Distribution; afterLostRace: Distribution };
 }
