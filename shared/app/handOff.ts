@@ -34,10 +34,15 @@ export class HandOff {
     // Waiters already tried by this call (reserved, or removed as stale): the list read last is used up before a new read.
     const tried = new Set<string>();
     let candidates = oldest ? await oldest : undefined;
+    // A read that returned fewer waiters than it asked for saw all of them: no need to read again.
+    let sawAll = candidates !== undefined && candidates.length < HAND_OFF_CANDIDATES;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       let next = candidates?.find((waiter) => !tried.has(waiter.waitKey));
       if (!next) {
-        candidates = await leases.oldestWaiters(pool, reserved.size + HAND_OFF_CANDIDATES);
+        if (sawAll) break;
+        const wanted = reserved.size + HAND_OFF_CANDIDATES;
+        candidates = await leases.oldestWaiters(pool, wanted);
+        sawAll = candidates.length < wanted;
         next = candidates.find((waiter) => !reserved.has(waiter.waitKey));
         if (!next) break;
       }

@@ -130,6 +130,15 @@ describe('CompleteRun', () => {
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2']);
   });
 
+  test('a release with nobody waiting reads the waiters twice: before the release, and after it for a job that parked meanwhile', async () => {
+    const world = makeDeps();
+    const run = await start(world, 'r1');
+    const queries = jest.spyOn(world.leases, 'oldestWaiters');
+    expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
+    expect(queries).toHaveBeenCalledTimes(2);
+    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  });
+
   test('concurrent duplicate events: the slot is freed once', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'r');
