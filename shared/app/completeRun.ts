@@ -1,5 +1,6 @@
 import { type RunCompletion, RunOutcome } from '../domain/job';
 import { isTerminal, JobState } from '../domain/jobState';
+import type { RunRef } from '../ports/jobLedger';
 import { MetricName, type SluiceDeps } from './deps';
 import { HAND_OFF_CANDIDATES, HandOff } from './handOff';
 
@@ -25,9 +26,13 @@ export class CompleteRun {
     this.handOff = new HandOff(deps);
   }
 
-  async complete(completion: RunCompletion): Promise<CompletionResult> {
+  /**
+   * `known` is the run when the caller has it from the job's own record (the reconciler): then the run is completed
+   * even if its run reference was never written.
+   */
+  async complete(completion: RunCompletion, known?: RunRef): Promise<CompletionResult> {
     const { ledger, clock, log, metrics } = this.deps;
-    let run = await ledger.findRun(completion.kind, completion.executionId);
+    let run = known ?? (await ledger.findRun(completion.kind, completion.executionId));
     if (!run) {
       // Most such events are for runs Sluice did not start; a few beat the acquirer's record of the run.
       if (await ledger.noteEarlyCompletion(completion, clock.now())) {

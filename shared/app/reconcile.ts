@@ -110,16 +110,13 @@ export class Reconciler {
     const starter = this.deps.starters[record.kind];
     const status = await starter.status(record.spec, executionId);
     const outcome = outcomeOf(status);
+    // The run is the job's by its own record: completed even if its run reference was never written.
+    const run = { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool };
     if (outcome) {
-      // The ledger says this run is the job's: make sure the run leads back to it (its record may have failed).
-      await this.deps.ledger.recordRun({ kind: record.kind, executionId, jobId: record.jobId, pool: record.pool }, now);
-      const result = await this.completeRun.complete({
-        kind: record.kind,
-        executionId,
-        outcome,
-        name: record.jobId,
-        detail: 'found ended by the reconciler',
-      });
+      const result = await this.completeRun.complete(
+        { kind: record.kind, executionId, outcome, name: record.jobId, detail: 'found ended by the reconciler' },
+        run,
+      );
       return result === CompletionResult.Released ? Drift.LostEvent : undefined;
     }
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
@@ -131,13 +128,16 @@ export class Reconciler {
             this.deps.log.error('could not stop an overdue run', { jobId: record.jobId, executionId, error: String(error) }),
           );
       }
-      const result = await this.completeRun.complete({
-        kind: record.kind,
-        executionId,
-        outcome: 'failed',
-        name: record.jobId,
-        detail: `exceeded the maximum run time of ${Math.round(maxRunMs / 1000)} s`,
-      });
+      const result = await this.completeRun.complete(
+        {
+          kind: record.kind,
+          executionId,
+          outcome: 'failed',
+          name: record.jobId,
+          detail: `exceeded the maximum run time of ${Math.round(maxRunMs / 1000)} s`,
+        },
+        run,
+      );
       return result === CompletionResult.Released ? Drift.Overdue : undefined;
     }
     return undefined;

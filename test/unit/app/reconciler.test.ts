@@ -65,6 +65,18 @@ describe('Reconciler', () => {
     expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
   });
 
+  test('an overdue run whose record failed (job running, no run reference): the slot still comes back', async () => {
+    const world = makeDeps();
+    const recordRun = world.ledger.recordRun.bind(world.ledger);
+    world.ledger.recordRun = () => Promise.reject(new Error('ProvisionedThroughputExceededException'));
+    await expect(world.acquirer.process(messageOf(glueJob('r')))).rejects.toThrow('ProvisionedThroughputExceededException');
+    world.ledger.recordRun = recordRun;
+    world.clock.advance(48 * 3600_000 + 1);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
+    expect(world.ledger.peek('r')!.state).toBe('failed');
+    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  });
+
   test('a run the status API reports failed ends as failed', async () => {
     const world = makeDeps();
     const run = await start(world, 'r');
