@@ -11,8 +11,10 @@ interface JobItem extends Omit<JobRecord, 'spec'> {
   expiresAt?: number;
 }
 
+const SECONDS_PER_DAY = 86_400;
+
 /** An early completion waits this long for its run to be recorded; most are for runs Sluice never started. */
-const EARLY_COMPLETION_TTL_SECONDS = 86_400;
+const EARLY_COMPLETION_TTL_SECONDS = SECONDS_PER_DAY;
 
 export interface LedgerOptions {
   /** How long finished jobs and run references stay before DynamoDB TTL removes them. */
@@ -79,7 +81,7 @@ export class DynamoJobLedger implements JobLedger {
       sets.push(`#${field} = :${field}`);
     }
     if (isTerminal(to)) {
-      values[':expiresAt'] = Math.floor(now / 1000) + this.options.retentionDays * 86_400;
+      values[':expiresAt'] = expiresAfter(now, this.options.retentionDays * SECONDS_PER_DAY);
       sets.push('expiresAt = :expiresAt');
     }
     const placeholders = from.map((state, i) => {
@@ -140,7 +142,7 @@ export class DynamoJobLedger implements JobLedger {
           ':jobId': ref.jobId,
           ':pool': ref.pool,
           ':now': now,
-          ':expiresAt': Math.floor(now / 1000) + this.options.retentionDays * 86_400,
+          ':expiresAt': expiresAfter(now, this.options.retentionDays * SECONDS_PER_DAY),
         },
         ReturnValues: 'ALL_OLD',
       }),
@@ -159,7 +161,7 @@ export class DynamoJobLedger implements JobLedger {
             executionId: completion.executionId,
             earlyCompletion: JSON.parse(JSON.stringify(completion)) as RunCompletion, // no undefined fields
             notedAt: now,
-            expiresAt: Math.floor(now / 1000) + EARLY_COMPLETION_TTL_SECONDS,
+            expiresAt: expiresAfter(now, EARLY_COMPLETION_TTL_SECONDS),
           },
           ConditionExpression: RUN_NOT_RECORDED,
         }),
@@ -174,4 +176,9 @@ export class DynamoJobLedger implements JobLedger {
     if (!Item?.jobId) return undefined; // absent, or only an early completion noted
     return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
   }
+}
+
+/** The TTL attribute DynamoDB acts on: epoch seconds, `seconds` after `now` (ms). */
+function expiresAfter(now: number, seconds: number): number {
+  return Math.floor(now / 1000) + seconds;
 }

@@ -6,9 +6,10 @@ import {
   PutCommand,
   QueryCommand,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { JobKind } from '../../domain/job';
-import { freeSlots, type Holder, type PoolSnapshot } from '../../domain/pool';
+import { freeSlots, type Holder, isHeldBy, type PoolSnapshot } from '../../domain/pool';
 import type { Waiter } from '../../domain/waiting';
 import { AcquireOutcome, type LeaseStore, TransferOutcome } from '../../ports/leaseStore';
 import { CAN_ACQUIRE, CAN_TRANSFER, HOLDS_SLOT, IS_NEW } from './conditions';
@@ -73,80 +74,54 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async setLimit(pool: string, limit: number): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: poolKey(pool),
-        UpdateExpression: 'SET #limit = :limit, holders = if_not_exists(holders, :empty), inUse = if_not_exists(inUse, :zero)',
-        ExpressionAttributeNames: { '#limit': 'limit' },
-        ExpressionAttributeValues: { ':limit': limit, ':empty': {}, ':zero': 0 },
-      }),
-    );
+    await this.updatePool(pool, {
+      UpdateExpression: 'SET #limit = :limit, holders = if_not_exists(holders, :empty), inUse = if_not_exists(inUse, :zero)',
+      ExpressionAttributeNames: { '#limit': 'limit' },
+      ExpressionAttributeValues: { ':limit': limit, ':empty': {}, ':zero': 0 },
+    });
     await this.register(pool);
   }
 
   async acquire(pool: string, jobId: string, holder: Holder): Promise<AcquireOutcome> {
     for (let attempt = 1; ; attempt++) {
-      if (
-        await applied(
-          this.doc.send(
-            new UpdateCommand({
-              TableName: this.tableName,
-              Key: poolKey(pool),
-              UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
-              ConditionExpression: CAN_ACQUIRE,
-              ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
-              ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
-            }),
-          ),
-        )
-      )
-        return AcquireOutcome.Acquired;
+      const taken = await this.updatePool(pool, {
+        UpdateExpression: 'SET holders.#job = :holder ADD inUse :one',
+        ConditionExpression: CAN_ACQUIRE,
+        ExpressionAttributeNames: { '#job': jobId, '#limit': 'limit' },
+        ExpressionAttributeValues: { ':holder': holder, ':one': 1 },
+      });
+      if (taken) return AcquireOutcome.Acquired;
       // Why did it fail? (dynalite ignores ReturnValuesOnConditionCheckFailure, so read the item.)
       const current = await this.getPool(pool);
       if (!current) return AcquireOutcome.NoPool;
-      if (Object.prototype.hasOwnProperty.call(current.holders, jobId)) return AcquireOutcome.AlreadyHeld;
+      if (isHeldBy(current, jobId)) return AcquireOutcome.AlreadyHeld;
       // Room now: the pool was created, or a slot freed, between the write and the read. Full only when it is full.
       if (freeSlots(current) === 0 || attempt >= MAX_ACQUIRE_ATTEMPTS) return AcquireOutcome.Full;
     }
   }
 
   async release(pool: string, jobId: string): Promise<boolean> {
-    return applied(
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: poolKey(pool),
-          UpdateExpression: 'REMOVE holders.#job ADD inUse :minusOne',
-          ConditionExpression: HOLDS_SLOT,
-          ExpressionAttributeNames: { '#job': jobId },
-          ExpressionAttributeValues: { ':minusOne': -1 },
-        }),
-      ),
-    );
+    return this.updatePool(pool, {
+      UpdateExpression: 'REMOVE holders.#job ADD inUse :minusOne',
+      ConditionExpression: HOLDS_SLOT,
+      ExpressionAttributeNames: { '#job': jobId },
+      ExpressionAttributeValues: { ':minusOne': -1 },
+    });
   }
 
   async transfer(pool: string, fromJobId: string, toJobId: string, holder: Holder): Promise<TransferOutcome> {
     // REMOVE and SET on one path would drop the holder and keep the count: the slot would leak.
     if (fromJobId === toJobId) throw new Error(`cannot transfer a slot from job ${fromJobId} to itself`);
-    if (
-      await applied(
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: poolKey(pool),
-            UpdateExpression: 'REMOVE holders.#from SET holders.#to = :holder',
-            ConditionExpression: CAN_TRANSFER,
-            ExpressionAttributeNames: { '#from': fromJobId, '#to': toJobId, '#limit': 'limit' },
-            ExpressionAttributeValues: { ':holder': holder },
-          }),
-        ),
-      )
-    )
-      return TransferOutcome.Transferred;
+    const moved = await this.updatePool(pool, {
+      UpdateExpression: 'REMOVE holders.#from SET holders.#to = :holder',
+      ConditionExpression: CAN_TRANSFER,
+      ExpressionAttributeNames: { '#from': fromJobId, '#to': toJobId, '#limit': 'limit' },
+      ExpressionAttributeValues: { ':holder': holder },
+    });
+    if (moved) return TransferOutcome.Transferred;
     const current = await this.getPool(pool);
-    if (!current || !Object.prototype.hasOwnProperty.call(current.holders, fromJobId)) return TransferOutcome.NotHeld;
-    if (Object.prototype.hasOwnProperty.call(current.holders, toJobId)) return TransferOutcome.TargetHeld;
+    if (!current || !isHeldBy(current, fromJobId)) return TransferOutcome.NotHeld;
+    if (isHeldBy(current, toJobId)) return TransferOutcome.TargetHeld;
     return TransferOutcome.OverLimit;
   }
 
@@ -197,6 +172,11 @@ export class DynamoLeaseStore implements LeaseStore {
     );
     for await (const page of pages) total += page.Count ?? 0;
     return total;
+  }
+
+  /** One write to the pool item; false when its condition (if any) failed. */
+  private updatePool(pool: string, update: Omit<UpdateCommandInput, 'TableName' | 'Key'>): Promise<boolean> {
+    return applied(this.doc.send(new UpdateCommand({ TableName: this.tableName, Key: poolKey(pool), ...update })));
   }
 
   private async register(pool: string): Promise<void> {
