@@ -28,25 +28,24 @@ export class HandOff {
    */
   async releaseAndHandOff(pool: string, jobId: string, oldest?: Promise<Waiter[]>): Promise<boolean> {
     const { leases } = this.deps;
-    // Waiters found reserved already: a concurrent hand-off is sending them (or died doing so, which the reconciler
-    // mends after the reservation grace). Sending them again here would only cost a duplicate delivery.
-    const reserved = new Set<string>();
-    // Waiters already tried by this call (reserved, or removed as stale): the list read last is used up before a new read.
-    const tried = new Set<string>();
+    // Waiters this call passed over: found reserved already (a concurrent hand-off is sending them, or died doing so,
+    // which the reconciler mends after the reservation grace: sending them again would only cost a duplicate
+    // delivery), or removed as stale. The list read last is used up before a new read.
+    const passed = new Set<string>();
     let candidates = oldest ? await oldest : undefined;
     // A read that returned fewer waiters than it asked for saw all of them: no need to read again.
     let sawAll = candidates !== undefined && candidates.length < HAND_OFF_CANDIDATES;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      let next = candidates?.find((waiter) => !tried.has(waiter.waitKey));
+      let next = candidates?.find((waiter) => !passed.has(waiter.waitKey));
       if (!next) {
         if (sawAll) break;
-        const wanted = reserved.size + HAND_OFF_CANDIDATES;
+        const wanted = passed.size + HAND_OFF_CANDIDATES;
         candidates = await leases.oldestWaiters(pool, wanted);
         sawAll = candidates.length < wanted;
-        next = candidates.find((waiter) => !reserved.has(waiter.waitKey));
+        next = candidates.find((waiter) => !passed.has(waiter.waitKey));
         if (!next) break;
       }
-      tried.add(next.waitKey);
+      passed.add(next.waitKey);
       if (next.jobId === jobId) {
         // A duplicate delivery parked this job again just as it was let in: the waiter is stale, never a second run.
         await leases.removeWaiter(pool, next.waitKey);
@@ -61,7 +60,6 @@ export class HandOff {
         case TransferOutcome.NotHeld:
           return false;
         case TransferOutcome.TargetHeld:
-          reserved.add(next.waitKey);
           continue;
         case TransferOutcome.OverLimit:
           // The limit was lowered: this slot goes away instead of being passed on.

@@ -139,6 +139,26 @@ describe('CompleteRun', () => {
     expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
+  test('when both waiters read first are reserved by others, a new read goes straight to the next unreserved one', async () => {
+    // Prepare: r1 runs; w1..w4 wait; concurrent hand-offs have just reserved w1 and w2 (their messages not sent yet)
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await start(world, 'r1');
+    for (const id of ['w1', 'w2', 'w3', 'w4']) {
+      world.clock.advance(1000);
+      await park(world, id);
+    }
+    await world.leases.setLimit('default', 3);
+    for (const id of ['w1', 'w2'])
+      expect(await world.leases.acquire('default', id, { kind: 'glue', since: world.clock.now() })).toBe('acquired');
+    const transfers = jest.spyOn(world.leases, 'transfer');
+    // Act
+    expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
+    // Assess: each reserved waiter tried once, then w3; nobody sent twice
+    expect(transfers.mock.calls.map((call) => call[2])).toEqual(['w1', 'w2', 'w3']);
+    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual(['w3']);
+  });
+
   test('concurrent duplicate events: the slot is freed once', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'r');
