@@ -30,3 +30,18 @@ export function mockAwsClients() {
     glue: mockClient(GlueClient),
   };
 }
+
+/** A job record as the ledger stores it in DynamoDB (spec as JSON), for a mocked GetItem of `JOB#<id>`. */
+export function ledgerItem(spec: { id: string; pool: string; kind: string }, state: string, extra: Record<string, unknown> = {}) {
+  return {
+    jobId: spec.id,
+    pool: spec.pool,
+    kind: spec.kind,
+    state,
+    spec: JSON.stringify(spec),
+    attempts: 0,
+    firstSeenAt: 1,
+    updatedAt: 1,
+    ...extra,
+  };
+}

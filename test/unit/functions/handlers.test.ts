@@ -3,7 +3,7 @@ import { StartJobRunCommand } from '@aws-sdk/client-glue';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSEvent, SQSRecord } from 'aws-lambda';
-import { mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
+import { ledgerItem, mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
 // Before the handlers are required: they read their configuration on first use, as in Lambda.
 setLambdaEnv({ POWERTOOLS_LOG_LEVEL: 'SILENT', POWERTOOLS_METRICS_DISABLED: 'true' });
@@ -87,16 +87,7 @@ describe('acquirer handler', () => {
   test('a hinted reservation is verified in the pool item before the run starts', async () => {
     const spec = { kind: 'appflow', id: 'job-2', pool: 'default', flowName: 'accounts' };
     ddb.on(GetCommand, { Key: { pk: 'JOB#job-2', sk: 'JOB' } }).resolves({
-      Item: {
-        jobId: 'job-2',
-        pool: 'default',
-        kind: 'appflow',
-        state: 'waiting',
-        spec: JSON.stringify(spec),
-        attempts: 0,
-        firstSeenAt: 1,
-        updatedAt: 1,
-      },
+      Item: ledgerItem(spec, 'waiting'),
     });
     // The pool says job-2 holds nothing and the pool is full: the hint is wrong and must not start anything.
     ddb

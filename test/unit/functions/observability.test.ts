@@ -1,7 +1,7 @@
 import { StartFlowCommand } from '@aws-sdk/client-appflow';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSRecord } from 'aws-lambda';
-import { mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
+import { ledgerItem, mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
 /**
  * What the handlers print for CloudWatch, read from stdout and stderr as Lambda would: the reconciler's pool gauges, the
@@ -198,16 +198,7 @@ describe('acquirer: HandOffLatency', () => {
   /** job-h waits in the ledger and holds the slot a release reserved for it. */
   function handedOff() {
     ddb.on(GetCommand, { Key: { pk: 'JOB#job-h', sk: 'JOB' } }).resolves({
-      Item: {
-        jobId: 'job-h',
-        pool: 'default',
-        kind: 'appflow',
-        state: 'waiting',
-        spec: JSON.stringify(spec),
-        attempts: 0,
-        firstSeenAt: 1,
-        updatedAt: 1,
-      },
+      Item: ledgerItem(spec, 'waiting'),
     });
     ddb
       .on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } })
