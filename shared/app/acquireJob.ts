@@ -1,15 +1,19 @@
-import { isTerminal, JobState, keepsSlotForUnknownRun, STARTABLE_STATES } from '../domain/jobState';
+import { withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
+import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
 import type { JobSpec } from '../domain/job';
-import { hasAttemptsLeft, retryDelaySeconds } from '../domain/backoff';
-import { isHeldBy, isValidLimit } from '../domain/pool';
+import { encodeJobBody } from '../domain/jobBody';
+import { JobState } from '../domain/jobState';
+import { isValidLimit } from '../domain/pool';
+import { PROTOCOL } from '../domain/protocol';
 import { waitKey } from '../domain/waiting';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownPoolError } from '../errors';
-import type { JobRecord } from '../ports/jobLedger';
-import { AcquireOutcome } from '../ports/leaseStore';
-import { MetricName, type SluiceDeps } from './deps';
+import type { JobRecord, Move, RecordPatch } from '../ports/jobLedger';
+import { ClaimOutcome, TakeOutcome } from '../ports/leaseStore';
 import { CompleteRun } from './completeRun';
+import { MetricName, type SluiceDeps } from './deps';
 import { HandOff } from './handOff';
 import { parseJob } from './parseJob';
+import { revokeReservation } from './revoke';
 
 export const AcquireResult = {
   Started: 'started',
@@ -23,16 +27,20 @@ export type AcquireResult = (typeof AcquireResult)[keyof typeof AcquireResult];
 export interface InboundMessage {
   messageId: string;
   body: string;
-  /** The sender says a slot is reserved for this job (a hand-off). Only changes which calls come first. */
+  /** The sender says a slot is reserved for this job (a hand-off): the job is known, so it is read, not registered. */
   reservedHint?: boolean;
   /** When the message was sent (epoch ms, SQS SentTimestamp): a reserved job's start reports its hand-off latency. */
   sentAt?: number;
 }
 
+/** Reads lost to concurrent writers before a delivery gives up (each loss means another writer moved the job on). */
+const MAX_ROUNDS = 10;
+
 /**
- * The acquirer: one job message in, one decision out. Takes a slot (or finds the one reserved for this job) and
- * starts the run; parks the job when its pool is full; dead-letters what can never run. Every path ends with the
- * message safe to delete: the job is running, parked in the table, sent again, or in the DLQ.
+ * The acquirer: one job message in, one decision out (docs/protocol.md). Takes a slot, or claims the one reserved for
+ * the job, and starts the run; parks the job when its pool is full; dead-letters what can never run. Every write is
+ * fenced by the version of the record it was decided on. Every path ends with the message safe to delete: the job is
+ * running, parked in the table, sent again, in the DLQ, or owned by another delivery.
  */
 export class Acquirer {
   private readonly handOff: HandOff;
@@ -51,81 +59,100 @@ export class Acquirer {
       if (error instanceof InvalidJobError) return this.deadLetter(message.body, error.message, { messageId: message.messageId });
       throw error;
     }
-    const now = this.deps.clock.now();
-    // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail, and read its
-    // pool at the same time to confirm the reservation (one round trip instead of two on the hand-off path).
-    const reservation = message.reservedHint ? this.holdsSlot(spec) : undefined;
-    reservation?.catch(() => undefined); // awaited below unless the job turns out finished or running
-    const known = message.reservedHint ? await this.deps.ledger.get(spec.id) : undefined;
-    const { record, created } = known ? { record: known, created: false } : await this.deps.ledger.register(spec, now);
-    if (!created && canonical(record.spec) !== canonical(spec)) {
+    const { ledger, clock } = this.deps;
+    // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail.
+    const known = message.reservedHint ? await ledger.get(spec.id) : undefined;
+    const { record: first, created } = known ? { record: known, created: false } : await ledger.register(spec, clock.now());
+    if (!created && canonical(first.spec) !== canonical(spec)) {
       // An idempotency key names one job: a different job under a known id is refused, never run as the stored one.
-      const reason = `job id '${spec.id}' was already used for a different job (${describeDifference(record.spec, spec)})`;
+      const reason = `job id '${spec.id}' was already used for a different job (${describeDifference(first.spec, spec)})`;
       return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
     }
-    if (record.state === JobState.Running) return this.duplicate(record, 'running');
-    if (isTerminal(record.state)) {
-      // A slot reserved for a finished job (a stale waiter let in) is given back at once; usually this is a no-op.
-      if (!keepsSlotForUnknownRun(record, now, this.deps.settings.maxRunMs[record.kind])) {
-        await this.handOff.releaseAndHandOff(record.pool, record.jobId);
+    let record = first;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const now = clock.now();
+      // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
+      if (record.state === JobState.Dead && record.deadLetteredAt === undefined) return this.sendToDlq(record, record.lastError ?? 'dead');
+      const decision = onDelivery(record, now);
+      if ('duplicate' in decision) return this.duplicate(record, decision.duplicate);
+      // Once a start is asked for, a run may exist whatever the answer: every later start looks for it first.
+      const claim: RecordPatch = {
+        startRequested: true,
+        attempt: message.messageId,
+        claimableAt: now + this.deps.settings.startGraceMs,
+        firstStartAt: record.firstStartAt ?? now,
+      };
+      const move: Move = { jobId: record.jobId, version: record.version, to: PROTOCOL[decision.step].to, patch: claim };
+      if (decision.step === 'take') {
+        const outcome = await this.take(record, move, now);
+        if (outcome === TakeOutcome.Full) {
+          const parked = await this.park(record);
+          if (parked) return parked;
+        } else if (outcome === TakeOutcome.NoPool) {
+          return this.reject(record);
+        } else if (outcome === TakeOutcome.Taken) {
+          return this.start(claimed(record, move, now), record.startRequested === true);
+        }
+      } else if (decision.step === 'claim') {
+        const outcome = await this.deps.leases.claim(record.pool, move, now);
+        if (outcome === ClaimOutcome.Claimed)
+          return this.start(claimed(record, move, now), record.startRequested === true, message.reservedHint ? message.sentAt : undefined);
+        if (outcome === ClaimOutcome.OverLimit && (await revokeReservation(this.deps, record))) {
+          this.deps.log.info('reservation taken back: the pool is over its lowered limit', {
+            jobId: record.jobId,
+            pool: record.pool,
+            kind: record.kind,
+          });
+          return AcquireResult.Waiting;
+        }
+      } else {
+        this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool, kind: record.kind });
+        if (await ledger.move(move, now)) return this.start(claimed(record, move, now), record.startRequested === true);
       }
-      return this.duplicate(record, 'already finished');
+      // Another writer moved the job since it was read: decide again on what it did.
+      const again = await ledger.get(record.jobId);
+      if (!again) throw new Error(`job ${record.jobId} vanished from the ledger`);
+      record = again;
     }
-    if (record.state === JobState.Starting) return this.resume(record);
-
-    let outcome =
-      reservation && (await reservation)
-        ? AcquireOutcome.AlreadyHeld
-        : await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
-    if (outcome === AcquireOutcome.NoPool) {
-      if (!(await this.createConfiguredPool(spec.pool))) {
-        const reason = new UnknownPoolError(`unknown pool '${spec.pool}': configure it or set its limit first`).message;
-        // The DLQ first: a crash before the ledger write sends a second copy at worst, never none.
-        const result = await this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
-        await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Dead, now, { lastError: reason });
-        return result;
-      }
-      outcome = await this.deps.leases.acquire(spec.pool, spec.id, { kind: spec.kind, since: now });
-    }
-    if (outcome === AcquireOutcome.Full) return this.park(record);
-    if (outcome === AcquireOutcome.NoPool) throw new Error(`pool ${spec.pool} vanished while acquiring`);
-
-    // Once a start was asked for, a run may exist whatever the answer was: every later start looks for it first.
-    if (!(await this.deps.ledger.transition(spec.id, STARTABLE_STATES, JobState.Starting, now, { startRequested: true }))) {
-      const current = await this.deps.ledger.get(spec.id);
-      // A slot reserved for a job that has ended meanwhile must not be kept.
-      if (current && isTerminal(current.state)) await this.handOff.releaseAndHandOff(spec.pool, spec.id);
-      return this.duplicate(current ?? record, 'another delivery is starting it');
-    }
-    return this.start(
-      { ...record, state: JobState.Starting },
-      record.startRequested === true,
-      message.reservedHint ? message.sentAt : undefined,
-    );
+    return this.duplicate(record, 'other deliveries keep moving it');
   }
 
-  private async start(record: JobRecord, mayHaveStarted: boolean, handOffSentAt?: number): Promise<AcquireResult> {
+  /** Takes a free slot, creating a configured pool on first use. */
+  private async take(record: JobRecord, move: Move, now: number): Promise<TakeOutcome> {
+    const outcome = await this.deps.leases.take(record.pool, move, now);
+    if (outcome !== TakeOutcome.NoPool || !(await this.createConfiguredPool(record.pool))) return outcome;
+    return this.deps.leases.take(record.pool, move, now);
+  }
+
+  private async start(record: JobRecord, mayHaveStartedBefore: boolean, handOffSentAt?: number): Promise<AcquireResult> {
     const { spec } = record;
     const { ledger, clock, log, metrics } = this.deps;
     let executionId: string;
     try {
-      ({ executionId } = await this.deps.starters[spec.kind].start(spec, { mayHaveStarted }));
+      ({ executionId } = await this.deps.starters[spec.kind].start(spec, {
+        mayHaveStarted: mayHaveStartedBefore,
+        requestedSince: record.firstStartAt,
+      }));
     } catch (error) {
-      if (error instanceof TransientStartError) return this.retryLater(record, error, mayHaveStarted);
-      if (error instanceof PermanentStartError) return this.giveUp(record, error.message, mayHaveStarted);
+      if (error instanceof TransientStartError || error instanceof PermanentStartError)
+        return this.failed(record, error, mayHaveStartedBefore);
       throw error;
     }
     const now = clock.now();
-    // Independent writes: the run's way back to the job, and the job's move to running.
+    const keys = { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId };
+    // Independent writes: the run's way back to the job, and the job's move to running (fenced: only this attempt's).
+    const running: Move = {
+      jobId: spec.id,
+      version: record.version,
+      to: PROTOCOL.record.to,
+      patch: { executionId, startedAt: now, attempts: record.attempts + 1 },
+    };
     const [early, moved] = await Promise.all([
       ledger.recordRun({ kind: spec.kind, executionId, jobId: spec.id, pool: spec.pool }, now),
-      ledger.transition(spec.id, [JobState.Starting], JobState.Running, now, {
-        executionId,
-        startedAt: now,
-        attempts: record.attempts + 1,
-      }),
+      ledger.move(running, now),
     ]);
-    log.info('job started', { jobId: spec.id, pool: spec.pool, kind: spec.kind, executionId, recorded: moved });
+    if (!moved) await this.recordLate(spec.id, executionId, now);
+    log.info('job started', { ...keys, recorded: moved });
     metrics.count(MetricName.Starts, 1, spec.pool);
     if (handOffSentAt !== undefined) metrics.milliseconds(MetricName.HandOffLatency, Math.max(0, now - handOffSentAt), spec.pool);
     // The run's completion event came before the run was recorded: finish it now, as the event would have.
@@ -133,34 +160,35 @@ export class Acquirer {
     return AcquireResult.Started;
   }
 
-  /** A job left in `starting`: a concurrent delivery is starting it, or an acquirer died mid-start. */
-  private async resume(record: JobRecord): Promise<AcquireResult> {
-    const now = this.deps.clock.now();
-    if (now - record.updatedAt < this.deps.settings.startGraceMs) return this.duplicate(record, 'being started now');
-    if (!(await this.deps.ledger.claimStart(record.jobId, record.updatedAt, now))) return this.duplicate(record, 'resumed by another');
-    this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool, kind: record.kind });
-    // Make sure it still holds its slot (the reconciler may have freed it); resuming without one could over-admit.
-    const outcome = await this.deps.leases.acquire(record.pool, record.jobId, { kind: record.kind, since: now });
-    if (outcome === AcquireOutcome.Full) {
-      await this.deps.ledger.transition(record.jobId, [JobState.Starting], JobState.Queued, now);
-      return this.park({ ...record, state: JobState.Queued });
+  /**
+   * The record moved on while the start call was made: its completion came first (then nothing is left to do), or the
+   * job was given up keeping its slot for a run of unknown outcome: that run is this one, so its id is recorded and its
+   * end gives the slot back (protocol step foundRun).
+   */
+  private async recordLate(jobId: string, executionId: string, now: number): Promise<void> {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const record = await this.deps.ledger.get(jobId);
+      if (!record || record.state !== JobState.Dead || !record.lease || record.executionId) return;
+      const move = { jobId, version: record.version, to: PROTOCOL.foundRun.to, patch: { executionId, startedAt: now } };
+      if (await this.deps.ledger.move(move, now)) return;
     }
-    return this.start(record, true);
   }
 
-  private async park(record: JobRecord): Promise<AcquireResult> {
+  /** Parks the job in its pool's waiting list; undefined if its record moved meanwhile (decide again). */
+  private async park(record: JobRecord): Promise<AcquireResult | undefined> {
     const { leases, ledger, clock, metrics, log } = this.deps;
     const { spec } = record;
+    // The waiter first: a job in `waiting` always has one, so a hand-off can find it.
     await leases.addWaiter({
       pool: spec.pool,
       jobId: spec.id,
       kind: spec.kind,
       waitKey: waitKey(record.firstSeenAt, spec.id),
-      body: JSON.stringify(spec),
+      body: encodeJobBody(spec),
       since: record.firstSeenAt,
     });
-    await ledger.transition(spec.id, [JobState.Queued], JobState.Waiting, clock.now());
-    // A slot freed between the failed acquire and parking would have found no waiter: look once more.
+    if (!(await ledger.move({ jobId: spec.id, version: record.version, to: PROTOCOL.park.to }, clock.now()))) return undefined;
+    // A slot freed between the failed take and parking would have found no waiter: look once more.
     const pool = await leases.getPool(spec.pool);
     if (pool && pool.inUse < pool.limit) await this.handOff.fill(spec.pool);
     metrics.count(MetricName.Parked, 1, spec.pool);
@@ -168,61 +196,87 @@ export class Acquirer {
     return AcquireResult.Waiting;
   }
 
-  /**
-   * A start failed in a way that may pass. The slot is freed for the backoff, unless an earlier attempt may have
-   * started a run: then the slot stays with the job (freeing it could run one job more than the limit) and the retry
-   * looks for that run before starting another.
-   */
-  private async retryLater(record: JobRecord, error: TransientStartError, mayHaveStartedBefore: boolean): Promise<AcquireResult> {
-    const { spec } = record;
-    const attempts = record.attempts + 1;
-    const { backoff } = this.deps.settings;
-    // A refusal started nothing: what was known before this call still holds. No answer at all may have started a run.
-    const mayHaveStarted = mayHaveStartedBefore || !error.definite;
-    if (!hasAttemptsLeft(attempts, backoff))
-      return this.giveUp(record, `gave up after ${attempts} attempts: ${error.message}`, mayHaveStarted);
-    const delay = retryDelaySeconds(attempts, backoff, this.deps.random);
-    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Queued, this.deps.clock.now(), {
-      attempts,
-      lastError: error.message,
-      startRequested: mayHaveStarted,
-    });
-    // Send the retry before freeing the slot: a crash in between leaves a slot the retry finds, never a lost job.
-    await this.deps.queue.send(JSON.stringify(spec), delay);
-    if (!mayHaveStarted) await this.handOff.releaseAndHandOff(spec.pool, spec.id);
-    this.deps.metrics.count(MetricName.Retries, 1, spec.pool);
-    this.deps.log.warn('start failed, will retry', {
-      jobId: spec.id,
-      pool: spec.pool,
-      kind: spec.kind,
-      attempts,
-      delaySeconds: delay,
-      error: error.message,
-    });
-    return AcquireResult.RetryScheduled;
+  /** The pool is neither configured nor in the table: the job can never run. */
+  private async reject(record: JobRecord): Promise<AcquireResult> {
+    const reason = new UnknownPoolError(`unknown pool '${record.pool}': configure it or set its limit first`).message;
+    const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.reject.to, patch: { lastError: reason } };
+    if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return this.duplicate(record, 'moved on while its pool was looked up');
+    return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
   }
 
   /**
-   * The job can never run: dead-lettered with the reason, marked dead, its slot freed. If an earlier attempt may have
-   * started a run that nobody recorded, the slot stays held: the reconciler frees it once that run must have ended
-   * (the kind's maximum run time), so the pool never runs more than its limit.
+   * Sends a dead job to the DLQ, then notes that it did (protocol step deadLettered). The job is dead first, so nothing
+   * can start it any more; a crash before the note leaves a dead job whose message comes back, and its delivery sends
+   * the copy again: a second copy at worst, never none, and never a job in the DLQ that runs after all.
    */
-  private async giveUp(record: JobRecord, reason: string, mayHaveStarted: boolean): Promise<AcquireResult> {
+  private async sendToDlq(record: JobRecord, reason: string): Promise<AcquireResult> {
     const { spec } = record;
-    // The DLQ first: a crash before the ledger write sends a second copy at worst, never none.
-    await this.deadLetter(JSON.stringify(spec), reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
-    await this.deps.ledger.transition(spec.id, [JobState.Starting], JobState.Dead, this.deps.clock.now(), {
-      lastError: reason,
-      startRequested: mayHaveStarted,
+    const result = await this.deadLetter(encodeJobBody(spec), reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
+    const noted = {
+      jobId: spec.id,
+      version: record.version,
+      to: PROTOCOL.deadLettered.to,
+      patch: { deadLetteredAt: this.deps.clock.now() },
+    };
+    await this.deps.ledger.move(noted, this.deps.clock.now());
+    return result;
+  }
+
+  /**
+   * A start failed. While the retry budget lasts the job is retried with backoff, its slot freed only if no run can
+   * exist (a refusal after starts that all answered); otherwise it is dead-lettered, keeping its slot while a run it may
+   * have started could still be going (the reconciler gives it back after the kind's maximum run time).
+   */
+  private async failed(
+    record: JobRecord,
+    error: TransientStartError | PermanentStartError,
+    mayHaveStartedBefore: boolean,
+  ): Promise<AcquireResult> {
+    const { spec } = record;
+    const { settings, clock, log, metrics } = this.deps;
+    const now = clock.now();
+    const permanent = error instanceof PermanentStartError;
+    const budgetLeft = withinRetryBudget(record.firstStartAt ?? now, now, settings.backoff);
+    const step: StartFailureStep = onStartFailure({ permanent, definite: !permanent && error.definite }, mayHaveStartedBefore, budgetLeft);
+    const attempts = record.attempts + 1;
+    const keys = { jobId: spec.id, pool: spec.pool, kind: spec.kind };
+    // Whether a run may exist stays on the record: a refusal after starts that all answered leaves none.
+    const startRequested = PROTOCOL[step].slot !== 'release';
+    const move = (patch: RecordPatch): Move => ({
+      jobId: spec.id,
+      version: record.version,
+      to: PROTOCOL[step].to,
+      patch: { attempts, lastError: error.message, startRequested, ...patch },
     });
-    if (mayHaveStarted)
-      this.deps.log.warn('job given up; its slot is kept while a run it may have started could still be going', {
-        jobId: spec.id,
-        pool: spec.pool,
-        kind: spec.kind,
-      });
-    else await this.handOff.releaseAndHandOff(spec.pool, spec.id);
-    return AcquireResult.DeadLettered;
+    switch (step) {
+      case 'backoff':
+      case 'hold': {
+        const delay = retryDelaySeconds(attempts, settings.backoff, this.deps.random);
+        // Hold: the retry message resumes the start when it arrives (claimableAt), looking for the run first.
+        const applied =
+          step === 'backoff'
+            ? await this.handOff.release(spec.pool, move({}))
+            : await this.deps.ledger.move(move({ claimableAt: now + Math.max(0, delay - 1) * 1000 }), now);
+        if (!applied) return this.duplicate(record, 'moved on while its start failed');
+        await this.deps.queue.send(encodeJobBody(spec), delay);
+        metrics.count(MetricName.Retries, 1, spec.pool);
+        log.warn('start failed, will retry', { ...keys, attempts, delaySeconds: delay, keepsSlot: step === 'hold', error: error.message });
+        return AcquireResult.RetryScheduled;
+      }
+      case 'giveUp':
+      case 'giveUpKeep': {
+        const spent = budgetLeft || permanent ? error.message : `gave up after ${attempts} attempts: ${error.message}`;
+        // Whoever sends it again should know a run may exist (its start got no answer).
+        const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
+        const applied =
+          step === 'giveUp'
+            ? await this.handOff.release(spec.pool, move({ lastError: reason }))
+            : await this.deps.ledger.move(move({ lastError: reason, leaseUntil: now + settings.maxRunMs[spec.kind] }), now);
+        if (!applied) return this.duplicate(record, 'moved on while its start failed');
+        if (step === 'giveUpKeep') log.warn('job given up; its slot is kept while a run it may have started could still be going', keys);
+        return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+      }
+    }
   }
 
   /** `context` goes with the DLQ copy as attributes; `kind`, when known, only to the log. */
@@ -246,18 +300,17 @@ export class Acquirer {
     return AcquireResult.Duplicate;
   }
 
-  /** The pool item, not the message, says whether a slot is held: the hint is only a shortcut. */
-  private async holdsSlot(spec: JobSpec): Promise<boolean> {
-    const pool = await this.deps.leases.getPool(spec.pool);
-    return pool !== undefined && isHeldBy(pool, spec.id);
-  }
-
   private async createConfiguredPool(pool: string): Promise<boolean> {
     const limit = this.deps.settings.pools[pool];
     if (limit === undefined || !isValidLimit(limit)) return false;
     await this.deps.leases.createPool(pool, limit);
     return true;
   }
+}
+
+/** The record as a successful move left it (the store bumps the version by one). */
+function claimed(record: JobRecord, move: Move, now: number): JobRecord {
+  return { ...record, ...move.patch, state: move.to, version: record.version + 1, updatedAt: now };
 }
 
 /** JSON with keys sorted at every level, so two equal specs compare equal whatever their key order. */

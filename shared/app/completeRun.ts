@@ -1,5 +1,7 @@
+import { onCompletion } from '../domain/decisions';
 import { type RunCompletion, RunOutcome } from '../domain/job';
-import { isTerminal, JobState } from '../domain/jobState';
+import { JobState } from '../domain/jobState';
+import { PROTOCOL } from '../domain/protocol';
 import type { RunRef } from '../ports/jobLedger';
 import { MetricName, type SluiceDeps } from './deps';
 import { HAND_OFF_CANDIDATES, HandOff } from './handOff';
@@ -15,9 +17,13 @@ export const CompletionResult = {
 } as const;
 export type CompletionResult = (typeof CompletionResult)[keyof typeof CompletionResult];
 
+/** Reads and writes lost to concurrent writers before a completion gives up (each loss means another writer moved on). */
+const MAX_ROUNDS = 10;
+
 /**
- * The releaser: a run ended (its event arrived, or the reconciler found it ended). Marks the job finished and frees
- * its slot, handing it to the next waiting job. Safe to repeat: only the first completion of a run frees a slot.
+ * The releaser: a run ended (its event arrived, or the reconciler found it ended). Marks the job finished and frees its
+ * slot in one transaction, handing it to the next waiting job. Safe to repeat: a second completion finds the job
+ * finished and changes nothing.
  */
 export class CompleteRun {
   private readonly handOff: HandOff;
@@ -47,47 +53,41 @@ export class CompleteRun {
       run = await ledger.findRun(completion.kind, completion.executionId); // recorded just now
       if (!run) throw new Error(`run ${completion.kind} ${completion.executionId} is recorded but cannot be read`);
     }
-    const now = clock.now();
-    const to = completion.outcome === RunOutcome.Succeeded ? JobState.Succeeded : JobState.Failed;
-    // Who waits next is read while the job is marked finished: one round trip less on the hand-off path.
+    const keys = { jobId: run.jobId, pool: run.pool, kind: completion.kind, executionId: completion.executionId };
+    // Who waits next is read while the job is read: one round trip less on the hand-off path.
     const oldest = this.deps.leases.oldestWaiters(run.pool, HAND_OFF_CANDIDATES);
     oldest.catch(() => undefined); // awaited below; an early failure must not be reported as unhandled
-    // From starting too: the event can beat the acquirer's own "running" write.
-    const moved = await ledger.transition(
-      run.jobId,
-      [JobState.Starting, JobState.Running],
-      to,
-      now,
-      {
-        executionId: completion.executionId,
-        endedAt: now,
-        lastError: to === JobState.Failed ? (completion.detail ?? 'run failed') : undefined,
-      },
-      completion.executionId,
-    );
-    if (!moved) {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
       const record = await ledger.get(run.jobId);
-      if (!record || !isTerminal(record.state) || record.executionId !== completion.executionId) {
-        log.warn('completion does not match the job ledger, ignored', {
-          jobId: run.jobId,
-          pool: run.pool,
-          kind: completion.kind,
-          executionId: completion.executionId,
-          state: record?.state,
-        });
+      const decision = record ? onCompletion(record, completion.executionId) : { ignore: 'the job is unknown' };
+      if ('ignore' in decision) {
+        log.warn('completion does not match the job ledger, ignored', { ...keys, state: record?.state, why: decision.ignore });
         metrics.count(MetricName.IgnoredEvents);
         return CompletionResult.Ignored;
       }
+      if ('done' in decision) {
+        log.info('run ended, slot was already free', { ...keys, outcome: completion.outcome });
+        return CompletionResult.AlreadyDone;
+      }
+      const now = clock.now();
+      const failed = completion.outcome !== RunOutcome.Succeeded;
+      const to = decision.step === 'giveBack' ? PROTOCOL.giveBack.to : failed ? JobState.Failed : JobState.Succeeded;
+      const move = {
+        jobId: run.jobId,
+        version: record!.version,
+        to,
+        patch: {
+          executionId: completion.executionId,
+          endedAt: now,
+          lastError: failed && decision.step === 'complete' ? (completion.detail ?? 'run failed') : undefined,
+        },
+      };
+      if (await this.handOff.release(record!.pool, move, round === 0 ? oldest : undefined)) {
+        log.info('run ended, slot released', { ...keys, outcome: completion.outcome });
+        return CompletionResult.Released;
+      }
+      // The record changed under us (the acquirer recorded the run, a duplicate event won): read it again.
     }
-    // Released even when the ledger had it finished already: a release lost to a crash is done now; a second is a no-op.
-    const released = await this.handOff.releaseAndHandOff(run.pool, run.jobId, oldest);
-    log.info(released ? 'run ended, slot released' : 'run ended, slot was already free', {
-      jobId: run.jobId,
-      pool: run.pool,
-      kind: completion.kind,
-      executionId: completion.executionId,
-      outcome: completion.outcome,
-    });
-    return released ? CompletionResult.Released : CompletionResult.AlreadyDone;
+    throw new Error(`completion of ${completion.kind} ${completion.executionId} kept losing races`);
   }
 }

@@ -51,6 +51,10 @@ export interface SluiceSettings {
   maxRunMs: Readonly<Record<JobKind, number>>;
   /** Whether a run past its maximum time is stopped through the job API (otherwise only its slot is freed). */
   stopOverdueRuns: boolean;
+  /** How long one reconciler run may spend checking holders; the rest is checked next run. */
+  reconcileBudgetMs: number;
+  /** How many holders the reconciler checks at once (each may call a job API). */
+  reconcileConcurrency: number;
 }
 
 export interface SluiceDeps {

@@ -1,7 +1,8 @@
-import type { Holder } from '../domain/pool';
 import { freeSlots } from '../domain/pool';
 import type { Waiter } from '../domain/waiting';
-import { AcquireOutcome, TransferOutcome } from '../ports/leaseStore';
+import { JobState } from '../domain/jobState';
+import type { Move } from '../ports/jobLedger';
+import { PassOutcome, ReserveOutcome } from '../ports/leaseStore';
 import { MetricName, type SluiceDeps } from './deps';
 
 /** Bounds the retry loops below; each round makes progress unless other writers keep winning races. */
@@ -14,23 +15,22 @@ const MAX_ROUNDS = 25;
 export const HAND_OFF_CANDIDATES = 2;
 
 /**
- * Lets waiting jobs in. A released slot is handed straight to the oldest waiting job in the same conditional write
- * (so a newcomer cannot take it), then that job's spec is sent to the queue again: the acquirer finds the slot already
- * reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
+ * Lets waiting jobs in. A released slot is handed straight to the oldest waiting job in the same transaction that
+ * moves the finished job (so a newcomer cannot take it), then that job's spec is sent to the queue again: the acquirer
+ * finds the job reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
  */
 export class HandOff {
-  constructor(private readonly deps: Pick<SluiceDeps, 'leases' | 'queue' | 'clock' | 'log' | 'metrics'>) {}
+  constructor(private readonly deps: Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>) {}
 
   /**
-   * Frees `jobId`'s slot, passing it to the oldest waiter if there is one. Returns false if the job held no slot.
-   * `oldest` is the result of `oldestWaiters(pool, HAND_OFF_CANDIDATES)` when the caller fetched it already (in parallel
-   * with its own work).
+   * Applies `move` (a job giving up its slot: protocol steps complete, backoff, giveUp, giveBack), passing the slot to
+   * the oldest waiter if there is one. Returns false, changing nothing, if the job's record changed since it was read.
+   * `oldest` is the result of `oldestWaiters(pool, HAND_OFF_CANDIDATES)` when the caller fetched it already.
    */
-  async releaseAndHandOff(pool: string, jobId: string, oldest?: Promise<Waiter[]>): Promise<boolean> {
-    const { leases } = this.deps;
-    // Waiters this call passed over: found reserved already (a concurrent hand-off is sending them, or died doing so,
-    // which the reconciler mends after the reservation grace: sending them again would only cost a duplicate
-    // delivery), or removed as stale. The list read last is used up before a new read.
+  async release(pool: string, move: Move, oldest?: Promise<Waiter[]>): Promise<boolean> {
+    const { leases, clock } = this.deps;
+    // Waiters this call passed over (reserved by a concurrent hand-off, or stale). The list read last is used up
+    // before a new read.
     const passed = new Set<string>();
     let candidates = oldest ? await oldest : undefined;
     // A read that returned fewer waiters than it asked for saw all of them: no need to read again.
@@ -46,49 +46,49 @@ export class HandOff {
         if (!next) break;
       }
       passed.add(next.waitKey);
-      if (next.jobId === jobId) {
-        // A duplicate delivery parked this job again just as it was let in: the waiter is stale, never a second run.
+      if (next.jobId === move.jobId) {
+        // The releasing job's own waiter item, left by a crash: it is not waiting.
         await leases.removeWaiter(pool, next.waitKey);
         continue;
       }
-      const outcome = await leases.transfer(pool, jobId, next.jobId, this.holderFor(next));
-      switch (outcome) {
-        case TransferOutcome.Transferred:
+      switch (await leases.pass(pool, move, next.jobId, clock.now())) {
+        case PassOutcome.Passed:
           await this.dispatch(next);
           this.deps.metrics.count(MetricName.Releases, 1, pool);
           return true;
-        case TransferOutcome.NotHeld:
+        case PassOutcome.Stale:
           return false;
-        case TransferOutcome.TargetHeld:
+        case PassOutcome.TargetGone:
+          await this.forgetIfStale(next);
           continue;
-        case TransferOutcome.OverLimit:
+        case PassOutcome.OverLimit:
           // The limit was lowered: this slot goes away instead of being passed on.
-          return this.releaseThenFill(pool, jobId);
+          return this.freeThenFill(pool, move);
       }
     }
-    return this.releaseThenFill(pool, jobId);
+    return this.freeThenFill(pool, move);
   }
 
   /** Reserves free slots for the oldest waiting jobs and sends them. Returns how many it let in. */
   async fill(pool: string): Promise<number> {
-    const { leases } = this.deps;
+    const { leases, clock } = this.deps;
     let admitted = 0;
-    // As in releaseAndHandOff: a waiter holding a slot already is being sent by whoever reserved it.
-    const reserved = new Set<string>();
+    const passed = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const snapshot = await leases.getPool(pool);
       if (!snapshot) return admitted;
       const free = freeSlots(snapshot);
       if (free === 0) return admitted;
-      const waiters = (await leases.oldestWaiters(pool, free + reserved.size)).filter((waiter) => !reserved.has(waiter.waitKey));
+      const waiters = (await leases.oldestWaiters(pool, free + passed.size)).filter((waiter) => !passed.has(waiter.waitKey));
       if (waiters.length === 0) return admitted;
       for (const waiter of waiters.slice(0, free)) {
-        const outcome = await leases.acquire(pool, waiter.jobId, this.holderFor(waiter));
-        if (outcome === AcquireOutcome.AlreadyHeld) {
-          reserved.add(waiter.waitKey);
+        passed.add(waiter.waitKey);
+        const outcome = await leases.reserve(pool, waiter.jobId, clock.now());
+        if (outcome === ReserveOutcome.TargetGone) {
+          await this.forgetIfStale(waiter);
           continue;
         }
-        if (outcome !== AcquireOutcome.Acquired) return admitted;
+        if (outcome !== ReserveOutcome.Reserved) return admitted;
         await this.dispatch(waiter);
         admitted++;
       }
@@ -96,7 +96,7 @@ export class HandOff {
     return admitted;
   }
 
-  /** Sends a waiting job to the queue, then forgets the waiter: a crash in between sends it twice, never zero times. */
+  /** Sends a reserved job to the queue, then forgets its waiter: a crash in between sends it twice, never zero times. */
   async dispatch(waiter: Waiter): Promise<void> {
     await this.deps.queue.send(waiter.body, 0, { reserved: true });
     await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
@@ -109,17 +109,23 @@ export class HandOff {
     });
   }
 
-  private async releaseThenFill(pool: string, jobId: string): Promise<boolean> {
-    const released = await this.deps.leases.release(pool, jobId);
+  /**
+   * A waiter whose job could not be given a slot: reserved by a concurrent hand-off (which is sending it, or died doing
+   * so: the reconciler re-sends it), or gone past waiting (a crash left the item after its dispatch): then it is removed.
+   */
+  private async forgetIfStale(waiter: Waiter): Promise<void> {
+    const record = await this.deps.ledger.get(waiter.jobId);
+    if (record && (record.state === JobState.Reserved || record.state === JobState.Queued || record.state === JobState.Waiting)) return;
+    await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
+  }
+
+  private async freeThenFill(pool: string, move: Move): Promise<boolean> {
+    const freed = await this.deps.leases.free(pool, move, this.deps.clock.now());
     // A job may have parked after we looked for waiters and before the release, seeing the pool full: let it in.
-    if (released) {
+    if (freed) {
       this.deps.metrics.count(MetricName.Releases, 1, pool);
       await this.fill(pool);
     }
-    return released;
-  }
-
-  private holderFor(waiter: Waiter): Holder {
-    return { kind: waiter.kind, since: this.deps.clock.now() };
+    return freed;
   }
 }

@@ -1,7 +1,9 @@
+import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 import { InvalidJobError } from '../errors';
 import type { SluiceDeps } from './deps';
 import { HandOff } from './handOff';
+import { revokeReservation } from './revoke';
 
 export interface PoolView {
   name: string;
@@ -11,20 +13,27 @@ export interface PoolView {
   holders: string[];
 }
 
-/** Pool limits change at run time: lowering stops new starts (running jobs go on), raising lets waiting jobs in at once. */
+type AdminDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>;
+
+/**
+ * Pool limits change at run time. Raising lets waiting jobs in at once. Lowering stops new starts and never touches
+ * running jobs; reservations not started yet are taken back while the pool is over the new limit (they wait again, in
+ * their place), so once setLimit returns nothing starts until fewer than the new limit hold slots.
+ */
 export class PoolAdmin {
   private readonly handOff: HandOff;
 
-  constructor(private readonly deps: Pick<SluiceDeps, 'leases' | 'queue' | 'clock' | 'log' | 'metrics'>) {
+  constructor(private readonly deps: AdminDeps) {
     this.handOff = new HandOff(deps);
   }
 
-  async setLimit(pool: string, limit: number): Promise<{ admitted: number }> {
+  async setLimit(pool: string, limit: number): Promise<{ admitted: number; revoked: number }> {
     if (!isValidLimit(limit)) throw new InvalidJobError(`limit must be a whole number from 0 to ${MAX_POOL_LIMIT}, got ${limit}`);
     await this.deps.leases.setLimit(pool, limit);
+    const revoked = await this.revokeOverLimit(pool);
     const admitted = await this.handOff.fill(pool);
-    this.deps.log.info('pool limit set', { pool, limit, admitted });
-    return { admitted };
+    this.deps.log.info('pool limit set', { pool, limit, admitted, revoked });
+    return { admitted, revoked };
   }
 
   async list(): Promise<PoolView[]> {
@@ -32,8 +41,39 @@ export class PoolAdmin {
     for (const name of await this.deps.leases.listPools()) {
       const pool = await this.deps.leases.getPool(name);
       if (!pool) continue;
-      views.push({ name, limit: pool.limit, inUse: pool.inUse, waiting: await this.deps.leases.countWaiters(name), holders: Object.keys(pool.holders) });
+      views.push({
+        name,
+        limit: pool.limit,
+        inUse: pool.inUse,
+        waiting: await this.deps.leases.countWaiters(name),
+        holders: await this.holders(name),
+      });
     }
     return views;
+  }
+
+  private async holders(pool: string): Promise<string[]> {
+    const all: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await this.deps.leases.holders(pool, { after });
+      all.push(...page.holders.map((holder) => holder.jobId));
+      after = page.next;
+    } while (after !== undefined);
+    return all;
+  }
+
+  private async revokeOverLimit(pool: string): Promise<number> {
+    let revoked = 0;
+    const snapshot = await this.deps.leases.getPool(pool);
+    if (!snapshot || snapshot.inUse <= snapshot.limit) return 0;
+    for (const jobId of await this.holders(pool)) {
+      const record = await this.deps.ledger.get(jobId);
+      if (record?.state !== JobState.Reserved) continue;
+      if (await revokeReservation(this.deps, record)) revoked++;
+      const now = await this.deps.leases.getPool(pool);
+      if (!now || now.inUse <= now.limit) break;
+    }
+    return revoked;
   }
 }

@@ -1,21 +1,25 @@
-import { isTerminal, JobState, keepsSlotForUnknownRun } from '../domain/jobState';
+import { keepsSlot } from '../domain/decisions';
+import { encodeJobBody } from '../domain/jobBody';
+import { JobState } from '../domain/jobState';
+import { PROTOCOL } from '../domain/protocol';
 import { reservationIsStale, waitKey } from '../domain/waiting';
-import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import type { JobRecord } from '../ports/jobLedger';
+import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { HandOff } from './handOff';
+import { revokeReservation } from './revoke';
 
 /** What the reconciler found wrong and put right. */
 export const Drift = {
   /** the run had ended but its completion event never came */
   LostEvent: 'lost-event',
-  /** the slot was held by a job that had already finished */
-  LeakedSlot: 'leaked-slot',
-  /** the slot was held by a job the ledger does not know */
-  OrphanSlot: 'orphan-slot',
+  /** a slot kept for a run of unknown outcome was given back (that run ended, or must have) */
+  KeptSlotFreed: 'kept-slot-freed',
   /** a slot reserved for a waiting job whose wake-up never arrived */
   LostWakeUp: 'lost-wake-up',
+  /** a reservation taken back because the pool is over a lowered limit */
+  Revoked: 'revoked',
   /** a job left in `starting` by an acquirer that died; its own message may be gone too */
   StalledStart: 'stalled-start',
   /** a run past its kind's maximum run time */
@@ -28,17 +32,26 @@ export type Drift = (typeof Drift)[keyof typeof Drift];
 export interface ReconcileReport {
   pools: number;
   holdersChecked: number;
+  /** pools whose holders were not all checked before the run's time budget ran out (continued next run) */
+  unfinished: number;
   drift: Partial<Record<Drift, number>>;
 }
 
+/** Holders read per page and pools' pages taken in turn, so one large pool cannot starve the others. */
+export const HOLDERS_PER_PAGE = 50;
+
 /**
  * The safety net, run on a schedule: completion events are best effort and functions die between calls, so every held
- * slot is checked against the ledger and, for running jobs, against the job API itself. Anything wrong is put right
- * exactly as the missing step would have done it.
+ * slot is checked against its job's record and, for running jobs, against the job API itself. Anything wrong is put
+ * right exactly as the missing step would have done it, with the same version-fenced writes (docs/protocol.md).
+ * Pools are visited a page of holders at a time, in turn, each page checked in parallel (at most `checkConcurrency`
+ * at once), until every pool is done or the time budget is spent; an unfinished pool continues next run where it
+ * stopped (this instance keeps its place; a cold start begins again from the first holder).
  */
 export class Reconciler {
   private readonly handOff: HandOff;
   private readonly completeRun: CompleteRun;
+  private readonly resumeAfter = new Map<string, string>();
 
   constructor(private readonly deps: SluiceDeps) {
     this.handOff = new HandOff(deps);
@@ -46,70 +59,100 @@ export class Reconciler {
   }
 
   async run(): Promise<ReconcileReport> {
-    const report: ReconcileReport = { pools: 0, holdersChecked: 0, drift: {} };
+    const { leases, clock, settings } = this.deps;
+    const report: ReconcileReport = { pools: 0, holdersChecked: 0, unfinished: 0, drift: {} };
     const note = (drift: Drift, pool: string, details: object) => {
       report.drift[drift] = (report.drift[drift] ?? 0) + 1;
       this.deps.metrics.count(MetricName.ReconciledDrift, 1, pool);
       this.deps.log.warn(`reconciler corrected drift: ${drift}`, { pool, drift, ...details });
     };
-    for (const pool of await this.deps.leases.listPools()) {
-      report.pools++;
-      const snapshot = await this.deps.leases.getPool(pool);
-      if (!snapshot) continue;
-      for (const [jobId, holder] of Object.entries(snapshot.holders)) {
-        report.holdersChecked++;
-        try {
-          const drift = await this.checkHolder(pool, jobId, holder.since);
-          if (drift) note(drift, pool, { jobId });
-        } catch (error) {
-          this.deps.log.error('reconciler could not check a slot', { pool, jobId, error: String(error) });
-        }
+    const deadline = clock.now() + settings.reconcileBudgetMs;
+    // Pools in turn: each turn checks one page of one pool.
+    const turns = (await leases.listPools()).map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
+    report.pools = turns.length;
+    while (turns.length > 0) {
+      const turn = turns.shift()!;
+      if (clock.now() >= deadline) {
+        report.unfinished += 1 + turns.length;
+        return report;
       }
-      const admitted = await this.handOff.fill(pool);
-      if (admitted > 0) note(Drift.IdleSlot, pool, { admitted });
+      const page = await leases.holders(turn.pool, { after: turn.after, max: HOLDERS_PER_PAGE });
+      await inParallel(
+        page.holders.map((holder) => holder.jobId),
+        settings.reconcileConcurrency,
+        async (jobId) => {
+          report.holdersChecked++;
+          try {
+            const drift = await this.checkHolder(jobId);
+            if (drift) note(drift, turn.pool, { jobId });
+          } catch (error) {
+            this.deps.log.error('reconciler could not check a slot', { pool: turn.pool, jobId, error: String(error) });
+          }
+        },
+      );
+      if (page.next !== undefined) {
+        this.resumeAfter.set(turn.pool, page.next);
+        turns.push({ ...turn, after: page.next });
+        continue;
+      }
+      this.resumeAfter.delete(turn.pool);
+      const admitted = await this.handOff.fill(turn.pool);
+      if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
     }
     return report;
   }
 
-  private async checkHolder(pool: string, jobId: string, since: number): Promise<Drift | undefined> {
+  private async checkHolder(jobId: string): Promise<Drift | undefined> {
     const { ledger, clock, settings } = this.deps;
-    const now = clock.now();
     const record = await ledger.get(jobId);
-    if (!record) {
-      // A slot is taken before the ledger moves on; give a fresh one time to be explained.
-      if (!reservationIsStale(since, now, settings.reservationGraceMs)) return undefined;
-      return (await this.handOff.releaseAndHandOff(pool, jobId)) ? Drift.OrphanSlot : undefined;
+    if (!record?.lease) return undefined; // the index lags: freed since
+    const now = clock.now();
+    switch (record.state) {
+      case JobState.Reserved:
+        if (!reservationIsStale(record.lease.since, now, settings.reservationGraceMs)) return undefined;
+        return this.staleReservation(record);
+      case JobState.Starting:
+        if (record.claimableAt === undefined || now <= record.claimableAt) return undefined;
+        // Its message comes back after the visibility timeout, unless repeated crashes sent it to the DLQ: send it
+        // again. Two copies are harmless: one resumes (version-fenced), the start is idempotent per job.
+        await this.deps.queue.send(encodeJobBody(record.spec));
+        return Drift.StalledStart;
+      case JobState.Running:
+        return this.checkRun(record, now);
+      case JobState.Dead:
+        return this.checkKeptSlot(record, now);
+      default:
+        return undefined;
     }
-    if (isTerminal(record.state)) {
-      // A job given up after a start whose outcome is unknown keeps its slot as long as that run could last.
-      if (keepsSlotForUnknownRun(record, now, settings.maxRunMs[record.kind])) return undefined;
-      if (!(await this.handOff.releaseAndHandOff(pool, jobId))) return undefined;
-      // Freed at once either way; but a job that ended a moment ago usually has its releaser at work right now: that
-      // is a race this run won, not a leak, and must not show as drift.
-      const endedAt = record.endedAt ?? record.updatedAt;
-      return now - endedAt > settings.reservationGraceMs ? Drift.LeakedSlot : undefined;
-    }
-    if (record.state === JobState.Running && record.executionId) return this.checkRun(record, now);
-    if (
-      (record.state === JobState.Queued || record.state === JobState.Waiting) &&
-      reservationIsStale(since, now, settings.reservationGraceMs)
-    ) {
-      return this.resendReservation(record);
-    }
-    if (record.state === JobState.Starting && now - record.updatedAt > settings.startGraceMs) {
-      // Its message comes back after the visibility timeout, unless repeated crashes sent it to the DLQ: send it
-      // again. Two copies are harmless: the acquirer's claim lets one resume, and the start is idempotent per job.
-      await this.deps.queue.send(JSON.stringify(record.spec));
-      return Drift.StalledStart;
-    }
-    return undefined;
+  }
+
+  /** A reservation whose wake-up never came: taken back if the pool is over a lowered limit, else sent again. */
+  private async staleReservation(record: JobRecord): Promise<Drift | undefined> {
+    const pool = await this.deps.leases.getPool(record.pool);
+    if (pool && pool.inUse > pool.limit) return (await revokeReservation(this.deps, record)) ? Drift.Revoked : undefined;
+    const waiter = await this.deps.leases.getWaiter(record.pool, waitKey(record.firstSeenAt, record.jobId));
+    if (waiter) await this.handOff.dispatch(waiter);
+    else await this.deps.queue.send(encodeJobBody(record.spec), 0, { reserved: true });
+    return Drift.LostWakeUp;
   }
 
   private async checkRun(record: JobRecord, now: number): Promise<Drift | undefined> {
     const executionId = record.executionId!;
     const starter = this.deps.starters[record.kind];
-    const status = await starter.status(record.spec, executionId);
-    const outcome = outcomeOf(status);
+    // A status call that fails (throttled, the flow or job deleted) must not skip the maximum-run-time fallback.
+    let status: RunStatus | undefined;
+    try {
+      status = await starter.status(record.spec, executionId, { requestedSince: record.firstStartAt ?? record.firstSeenAt });
+    } catch (error) {
+      this.deps.log.error('reconciler could not ask the job API about a run', {
+        jobId: record.jobId,
+        pool: record.pool,
+        kind: record.kind,
+        executionId,
+        error: String(error),
+      });
+    }
+    const outcome = status && outcomeOf(status);
     // The run is the job's by its own record: completed even if its run reference was never written.
     const run = { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool };
     if (outcome) {
@@ -120,34 +163,53 @@ export class Reconciler {
       return result === CompletionResult.Released ? Drift.LostEvent : undefined;
     }
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
-    if (record.startedAt !== undefined && now - record.startedAt > maxRunMs) {
-      if (this.deps.settings.stopOverdueRuns && status === RunStatus.InProgress) {
-        await starter
-          .stop(record.spec, executionId)
-          .catch((error: unknown) =>
-            this.deps.log.error('could not stop an overdue run', { jobId: record.jobId, executionId, error: String(error) }),
-          );
-      }
-      const result = await this.completeRun.complete(
-        {
-          kind: record.kind,
-          executionId,
-          outcome: 'failed',
-          name: record.jobId,
-          detail: `exceeded the maximum run time of ${Math.round(maxRunMs / 1000)} s`,
-        },
-        run,
-      );
-      return result === CompletionResult.Released ? Drift.Overdue : undefined;
+    if (record.startedAt === undefined || now - record.startedAt <= maxRunMs) return undefined;
+    if (this.deps.settings.stopOverdueRuns && status !== RunStatus.Succeeded && status !== RunStatus.Failed) {
+      await starter
+        .stop(record.spec, executionId)
+        .catch((error: unknown) =>
+          this.deps.log.error('could not stop an overdue run', {
+            jobId: record.jobId,
+            pool: record.pool,
+            kind: record.kind,
+            executionId,
+            error: String(error),
+          }),
+        );
     }
-    return undefined;
+    const result = await this.completeRun.complete(
+      {
+        kind: record.kind,
+        executionId,
+        outcome: 'failed',
+        name: record.jobId,
+        detail: `exceeded the maximum run time of ${Math.round(maxRunMs / 1000)} s`,
+      },
+      run,
+    );
+    return result === CompletionResult.Released ? Drift.Overdue : undefined;
   }
 
-  /** A slot was reserved for this job but the message that should start it never came: send it again. */
-  private async resendReservation(record: JobRecord): Promise<Drift> {
-    const waiter = await this.deps.leases.getWaiter(record.pool, waitKey(record.firstSeenAt, record.jobId));
-    if (waiter) await this.handOff.dispatch(waiter);
-    else await this.deps.queue.send(JSON.stringify(record.spec));
-    return Drift.LostWakeUp;
+  /** A dead job keeping its slot for a run of unknown outcome: given back once that run ended or must have. */
+  private async checkKeptSlot(record: JobRecord, now: number): Promise<Drift | undefined> {
+    if (keepsSlot(record, now) && record.executionId) {
+      const status = await this.deps.starters[record.kind]
+        .status(record.spec, record.executionId, { requestedSince: record.firstStartAt })
+        .catch(() => undefined);
+      if (!status || !outcomeOf(status)) return undefined;
+    } else if (keepsSlot(record, now)) {
+      return undefined;
+    }
+    const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.giveBack.to };
+    return (await this.handOff.release(record.pool, move)) ? Drift.KeptSlotFreed : undefined;
   }
+}
+
+/** Runs `work` over `items`, at most `limit` at once. */
+async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JobSpecSchema } from '../domain/job';
+import { encodeJobBody } from '../domain/jobBody';
 
 export interface EnqueueReport {
   sent: string[];
@@ -24,7 +25,7 @@ export async function enqueueJobs(sqs: SQSClient, queueUrl: string, specs: unkno
       report.rejected.push({ index, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(spec)'}: ${i.message}`).join('; ') });
       return;
     }
-    valid.push({ index, id: parsed.data.id, body: JSON.stringify(parsed.data) });
+    valid.push({ index, id: parsed.data.id, body: encodeJobBody(parsed.data) });
   });
   for (let i = 0; i < valid.length; i += BATCH) {
     const chunk = valid.slice(i, i + BATCH);

@@ -4,6 +4,7 @@ import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { noMetrics, silentLog } from '../app/deps';
 import { PoolAdmin } from '../app/poolAdmin';
+import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { systemClock } from '../ports/clock';
@@ -153,7 +154,14 @@ export function run(): void {
 }
 
 function poolAdmin(doc: DynamoDBDocumentClient, table: string, queue: JobQueue): PoolAdmin {
-  return new PoolAdmin({ leases: new DynamoLeaseStore(doc, table), queue, clock: systemClock, log: silentLog, metrics: noMetrics });
+  return new PoolAdmin({
+    leases: new DynamoLeaseStore(doc, table),
+    ledger: new DynamoJobLedger(doc, table),
+    queue,
+    clock: systemClock,
+    log: silentLog,
+    metrics: noMetrics,
+  });
 }
 
 function unreachable(command: never): never {

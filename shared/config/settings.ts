@@ -21,7 +21,11 @@ const EnvSchema = z.object({
   STOP_OVERDUE_RUNS: z.enum(['true', 'false']).default('false'),
   RETRY_BASE_SECONDS: seconds(2),
   RETRY_MAX_SECONDS: seconds(900),
-  RETRY_MAX_ATTEMPTS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(8)),
+  /** How long a job refused for capacity keeps retrying after its first start call before it is dead-lettered. */
+  RETRY_FOR_SECONDS: seconds(6 * 3600),
+  /** The reconciler's time budget per run (its Lambda timeout is 120 s) and how many holders it checks at once. */
+  RECONCILE_BUDGET_SECONDS: seconds(90),
+  RECONCILE_CONCURRENCY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(100).default(16)),
   LEDGER_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().positive().default(30)),
   /** The `service` of every log line and metric: `sluice-<stage>` (serverless.yml), so stages never mix metrics. */
   POWERTOOLS_SERVICE_NAME: z.preprocess(blankAsUnset, z.string().default('sluice')),
@@ -57,10 +61,12 @@ export function parsePools(json: string): Record<string, number> {
 export function settingsFrom(env: SluiceEnv): SluiceSettings {
   return {
     pools: parsePools(env.POOLS),
-    backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, maxAttempts: env.RETRY_MAX_ATTEMPTS },
+    backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, retryForSeconds: env.RETRY_FOR_SECONDS },
     startGraceMs: env.START_GRACE_SECONDS * 1000,
     reservationGraceMs: env.RESERVATION_GRACE_SECONDS * 1000,
     maxRunMs: { appflow: env.MAX_RUN_SECONDS_APPFLOW * 1000, glue: env.MAX_RUN_SECONDS_GLUE * 1000 },
     stopOverdueRuns: env.STOP_OVERDUE_RUNS === 'true',
+    reconcileBudgetMs: env.RECONCILE_BUDGET_SECONDS * 1000,
+    reconcileConcurrency: env.RECONCILE_CONCURRENCY,
   };
 }

@@ -1,35 +1,48 @@
-/** A job's life in the ledger. Terminal states never change again. */
+/** A job's life in the ledger. Terminal states never change again (but for a kept slot being given back). */
 export const JobState = {
+  /** known, holds no slot: its message is on its way to an acquirer (first delivery, or a retry after a refusal) */
   Queued: 'queued',
+  /** parked in its pool's waiting list (a waiter item), holds no slot */
   Waiting: 'waiting',
+  /** a slot was handed to it; its wake-up message is on its way */
+  Reserved: 'reserved',
+  /** holds a slot; one attempt (named by `attempt`) is calling the job API's start */
   Starting: 'starting',
+  /** holds a slot; its run is recorded */
   Running: 'running',
   Succeeded: 'succeeded',
   Failed: 'failed',
+  /** can never run (dead-lettered); holds a slot only while a run it may have started could still be going */
   Dead: 'dead',
 } as const;
 export type JobState = (typeof JobState)[keyof typeof JobState];
 
 export const TERMINAL_STATES: readonly JobState[] = [JobState.Succeeded, JobState.Failed, JobState.Dead];
 
-/** States from which a job may be started: it holds no run yet. */
-export const STARTABLE_STATES: readonly JobState[] = [JobState.Queued, JobState.Waiting];
+/** States in which a job holds no slot and may be given one (taken by its acquirer, or handed to it). */
+export const ADMITTABLE_STATES: readonly JobState[] = [JobState.Queued, JobState.Waiting];
+
+/** States that always hold a slot. (A dead job may also hold one: see keepsSlot.) */
+export const HOLDING_STATES: readonly JobState[] = [JobState.Reserved, JobState.Starting, JobState.Running];
 
 export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.includes(state);
 }
 
-/** Which moves the ledger allows; every write checks the `from` side, so a replay cannot move a job backwards. */
+/** Which moves the ledger allows (see docs/protocol.md); every write is also fenced by the record's version. */
 export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
-  [JobState.Queued]: [JobState.Waiting, JobState.Starting, JobState.Dead],
-  [JobState.Waiting]: [JobState.Starting, JobState.Dead],
-  // Back to queued only when a start failed transiently and the job is retried later. Straight to an end when the
-  // run's completion arrives before the acquirer recorded it as running.
-  [JobState.Starting]: [JobState.Running, JobState.Queued, JobState.Dead, JobState.Succeeded, JobState.Failed],
+  [JobState.Queued]: [JobState.Waiting, JobState.Starting, JobState.Reserved, JobState.Dead],
+  [JobState.Waiting]: [JobState.Reserved],
+  // Back to waiting when a lowered limit takes the reservation back.
+  [JobState.Reserved]: [JobState.Starting, JobState.Waiting],
+  // Starting -> starting: a new attempt takes over (the last one died, or its retry is due). Back to queued when a start
+  // was refused (the slot is freed for the backoff). Straight to an end when the run's completion beats "running".
+  [JobState.Starting]: [JobState.Starting, JobState.Running, JobState.Queued, JobState.Dead, JobState.Succeeded, JobState.Failed],
   [JobState.Running]: [JobState.Succeeded, JobState.Failed],
   [JobState.Succeeded]: [],
   [JobState.Failed]: [],
-  [JobState.Dead]: [],
+  // Dead -> dead: the slot kept for a run of unknown outcome is given back, or that run is found.
+  [JobState.Dead]: [JobState.Dead],
 };
 
 export function canMove(from: JobState, to: JobState): boolean {
@@ -39,16 +52,4 @@ export function canMove(from: JobState, to: JobState): boolean {
 /** The states a job may be in for a move to `to` to be allowed. */
 export function sourcesOf(to: JobState): JobState[] {
   return (Object.keys(TRANSITIONS) as JobState[]).filter((from) => canMove(from, to));
-}
-
-/**
- * A job given up after a start call whose outcome is unknown (no run recorded) may have a run going. Its slot is kept
- * until that run must have ended, counted from when the job was given up: freeing it sooner could exceed the limit.
- */
-export function keepsSlotForUnknownRun(
-  job: { state: JobState; startRequested?: boolean; executionId?: string; updatedAt: number },
-  now: number,
-  maxRunMs: number,
-): boolean {
-  return job.state === JobState.Dead && job.startRequested === true && !job.executionId && now - job.updatedAt < maxRunMs;
 }

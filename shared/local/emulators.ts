@@ -1,6 +1,7 @@
 import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import dynalite from 'dynalite';
+import { withTransactions } from './dynaliteTransactions';
 
 /** SQS (fauxqs) and DynamoDB (dynalite) emulators, in this process, on loopback only. */
 export interface Emulators {
@@ -40,7 +41,8 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     close(): Promise<void>;
   };
   await sqs.listen({ host: '127.0.0.1', port: options.sqsPort ?? 0 });
-  const ddb = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // TransactWriteItems and TransactGetItems, which dynalite lacks (DynamoDB Local has them).
+  const ddb = withTransactions(dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }));
   await new Promise<void>((resolve, reject) => {
     ddb.once('error', reject);
     ddb.listen(options.dynamodbPort ?? 0, '127.0.0.1', () => resolve());

@@ -1,31 +1,72 @@
 import type { JobKind, JobSpec, RunCompletion } from '../domain/job';
 import type { JobState } from '../domain/jobState';
 
-/** One record per job: where it is in its life, for idempotency, the reconciler and people asking "what happened?". */
+/** The slot a job holds: it lives on the job's own record, so a slot always names its job and its attempt. */
+export interface Lease {
+  pool: string;
+  /** epoch ms the slot was taken or handed over */
+  since: number;
+}
+
+/** One record per job: where it is in its life, the slot it holds, and the version that fences every write. */
 export interface JobRecord {
   jobId: string;
   pool: string;
   kind: JobKind;
   state: JobState;
   spec: JobSpec;
+  /**
+   * Counts every write to the record. Every change is conditioned on the version its writer read, so a decision taken
+   * on a read applies only if nothing changed since: a stale copy's write fails instead of acting.
+   */
+  version: number;
+  lease?: Lease;
   attempts: number;
   firstSeenAt: number;
   updatedAt: number;
+  /** when the first start call was made: transient retries stop `retryFor` after it; run lookups search back to it */
+  firstStartAt?: number;
   startedAt?: number;
   endedAt?: number;
   executionId?: string;
   lastError?: string;
   /** A start call was made at least once: a run may exist even if no answer said so. */
   startRequested?: boolean;
+  /** In `starting`: the message (SQS message id) whose invocation owns the current start attempt. */
+  attempt?: string;
+  /** In `starting`: when another delivery may take over the start (the attempt is presumed dead, or its retry is due). */
+  claimableAt?: number;
+  /** Dead with a slot kept: when the run it may have started must have ended, so the slot can be given back. */
+  leaseUntil?: number;
+  /** Dead: when its copy was sent to the DLQ (a dead job without it has its copy sent when its message comes back). */
+  deadLetteredAt?: number;
 }
 
-export interface TransitionPatch {
-  startRequested?: boolean;
-  executionId?: string;
-  lastError?: string;
-  attempts?: number;
-  startedAt?: number;
-  endedAt?: number;
+/** Fields a move may set (undefined ones are left as they are). */
+export type RecordPatch = Partial<
+  Pick<
+    JobRecord,
+    | 'attempts'
+    | 'firstStartAt'
+    | 'startedAt'
+    | 'endedAt'
+    | 'executionId'
+    | 'lastError'
+    | 'startRequested'
+    | 'attempt'
+    | 'claimableAt'
+    | 'leaseUntil'
+    | 'deadLetteredAt'
+  >
+>;
+
+/** A version-fenced change of one job record: applied only if the record still has `version`. */
+export interface Move {
+  jobId: string;
+  /** the version the writer read */
+  version: number;
+  to: JobState;
+  patch?: RecordPatch;
 }
 
 /** Where a run came from: the run's execution id leads back to the job and its pool. */
@@ -37,26 +78,14 @@ export interface RunRef {
 }
 
 export interface JobLedger {
-  /** Records a new job in `queued`; when the job is known already, returns the stored record and changes nothing. */
+  /** Records a new job in `queued` (version 1); when the job is known already, returns the stored record unchanged. */
   register(spec: JobSpec, now: number): Promise<{ created: boolean; record: JobRecord }>;
   get(jobId: string): Promise<JobRecord | undefined>;
   /**
-   * Moves the job to `to` only if it is in one of `from` (and, when given, has that execution id). Returns false and
-   * changes nothing otherwise, so replays and races cannot move a job backwards.
+   * Applies a move that does not change the job's slot (it keeps the one it holds, or still holds none). Returns false,
+   * changing nothing, if the record's version is no longer `move.version` (or the job is unknown).
    */
-  transition(
-    jobId: string,
-    from: readonly JobState[],
-    to: JobState,
-    now: number,
-    patch?: TransitionPatch,
-    expectExecutionId?: string,
-  ): Promise<boolean>;
-  /**
-   * Claims a job left in `starting` by a crashed acquirer, if nobody touched it since `seenUpdatedAt`: of several
-   * concurrent resumers exactly one wins.
-   */
-  claimStart(jobId: string, seenUpdatedAt: number, now: number): Promise<boolean>;
+  move(move: Move, now: number): Promise<boolean>;
   /**
    * Records where a run came from. Returns the completion noted for that run before it was recorded (see
    * noteEarlyCompletion), if any, and forgets it: the caller then completes the run as its event would have.

@@ -9,14 +9,32 @@ export function outcomeOf(status: RunStatus): RunOutcome | undefined {
   return undefined;
 }
 
+export interface StartOptions {
+  /** An earlier call for this job may have started a run: find it instead of starting a second one. */
+  mayHaveStarted?: boolean;
+  /**
+   * When the job's first start was requested (ms since the epoch), or any earlier time (e.g. when the job was first
+   * seen); never a later one. Its run cannot be older, so the search for it stops at older runs. Without it the search
+   * is bounded by a page count only.
+   */
+  requestedSince?: number;
+}
+
+export interface StatusOptions {
+  /** As StartOptions.requestedSince: the run cannot be older, so the lookup stops at older records. */
+  requestedSince?: number;
+}
+
 /**
  * Starts and inspects runs of one job kind. `start` throws TransientStartError or PermanentStartError (shared/errors.ts)
- * and must be safe to call again for the same job id: it returns the run a previous call started, if any.
+ * and must be safe to call again for the same job id: it returns the run a previous call started, if any. When it
+ * cannot tell whether an earlier run exists, it throws a TransientStartError with `definite` false rather than start a
+ * second one. `status` answers RunStatus.Unknown when it cannot find the run.
  */
 export interface JobStarter {
   readonly kind: JobKind;
-  start(job: JobSpec, options?: { mayHaveStarted?: boolean }): Promise<{ executionId: string }>;
-  status(job: JobSpec, executionId: string): Promise<RunStatus>;
+  start(job: JobSpec, options?: StartOptions): Promise<{ executionId: string }>;
+  status(job: JobSpec, executionId: string, options?: StatusOptions): Promise<RunStatus>;
   stop(job: JobSpec, executionId: string): Promise<void>;
 }
 

@@ -36,10 +36,13 @@ export function container(): Container {
   const logger = new Logger({ serviceName: env.POWERTOOLS_SERVICE_NAME });
   const metrics = new PowertoolsMetrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE, serviceName: env.POWERTOOLS_SERVICE_NAME });
   const deps: SluiceDeps = {
-    leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME),
+    leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     queue: new SqsJobQueue(clients.sqs, env.QUEUE_URL, env.DLQ_URL),
-    starters: { appflow: new AppFlowStarter(clients.appflow), glue: new GlueStarter(clients.glue) },
+    starters: {
+      appflow: new AppFlowStarter(clients.appflow, { warn: (message, details) => logger.warn(message, details) }),
+      glue: new GlueStarter(clients.glue),
+    },
     clock: systemClock,
     random: systemRandom,
     log: logger,

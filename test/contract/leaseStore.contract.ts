@@ -1,16 +1,13 @@
-import type { Holder } from '../../shared/domain/pool';
+import type { JobKind } from '../../shared/domain/job';
+import type { JobState } from '../../shared/domain/jobState';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
-import { AcquireOutcome, type LeaseStore, TransferOutcome } from '../../shared/ports/leaseStore';
+import type { JobLedger, JobRecord, Move, RecordPatch } from '../../shared/ports/jobLedger';
+import { ClaimOutcome, type LeaseStore, PassOutcome, ReserveOutcome, TakeOutcome } from '../../shared/ports/leaseStore';
+import { appflow, expiryOf, type StoreFixture, T } from './jobLedger.contract';
 
-export interface LeaseStoreFixture {
-  store: LeaseStore;
-  cleanup?(): Promise<void>;
-}
+export type LeaseStoreFixture = StoreFixture;
 
-const T = 1_767_225_600_000; // 2026-01-01T00:00:00Z
-const holder = (since = T, kind: Holder['kind'] = 'appflow'): Holder => ({ kind, since });
-
-function waiter(pool: string, jobId: string, firstSeenAt: number, kind: Waiter['kind'] = 'glue'): Waiter {
+function waiter(pool: string, jobId: string, firstSeenAt: number, kind: JobKind = 'glue'): Waiter {
   return {
     pool,
     jobId,
@@ -21,41 +18,103 @@ function waiter(pool: string, jobId: string, firstSeenAt: number, kind: Waiter['
   };
 }
 
-/** Fisher-Yates with a fixed seed, so a failing order can be replayed. */
-function shuffled<T>(items: T[], seed: number): T[] {
-  const out = [...items];
-  let state = seed;
-  const next = () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(next() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
+/** A version-fenced move from the record as read. */
+const from = (record: JobRecord, to: JobState, patch?: RecordPatch): Move => ({ jobId: record.jobId, version: record.version, to, patch });
 
 /**
- * What every LeaseStore must do, whatever stores it. `setup` gives a store with no pools (a fresh table, say) and is
- * called before each test; `cleanup` after it.
+ * What every LeaseStore must do, whatever stores it. `setup` gives an empty store (no pools, no jobs: a fresh table,
+ * say) before each test, with the JobLedger over the same records; `cleanup` runs after it.
  */
 export function describeLeaseStoreContract(name: string, setup: () => Promise<LeaseStoreFixture>, timeoutMs = 30_000): void {
   describe(`LeaseStore contract: ${name}`, () => {
     let fixture: LeaseStoreFixture;
     let store: LeaseStore;
+    let ledger: JobLedger;
 
     beforeEach(async () => {
       fixture = await setup();
-      store = fixture.store;
+      store = fixture.leases;
+      ledger = fixture.ledger;
     }, timeoutMs);
     afterEach(async () => {
       await fixture?.cleanup?.();
     }, timeoutMs);
 
-    /** inUse must always equal the number of holders. */
-    async function expectConsistent(pool: string): Promise<void> {
-      const snapshot = await store.getPool(pool);
-      expect(snapshot).toBeDefined();
-      expect(snapshot!.inUse).toBe(Object.keys(snapshot!.holders).length);
+    // ---- helpers: jobs in each state, made through the ports ----------------------------------------------------
+
+    const read = async (jobId: string): Promise<JobRecord> => {
+      const record = await ledger.get(jobId);
+      if (!record) throw new Error(`job ${jobId} is not in the store`);
+      return record;
+    };
+
+    async function queued(jobId: string, pool = 'p'): Promise<JobRecord> {
+      return (await ledger.register(appflow(jobId, pool), T)).record;
     }
+
+    async function waiting(jobId: string, pool = 'p'): Promise<JobRecord> {
+      const record = await queued(jobId, pool);
+      expect(await ledger.move(from(record, 'waiting'), T + 1)).toBe(true);
+      return read(jobId);
+    }
+
+    /** Queued, then takes a slot of `pool` and moves to `to` (starting unless told). */
+    async function holding(jobId: string, pool = 'p', since = T + 2, to: JobState = 'starting'): Promise<JobRecord> {
+      const record = await queued(jobId, pool);
+      expect(await store.take(pool, from(record, to, { attempt: `msg-${jobId}` }), since)).toBe(TakeOutcome.Taken);
+      return read(jobId);
+    }
+
+    /** Starting, then moved back to queued by a ledger move, which keeps the slot: queued yet holding a lease. */
+    async function queuedWithLease(jobId: string, pool = 'p'): Promise<JobRecord> {
+      const record = await holding(jobId, pool);
+      expect(await ledger.move(from(record, 'queued'), T + 4)).toBe(true);
+      return read(jobId);
+    }
+
+    async function running(jobId: string, pool = 'p', since = T + 2): Promise<JobRecord> {
+      const record = await holding(jobId, pool, since);
+      expect(await ledger.move(from(record, 'running', { executionId: `exec-${jobId}`, startedAt: since + 1 }), since + 1)).toBe(true);
+      return read(jobId);
+    }
+
+    async function reserved(jobId: string, pool = 'p', since = T + 3): Promise<JobRecord> {
+      await waiting(jobId, pool);
+      expect(await store.reserve(pool, jobId, since)).toBe(ReserveOutcome.Reserved);
+      return read(jobId);
+    }
+
+    /** Every holder of the pool, read page by page (small pages, so paging is exercised too). */
+    async function allHolders(pool: string): Promise<string[]> {
+      const ids: string[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await store.holders(pool, { after, max: 2 });
+        ids.push(...page.holders.map((holder) => holder.jobId));
+        if (page.next === undefined) return ids;
+        after = page.next;
+      }
+      throw new Error('holders never ended');
+    }
+
+    /** The pool counter, the holders and the records: what "nothing changed" compares. */
+    async function observe(pool: string, jobIds: string[]) {
+      return {
+        pool: await store.getPool(pool),
+        holders: await allHolders(pool),
+        records: await Promise.all(jobIds.map((id) => ledger.get(id))),
+      };
+    }
+
+    /** inUse equals the number of records holding a lease of the pool, and the holders index lists exactly them. */
+    async function expectConsistent(pool: string, jobIds: string[]): Promise<void> {
+      const records = await Promise.all(jobIds.map((id) => ledger.get(id)));
+      const leased = records.filter((r) => r?.lease?.pool === pool).map((r) => r!.jobId);
+      expect((await store.getPool(pool))!.inUse).toBe(leased.length);
+      expect([...(await allHolders(pool))].sort()).toEqual([...leased].sort());
+    }
+
+    // ---- pools --------------------------------------------------------------------------------------------------
 
     describe('pools', () => {
       test('createPool creates an empty pool once; a second create changes nothing', async () => {
@@ -65,7 +124,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         // Assess
         expect(first).toBe(true);
         expect(second).toBe(false);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 0, holders: {} });
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 0 });
       });
 
       test('getPool of an unknown pool is undefined', async () => {
@@ -79,256 +138,666 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('b-pool', 1);
         await store.setLimit('a-pool', 2);
         await store.addWaiter(waiter('b-pool', 'w1', T));
+        await holding('j1', 'b-pool');
+        await queued('j2', 'c-pool');
         // Assess
         expect([...(await store.listPools())].sort()).toEqual(['a-pool', 'b-pool']);
       });
 
-      test('setLimit changes the limit and keeps holders and inUse', async () => {
+      test('setLimit changes the limit and keeps inUse and the leases', async () => {
         // Prepare
         await store.createPool('p', 2);
-        await store.acquire('p', 'j1', holder(T + 1));
+        const held = await holding('j1');
         // Act
         await store.setLimit('p', 5);
         // Assess
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 5, inUse: 1, holders: { j1: holder(T + 1) } });
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 5, inUse: 1 });
+        expect(await ledger.get('j1')).toEqual(held);
       });
 
-      test('setLimit creates a missing pool, empty, and it can be acquired at once', async () => {
+      test('setLimit creates a missing pool, empty, and a slot can be taken at once', async () => {
         // Act
         await store.setLimit('fresh', 1);
         // Assess
-        expect(await store.getPool('fresh')).toEqual({ name: 'fresh', limit: 1, inUse: 0, holders: {} });
-        expect(await store.acquire('fresh', 'j1', holder())).toBe(AcquireOutcome.Acquired);
+        expect(await store.getPool('fresh')).toEqual({ name: 'fresh', limit: 1, inUse: 0 });
         expect(await store.listPools()).toContain('fresh');
+        const record = await queued('j1', 'fresh');
+        expect(await store.take('fresh', from(record, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
       });
 
-      test('lowering the limit below inUse never removes holders', async () => {
+      test('lowering the limit below inUse never takes a lease away; new takes are Full', async () => {
         // Prepare
         await store.createPool('p', 3);
-        for (const id of ['j1', 'j2', 'j3']) await store.acquire('p', id, holder());
+        const held = [await holding('j1'), await holding('j2'), await holding('j3')];
         // Act
         await store.setLimit('p', 1);
         // Assess
-        const pool = await store.getPool('p');
-        expect(pool).toMatchObject({ limit: 1, inUse: 3 });
-        expect(Object.keys(pool!.holders).sort()).toEqual(['j1', 'j2', 'j3']);
-        expect(await store.acquire('p', 'j4', holder())).toBe(AcquireOutcome.Full);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 3 });
+        for (const record of held) expect(await ledger.get(record.jobId)).toEqual(record);
+        expect(await allHolders('p')).toEqual(['j1', 'j2', 'j3']);
+        const late = await queued('j4');
+        expect(await store.take('p', from(late, 'starting'), T + 9)).toBe(TakeOutcome.Full);
       });
     });
 
-    describe('acquire and release', () => {
-      test('acquires up to the limit, then Full; holders name each job with its holder data', async () => {
+    // ---- holders ------------------------------------------------------------------------------------------------
+
+    describe('holders', () => {
+      test('a pool with no holders (or no pool at all) gives an empty page and no next', async () => {
+        await store.createPool('p', 2);
+        await queued('j1');
+        expect(await store.holders('p')).toEqual({ holders: [] });
+        expect(await store.holders('ghost', { max: 2 })).toEqual({ holders: [] });
+      });
+
+      test('pages of `max`, each starting after the last one: 5 holders in pages of 2, 2 and 1', async () => {
+        // Prepare: taken in another order than their ids
+        await store.createPool('p', 10);
+        for (const [i, id] of ['j3', 'j1', 'j5', 'j2', 'j4'].entries()) await holding(id, 'p', T + 10 + i);
+        const view = (jobId: string, i: number) => ({ jobId, kind: 'appflow', since: T + 10 + i });
+        // Act
+        const first = await store.holders('p', { max: 2 });
+        const second = await store.holders('p', { max: 2, after: first.next });
+        const third = await store.holders('p', { max: 2, after: second.next });
+        // Assess
+        expect(first).toEqual({ holders: [view('j1', 1), view('j2', 3)], next: 'j2' });
+        expect(second).toEqual({ holders: [view('j3', 0), view('j4', 4)], next: 'j4' });
+        expect(third).toEqual({ holders: [view('j5', 2)] });
+      });
+
+      test('without options, every holder in one page', async () => {
+        await store.createPool('p', 10);
+        for (const id of ['j3', 'j1', 'j2']) await holding(id);
+        expect((await store.holders('p')).holders.map((holder) => holder.jobId)).toEqual(['j1', 'j2', 'j3']);
+        expect((await store.holders('p')).next).toBeUndefined();
+      });
+
+      test('only jobs holding a lease of this pool: not other pools, not jobs without a slot', async () => {
+        // Prepare
+        await store.createPool('p', 5);
+        await store.createPool('q', 5);
+        await holding('a');
+        await holding('b', 'q');
+        await queued('c');
+        await waiting('d');
+        await reserved('e');
+        await running('f');
+        // Assess
+        expect(await allHolders('p')).toEqual(['a', 'e', 'f']);
+        expect(await allHolders('q')).toEqual(['b']);
+      });
+
+      test('a freed holder disappears; a slot passed on moves to its new holder', async () => {
+        // Prepare
+        await store.createPool('p', 3);
+        const a = await running('a');
+        const b = await running('b');
+        await waiting('w');
+        // Act
+        expect(await store.free('p', from(a, 'succeeded'), T + 10)).toBe(true);
+        expect(await store.pass('p', from(b, 'failed'), 'w', T + 11)).toBe(PassOutcome.Passed);
+        // Assess
+        expect(await allHolders('p')).toEqual(['w']);
+        expect(await store.holders('p')).toEqual({ holders: [{ jobId: 'w', kind: 'appflow', since: T + 11 }] });
+      });
+    });
+
+    // ---- take ---------------------------------------------------------------------------------------------------
+
+    describe('take', () => {
+      test('Taken: the job moves (version + 1, patch set) and holds a lease since now; inUse + 1', async () => {
         // Prepare
         await store.createPool('p', 2);
+        const record = await queued('j1');
         // Act
-        const outcomes = [
-          await store.acquire('p', 'j1', holder(T + 1, 'appflow')),
-          await store.acquire('p', 'j2', holder(T + 2, 'glue')),
-          await store.acquire('p', 'j3', holder(T + 3)),
-        ];
+        const outcome = await store.take('p', from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5);
         // Assess
-        expect(outcomes).toEqual([AcquireOutcome.Acquired, AcquireOutcome.Acquired, AcquireOutcome.Full]);
-        expect(await store.getPool('p')).toEqual({
-          name: 'p',
-          limit: 2,
-          inUse: 2,
-          holders: { j1: { kind: 'appflow', since: T + 1 }, j2: { kind: 'glue', since: T + 2 } },
+        expect(outcome).toBe(TakeOutcome.Taken);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
+        const after = await read('j1');
+        expect(after).toEqual({
+          ...record,
+          state: 'starting',
+          version: record.version + 1,
+          updatedAt: T + 5,
+          attempt: 'msg-1',
+          attempts: 1,
+          lease: { pool: 'p', since: T + 5 },
         });
+        expect(after).not.toHaveProperty('lastError');
       });
 
-      test('a second acquire by the holding job is AlreadyHeld and changes nothing (even when the pool is full)', async () => {
+      test('takes up to the limit, then Full; Full changes nothing', async () => {
         // Prepare
-        await store.createPool('p', 1);
-        await store.acquire('p', 'j1', holder(T));
+        await store.createPool('p', 2);
+        await holding('j1');
+        await holding('j2');
+        const late = await queued('j3');
+        const before = await observe('p', ['j1', 'j2', 'j3']);
         // Act
-        const again = await store.acquire('p', 'j1', holder(T + 999, 'glue'));
+        const outcome = await store.take('p', from(late, 'starting'), T + 9);
         // Assess
-        expect(again).toBe(AcquireOutcome.AlreadyHeld);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 1, holders: { j1: holder(T) } });
+        expect(outcome).toBe(TakeOutcome.Full);
+        expect(await observe('p', ['j1', 'j2', 'j3'])).toEqual(before);
+        expect(before.pool).toEqual({ name: 'p', limit: 2, inUse: 2 });
       });
 
-      test('AlreadyHeld on a pool with room too, without taking a second slot', async () => {
-        await store.createPool('p', 5);
-        await store.acquire('p', 'j1', holder());
-        expect(await store.acquire('p', 'j1', holder())).toBe(AcquireOutcome.AlreadyHeld);
-        expect((await store.getPool('p'))!.inUse).toBe(1);
+      test('a pool with limit 0 is paused: take is Full', async () => {
+        await store.createPool('paused', 0);
+        const record = await queued('j1', 'paused');
+        expect(await store.take('paused', from(record, 'starting'), T + 1)).toBe(TakeOutcome.Full);
+        expect(await store.getPool('paused')).toEqual({ name: 'paused', limit: 0, inUse: 0 });
+        expect(await ledger.get('j1')).toEqual(record);
       });
 
-      test('acquire on a pool that does not exist is NoPool and creates nothing', async () => {
-        expect(await store.acquire('ghost', 'j1', holder())).toBe(AcquireOutcome.NoPool);
+      test('NoPool: the pool does not exist; nothing is created and the record is unchanged', async () => {
+        const record = await queued('j1', 'ghost');
+        expect(await store.take('ghost', from(record, 'starting'), T + 1)).toBe(TakeOutcome.NoPool);
         expect(await store.getPool('ghost')).toBeUndefined();
         expect(await store.listPools()).toEqual([]);
+        expect(await ledger.get('j1')).toEqual(record);
       });
 
-      test('a pool with limit 0 is paused: every acquire is Full', async () => {
-        await store.createPool('paused', 0);
-        expect(await store.acquire('paused', 'j1', holder())).toBe(AcquireOutcome.Full);
-        expect(await store.getPool('paused')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
-      });
-
-      test('release frees the slot once; a second release is a no-op that returns false', async () => {
+      test('Stale: the record changed since it was read; nothing changes', async () => {
         // Prepare
         await store.createPool('p', 2);
-        await store.acquire('p', 'j1', holder());
-        await store.acquire('p', 'j2', holder());
+        const read1 = await queued('j1');
+        expect(await ledger.move(from(read1, 'waiting'), T + 1)).toBe(true);
+        const before = await observe('p', ['j1']);
         // Act
-        const first = await store.release('p', 'j1');
-        const second = await store.release('p', 'j1');
+        const outcome = await store.take('p', from(read1, 'starting'), T + 2);
         // Assess
-        expect([first, second]).toEqual([true, false]);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1, holders: { j2: holder() } });
+        expect(outcome).toBe(TakeOutcome.Stale);
+        expect(await observe('p', ['j1'])).toEqual(before);
+        expect(before.pool!.inUse).toBe(0);
       });
 
-      test('release by a job that holds nothing changes nothing', async () => {
-        await store.createPool('p', 2);
-        await store.acquire('p', 'j1', holder());
-        expect(await store.release('p', 'stranger')).toBe(false);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1, holders: { j1: holder() } });
-      });
-
-      test('release on a pool that does not exist is false and creates nothing', async () => {
-        expect(await store.release('ghost', 'j1')).toBe(false);
-        expect(await store.getPool('ghost')).toBeUndefined();
-      });
-
-      test('a freed slot can be taken again, by the same job or another', async () => {
-        await store.createPool('p', 1);
-        await store.acquire('p', 'j1', holder());
-        await store.release('p', 'j1');
-        expect(await store.acquire('p', 'j2', holder())).toBe(AcquireOutcome.Acquired);
-        await store.release('p', 'j2');
-        expect(await store.acquire('p', 'j1', holder())).toBe(AcquireOutcome.Acquired);
-        await expectConsistent('p');
-      });
-
-      test('inUse equals the number of holders after every step of a mixed sequence', async () => {
+      test('Stale: the job already holds a lease (of this pool or another); nothing changes', async () => {
         // Prepare
         await store.createPool('p', 3);
-        const steps: Array<() => Promise<unknown>> = [
-          () => store.acquire('p', 'a', holder()),
-          () => store.acquire('p', 'b', holder()),
-          () => store.acquire('p', 'a', holder()),
-          () => store.release('p', 'x'),
-          () => store.transfer('p', 'a', 'c', holder()),
-          () => store.acquire('p', 'd', holder()),
-          () => store.acquire('p', 'e', holder()),
-          () => store.setLimit('p', 1),
-          () => store.transfer('p', 'b', 'f', holder()),
-          () => store.release('p', 'b'),
-          () => store.release('p', 'b'),
-          () => store.acquire('p', 'g', holder()),
-          () => store.setLimit('p', 4),
-          () => store.acquire('p', 'g', holder()),
-          () => store.transfer('p', 'g', 'g', holder()).catch(() => undefined),
-          () => store.transfer('p', 'g', 'h', holder()),
-          () => store.release('p', 'c'),
-          () => store.release('p', 'd'),
-          () => store.release('p', 'h'),
-        ];
-        // Act and assess
-        for (const step of steps) {
-          await step();
-          await expectConsistent('p');
-        }
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 4, inUse: 0, holders: {} });
+        await store.createPool('q', 3);
+        const inP = await holding('a');
+        const inQ = await holding('b', 'q');
+        const before = { p: await observe('p', ['a', 'b']), q: await observe('q', ['a', 'b']) };
+        // Act
+        const again = await store.take('p', from(inP, 'starting'), T + 9);
+        const other = await store.take('p', from(inQ, 'starting'), T + 9);
+        // Assess
+        expect([again, other]).toEqual([TakeOutcome.Stale, TakeOutcome.Stale]);
+        expect({ p: await observe('p', ['a', 'b']), q: await observe('q', ['a', 'b']) }).toEqual(before);
+      });
+
+      test('Stale: an unknown job; no record is created and the counter is unchanged', async () => {
+        await store.createPool('p', 1);
+        expect(await store.take('p', { jobId: 'nobody', version: 1, to: 'starting' }, T)).toBe(TakeOutcome.Stale);
+        expect(await ledger.get('nobody')).toBeUndefined();
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 0 });
+      });
+
+      test('a stale read on a full pool is Stale, not Full: the caller reads again before parking', async () => {
+        await store.createPool('p', 1);
+        await holding('a');
+        const stale = await queued('b');
+        expect(await ledger.move(from(stale, 'waiting'), T + 1)).toBe(true);
+        const before = await observe('p', ['a', 'b']);
+        expect(await store.take('p', from(stale, 'starting'), T + 2)).toBe(TakeOutcome.Stale);
+        expect(await observe('p', ['a', 'b'])).toEqual(before);
       });
     });
 
-    describe('transfer', () => {
-      test('Transferred: the slot moves from the finished job to the waiting one, inUse unchanged', async () => {
+    // ---- free and freeOverLimit ---------------------------------------------------------------------------------
+
+    describe('free', () => {
+      test('frees the slot: the job moves (version + 1, patch set) without its lease; inUse - 1', async () => {
         // Prepare
         await store.createPool('p', 2);
-        await store.acquire('p', 'done', holder(T));
-        await store.acquire('p', 'other', holder(T));
+        const record = await running('j1');
+        await holding('j2');
         // Act
-        const outcome = await store.transfer('p', 'done', 'next', holder(T + 5, 'glue'));
+        const freed = await store.free('p', from(record, 'succeeded', { endedAt: T + 50 }), T + 50);
         // Assess
-        expect(outcome).toBe(TransferOutcome.Transferred);
-        expect(await store.getPool('p')).toEqual({
-          name: 'p',
-          limit: 2,
-          inUse: 2,
-          holders: { other: holder(T), next: { kind: 'glue', since: T + 5 } },
+        expect(freed).toBe(true);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
+        const { lease: _lease, ...rest } = record;
+        expect(await ledger.get('j1')).toEqual({
+          ...rest,
+          state: 'succeeded',
+          version: record.version + 1,
+          updatedAt: T + 50,
+          endedAt: T + 50,
         });
+        expect(await fixture.expiresAtOf('j1')).toBe(expiryOf(T + 50, fixture.retentionDays));
+        expect(await allHolders('p')).toEqual(['j2']);
       });
 
-      test('NotHeld: the finished job holds nothing (a duplicate release); nothing changes', async () => {
+      test('a refused start frees the slot and queues the job again (no expiresAt)', async () => {
         await store.createPool('p', 1);
-        await store.acquire('p', 'j1', holder());
-        expect(await store.transfer('p', 'gone', 'next', holder())).toBe(TransferOutcome.NotHeld);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 1, holders: { j1: holder() } });
+        const record = await holding('j1');
+        expect(await store.free('p', from(record, 'queued', { lastError: 'refused' }), T + 9)).toBe(true);
+        expect(await read('j1')).toMatchObject({ state: 'queued', lastError: 'refused', version: record.version + 1 });
+        expect(await read('j1')).not.toHaveProperty('lease');
+        expect(await fixture.expiresAtOf('j1')).toBeUndefined();
+        expect(await store.getPool('p')).toMatchObject({ inUse: 0 });
       });
 
-      test('NotHeld on a pool that does not exist', async () => {
-        expect(await store.transfer('ghost', 'a', 'b', holder())).toBe(TransferOutcome.NotHeld);
+      test('a stale version returns false and changes nothing (a second free of one read too)', async () => {
+        await store.createPool('p', 2);
+        const record = await holding('j1');
+        expect(await ledger.move(from(record, 'starting', { lastError: 'noted' }), T + 9)).toBe(true);
+        const before = await observe('p', ['j1']);
+        expect(await store.free('p', from(record, 'succeeded'), T + 10)).toBe(false);
+        expect(await observe('p', ['j1'])).toEqual(before);
+
+        const current = await read('j1');
+        expect(await store.free('p', from(current, 'succeeded'), T + 11)).toBe(true);
+        const after = await observe('p', ['j1']);
+        expect(await store.free('p', from(current, 'succeeded'), T + 12)).toBe(false);
+        expect(await observe('p', ['j1'])).toEqual(after);
+      });
+
+      test('a job that holds no slot, or a slot of another pool, frees nothing', async () => {
+        // Prepare
+        await store.createPool('p', 2);
+        await store.createPool('q', 2);
+        await holding('a');
+        const free = await queued('b');
+        const inQ = await holding('c', 'q');
+        const before = { p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) };
+        // Act
+        const results = [await store.free('p', from(free, 'dead'), T + 9), await store.free('p', from(inQ, 'succeeded'), T + 9)];
+        // Assess
+        expect(results).toEqual([false, false]);
+        expect({ p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) }).toEqual(before);
+      });
+
+      test('on a pool that does not exist: false, nothing created', async () => {
+        await store.createPool('p', 1);
+        const record = await holding('j1');
+        expect(await store.free('ghost', from(record, 'succeeded'), T + 9)).toBe(false);
         expect(await store.getPool('ghost')).toBeUndefined();
+        expect(await ledger.get('j1')).toEqual(record);
       });
 
-      test('TargetHeld: the waiting job holds a slot already; nothing changes', async () => {
-        await store.createPool('p', 2);
-        await store.acquire('p', 'done', holder(T));
-        await store.acquire('p', 'next', holder(T + 1));
-        expect(await store.transfer('p', 'done', 'next', holder(T + 9))).toBe(TransferOutcome.TargetHeld);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2, holders: { done: holder(T), next: holder(T + 1) } });
-      });
-
-      test('a job cannot hand its slot to itself: transfer(a, a) throws and changes nothing', async () => {
+      test('a freed slot can be taken again', async () => {
         await store.createPool('p', 1);
-        await store.acquire('p', 'j1', holder(T));
-        await expect(store.transfer('p', 'j1', 'j1', holder(T + 1))).rejects.toThrow();
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 1, holders: { j1: holder(T) } });
-      });
-
-      test('OverLimit after the limit was lowered below inUse; nothing changes', async () => {
-        // Prepare
-        await store.createPool('p', 3);
-        for (const id of ['a', 'b', 'c']) await store.acquire('p', id, holder());
-        await store.setLimit('p', 2);
-        // Act
-        const outcome = await store.transfer('p', 'a', 'next', holder());
-        // Assess
-        expect(outcome).toBe(TransferOutcome.OverLimit);
-        const pool = await store.getPool('p');
-        expect(pool).toMatchObject({ limit: 2, inUse: 3 });
-        expect(Object.keys(pool!.holders).sort()).toEqual(['a', 'b', 'c']);
-      });
-
-      test('after lowering, a transfer is allowed again once inUse is back at the limit', async () => {
-        await store.createPool('p', 3);
-        for (const id of ['a', 'b', 'c']) await store.acquire('p', id, holder());
-        await store.setLimit('p', 2);
-        expect(await store.release('p', 'a')).toBe(true);
-        expect(await store.transfer('p', 'b', 'next', holder())).toBe(TransferOutcome.Transferred);
-        const pool = await store.getPool('p');
-        expect(pool).toMatchObject({ limit: 2, inUse: 2 });
-        expect(Object.keys(pool!.holders).sort()).toEqual(['c', 'next']);
-      });
-
-      test('release and transfer of the same slot racing: exactly one takes effect', async () => {
-        // Prepare
-        await store.createPool('p', 1);
-        await store.acquire('p', 'done', holder());
-        // Act
-        const [released, transferred] = await Promise.all([store.release('p', 'done'), store.transfer('p', 'done', 'next', holder())]);
-        // Assess
-        const pool = await store.getPool('p');
-        expect([released, transferred === TransferOutcome.Transferred].filter(Boolean)).toHaveLength(1);
-        if (released) expect(pool).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
-        else expect(pool).toEqual(expect.objectContaining({ inUse: 1, holders: { next: holder() } }));
-      });
-
-      test('two finished jobs handing off to the same waiter: one Transferred, the other TargetHeld', async () => {
-        await store.createPool('p', 2);
-        await store.acquire('p', 'a', holder());
-        await store.acquire('p', 'b', holder());
-        const outcomes = await Promise.all([store.transfer('p', 'a', 'w', holder()), store.transfer('p', 'b', 'w', holder())]);
-        expect([...outcomes].sort()).toEqual([TransferOutcome.TargetHeld, TransferOutcome.Transferred].sort());
-        const pool = await store.getPool('p');
-        expect(pool!.inUse).toBe(2);
-        expect(Object.keys(pool!.holders)).toHaveLength(2);
-        expect(pool!.holders).toHaveProperty('w');
+        const a = await running('a');
+        expect(await store.free('p', from(a, 'succeeded'), T + 10)).toBe(true);
+        const b = await queued('b');
+        expect(await store.take('p', from(b, 'starting'), T + 11)).toBe(TakeOutcome.Taken);
+        await expectConsistent('p', ['a', 'b']);
       });
     });
+
+    describe('freeOverLimit', () => {
+      test('false while the pool is within its limit (inUse = limit); nothing changes', async () => {
+        await store.createPool('p', 2);
+        const r = await reserved('r');
+        await holding('a');
+        const before = await observe('p', ['r', 'a']);
+        expect(await store.freeOverLimit('p', from(r, 'waiting'), T + 9)).toBe(false);
+        expect(await observe('p', ['r', 'a'])).toEqual(before);
+      });
+
+      test('over a lowered limit: takes the reservation back (reserved -> waiting, no lease), inUse - 1, only down to the limit', async () => {
+        // Prepare
+        await store.createPool('p', 3);
+        await holding('a');
+        const r1 = await reserved('r1');
+        const r2 = await reserved('r2');
+        await store.setLimit('p', 1);
+        // Act
+        const first = await store.freeOverLimit('p', from(r1, 'waiting'), T + 10);
+        const second = await store.freeOverLimit('p', from(r2, 'waiting'), T + 11);
+        const before = await observe('p', ['a', 'r1', 'r2']);
+        const third = await store.freeOverLimit('p', from(await read('a'), 'queued'), T + 12);
+        // Assess
+        expect([first, second, third]).toEqual([true, true, false]);
+        expect(await observe('p', ['a', 'r1', 'r2'])).toEqual(before);
+        expect(before.pool).toEqual({ name: 'p', limit: 1, inUse: 1 });
+        const back = await read('r1');
+        expect(back).toMatchObject({ state: 'waiting', version: r1.version + 1, updatedAt: T + 10 });
+        expect(back).not.toHaveProperty('lease');
+        expect(before.holders).toEqual(['a']);
+      });
+
+      test('a stale version returns false and changes nothing, even over the limit', async () => {
+        await store.createPool('p', 2);
+        await holding('a');
+        const r = await reserved('r');
+        await store.setLimit('p', 1);
+        expect(await store.claim('p', from(r, 'starting'), T + 5)).toBe(ClaimOutcome.OverLimit);
+        const before = await observe('p', ['a', 'r']);
+        expect(await store.freeOverLimit('p', { ...from(r, 'waiting'), version: r.version - 1 }, T + 7)).toBe(false);
+        expect(await store.freeOverLimit('p', { ...from(r, 'waiting'), version: r.version + 1 }, T + 7)).toBe(false);
+        expect(await observe('p', ['a', 'r'])).toEqual(before);
+      });
+
+      test('a job without a lease of the pool frees nothing, even over the limit', async () => {
+        await store.createPool('p', 2);
+        await holding('a');
+        await holding('b');
+        await store.setLimit('p', 1);
+        const w = await waiting('w');
+        const before = await observe('p', ['a', 'b', 'w']);
+        expect(await store.freeOverLimit('p', from(w, 'waiting'), T + 9)).toBe(false);
+        expect(await observe('p', ['a', 'b', 'w'])).toEqual(before);
+      });
+    });
+
+    // ---- claim --------------------------------------------------------------------------------------------------
+
+    describe('claim', () => {
+      test('Claimed: the reserved job moves to starting (version + 1, patch set) and keeps its lease; inUse unchanged', async () => {
+        // Prepare
+        await store.createPool('p', 2);
+        const r = await reserved('r', 'p', T + 3);
+        // Act
+        const outcome = await store.claim('p', from(r, 'starting', { attempt: 'msg-9', claimableAt: T + 60_000 }), T + 10);
+        // Assess
+        expect(outcome).toBe(ClaimOutcome.Claimed);
+        expect(await read('r')).toEqual({
+          ...r,
+          state: 'starting',
+          version: r.version + 1,
+          updatedAt: T + 10,
+          attempt: 'msg-9',
+          claimableAt: T + 60_000,
+          lease: { pool: 'p', since: T + 3 },
+        });
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
+      });
+
+      test('Claimed at exactly the limit (inUse = limit)', async () => {
+        await store.createPool('p', 2);
+        await holding('a');
+        const r = await reserved('r');
+        expect(await store.claim('p', from(r, 'starting'), T + 10)).toBe(ClaimOutcome.Claimed);
+      });
+
+      test('Stale: the record changed since it was read; nothing changes', async () => {
+        await store.createPool('p', 2);
+        const r = await reserved('r');
+        const before = await observe('p', ['r']);
+        expect(await store.claim('p', { ...from(r, 'starting'), version: r.version - 1 }, T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await observe('p', ['r'])).toEqual(before);
+        // A second claim of one read (a duplicated wake-up) finds the job claimed already.
+        expect(await store.claim('p', from(r, 'starting', { attempt: 'm1' }), T + 7)).toBe(ClaimOutcome.Claimed);
+        const claimed = await observe('p', ['r']);
+        expect(await store.claim('p', from(r, 'starting', { attempt: 'm2' }), T + 8)).toBe(ClaimOutcome.Stale);
+        expect(await observe('p', ['r'])).toEqual(claimed);
+      });
+
+      test('Stale: the job is not reserved (starting with a slot, or waiting without one); nothing changes', async () => {
+        await store.createPool('p', 2);
+        const s = await holding('s');
+        const w = await waiting('w');
+        const before = await observe('p', ['s', 'w']);
+        expect(await store.claim('p', from(s, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await store.claim('p', from(w, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await observe('p', ['s', 'w'])).toEqual(before);
+      });
+
+      test('Stale: the job is reserved in another pool; nothing changes', async () => {
+        await store.createPool('p', 2);
+        await store.createPool('q', 2);
+        const r = await reserved('r', 'q');
+        const before = { p: await observe('p', ['r']), q: await observe('q', ['r']) };
+        expect(await store.claim('p', from(r, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
+        expect({ p: await observe('p', ['r']), q: await observe('q', ['r']) }).toEqual(before);
+      });
+
+      test('OverLimit: the limit was lowered below inUse; nothing changes', async () => {
+        // Prepare
+        await store.createPool('p', 3);
+        await holding('a');
+        await holding('b');
+        const r = await reserved('r');
+        await store.setLimit('p', 2);
+        const before = await observe('p', ['a', 'b', 'r']);
+        // Act
+        const outcome = await store.claim('p', from(r, 'starting'), T + 9);
+        // Assess
+        expect(outcome).toBe(ClaimOutcome.OverLimit);
+        expect(await observe('p', ['a', 'b', 'r'])).toEqual(before);
+        expect(before.pool).toEqual({ name: 'p', limit: 2, inUse: 3 });
+      });
+    });
+
+    // ---- pass ---------------------------------------------------------------------------------------------------
+
+    describe('pass', () => {
+      test('Passed: the finished job moves and loses its lease; the waiting one is reserved with a lease since now; inUse unchanged', async () => {
+        // Prepare
+        await store.createPool('p', 2);
+        const done = await running('done');
+        await holding('other');
+        const w = await waiting('w');
+        // Act
+        const outcome = await store.pass('p', from(done, 'succeeded', { endedAt: T + 20 }), 'w', T + 21);
+        // Assess
+        expect(outcome).toBe(PassOutcome.Passed);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
+        const { lease: _lease, ...rest } = done;
+        expect(await read('done')).toEqual({ ...rest, state: 'succeeded', version: done.version + 1, updatedAt: T + 21, endedAt: T + 20 });
+        expect(await fixture.expiresAtOf('done')).toBe(expiryOf(T + 21, fixture.retentionDays));
+        expect(await read('w')).toEqual({
+          ...w,
+          state: 'reserved',
+          version: w.version + 1,
+          updatedAt: T + 21,
+          lease: { pool: 'p', since: T + 21 },
+        });
+        expect(await fixture.expiresAtOf('w')).toBeUndefined();
+        expect(await allHolders('p')).toEqual(['other', 'w']);
+      });
+
+      test('Passed to a queued job too (a slot found for a job whose message is on its way)', async () => {
+        await store.createPool('p', 1);
+        const done = await running('done');
+        const q = await queued('q');
+        expect(await store.pass('p', from(done, 'failed'), 'q', T + 9)).toBe(PassOutcome.Passed);
+        expect(await read('q')).toMatchObject({ state: 'reserved', version: q.version + 1, lease: { pool: 'p', since: T + 9 } });
+        await expectConsistent('p', ['done', 'q']);
+      });
+
+      test('Passed at exactly the limit, after a lowered limit was freed down to it', async () => {
+        await store.createPool('p', 3);
+        const a = await running('a');
+        const b = await running('b');
+        await running('c');
+        await waiting('w');
+        await store.setLimit('p', 2);
+        expect(await store.free('p', from(a, 'succeeded'), T + 10)).toBe(true);
+        expect(await store.pass('p', from(b, 'succeeded'), 'w', T + 11)).toBe(PassOutcome.Passed);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
+        expect(await allHolders('p')).toEqual(['c', 'w']);
+      });
+
+      test('Stale: the finished job changed since it was read; nothing changes', async () => {
+        await store.createPool('p', 1);
+        const done = await holding('done');
+        expect(await ledger.move(from(done, 'starting', { lastError: 'noted' }), T + 5)).toBe(true);
+        await waiting('w');
+        const before = await observe('p', ['done', 'w']);
+        expect(await store.pass('p', from(done, 'succeeded'), 'w', T + 6)).toBe(PassOutcome.Stale);
+        expect(await observe('p', ['done', 'w'])).toEqual(before);
+      });
+
+      test('Stale: the finished job holds no slot of this pool; nothing changes', async () => {
+        await store.createPool('p', 2);
+        await store.createPool('q', 2);
+        await holding('a');
+        const none = await queued('none');
+        const inQ = await running('inQ', 'q');
+        await waiting('w');
+        const ids = ['a', 'none', 'inQ', 'w'];
+        const before = { p: await observe('p', ids), q: await observe('q', ids) };
+        expect(await store.pass('p', from(none, 'dead'), 'w', T + 6)).toBe(PassOutcome.Stale);
+        expect(await store.pass('p', from(inQ, 'succeeded'), 'w', T + 6)).toBe(PassOutcome.Stale);
+        expect({ p: await observe('p', ids), q: await observe('q', ids) }).toEqual(before);
+      });
+
+      test.each([
+        ['reserved (by another hand-off)', 'reserved'],
+        ['starting', 'starting'],
+        ['running', 'running'],
+        ['finished', 'succeeded'],
+        ['dead', 'dead'],
+        ['queued but holding a lease', 'queued-leased'],
+        ['unknown', 'unknown'],
+      ])('TargetGone: the target is %s; nothing changes', async (_label, target) => {
+        // Prepare
+        await store.createPool('p', 5);
+        const done = await running('done');
+        if (target === 'reserved') await reserved('t');
+        if (target === 'starting') await holding('t');
+        if (target === 'running') await running('t');
+        if (target === 'succeeded') {
+          const t = await running('t');
+          expect(await store.free('p', from(t, 'succeeded'), T + 5)).toBe(true);
+        }
+        if (target === 'dead') {
+          const t = await queued('t');
+          expect(await ledger.move(from(t, 'dead'), T + 5)).toBe(true);
+        }
+        if (target === 'queued-leased') await queuedWithLease('t');
+        const before = await observe('p', ['done', 't']);
+        // Act
+        const outcome = await store.pass('p', from(done, 'succeeded'), 't', T + 6);
+        // Assess
+        expect(outcome).toBe(PassOutcome.TargetGone);
+        expect(await observe('p', ['done', 't'])).toEqual(before);
+        if (target === 'unknown') expect(before.records[1]).toBeUndefined();
+      });
+
+      test('OverLimit: the limit was lowered below inUse; nothing changes', async () => {
+        // Prepare
+        await store.createPool('p', 3);
+        const done = await running('done');
+        await running('b');
+        await running('c');
+        await waiting('w');
+        await store.setLimit('p', 2);
+        const before = await observe('p', ['done', 'b', 'c', 'w']);
+        // Act
+        const outcome = await store.pass('p', from(done, 'succeeded'), 'w', T + 9);
+        // Assess
+        expect(outcome).toBe(PassOutcome.OverLimit);
+        expect(await observe('p', ['done', 'b', 'c', 'w'])).toEqual(before);
+      });
+
+      test('a job cannot pass its slot to itself: it throws and changes nothing', async () => {
+        await store.createPool('p', 1);
+        const done = await running('done');
+        const before = await observe('p', ['done']);
+        await expect(store.pass('p', from(done, 'succeeded'), 'done', T + 9)).rejects.toThrow();
+        expect(await observe('p', ['done'])).toEqual(before);
+      });
+    });
+
+    // ---- reserve ------------------------------------------------------------------------------------------------
+
+    describe('reserve', () => {
+      test.each([['waiting'], ['queued']])(
+        'Reserved: a %s job gets a free slot (reserved, lease since now, version + 1); inUse + 1',
+        async (state) => {
+          await store.createPool('p', 2);
+          const record = state === 'waiting' ? await waiting('j1') : await queued('j1');
+          expect(await store.reserve('p', 'j1', T + 7)).toBe(ReserveOutcome.Reserved);
+          expect(await read('j1')).toEqual({
+            ...record,
+            state: 'reserved',
+            version: record.version + 1,
+            updatedAt: T + 7,
+            lease: { pool: 'p', since: T + 7 },
+          });
+          expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
+          expect(await allHolders('p')).toEqual(['j1']);
+        },
+      );
+
+      test('Full: no free slot (or over a lowered limit); nothing changes', async () => {
+        await store.createPool('p', 2);
+        await holding('a');
+        await holding('b');
+        await waiting('w');
+        const before = await observe('p', ['a', 'b', 'w']);
+        expect(await store.reserve('p', 'w', T + 9)).toBe(ReserveOutcome.Full);
+        await store.setLimit('p', 1);
+        expect(await store.reserve('p', 'w', T + 10)).toBe(ReserveOutcome.Full);
+        expect(await observe('p', ['a', 'b', 'w'])).toEqual({ ...before, pool: { ...before.pool, limit: 1 } });
+      });
+
+      test('NoPool: the pool does not exist; nothing created, the job unchanged', async () => {
+        const w = await waiting('w', 'ghost');
+        expect(await store.reserve('ghost', 'w', T + 9)).toBe(ReserveOutcome.NoPool);
+        expect(await store.getPool('ghost')).toBeUndefined();
+        expect(await store.listPools()).toEqual([]);
+        expect(await ledger.get('w')).toEqual(w);
+      });
+
+      test.each([['reserved'], ['starting'], ['running'], ['dead'], ['queued-leased'], ['unknown']])(
+        'TargetGone: the job is %s; nothing changes',
+        async (state) => {
+          await store.createPool('p', 5);
+          if (state === 'reserved') await reserved('t');
+          if (state === 'starting') await holding('t');
+          if (state === 'running') await running('t');
+          if (state === 'dead') {
+            const t = await queued('t');
+            expect(await ledger.move(from(t, 'dead'), T + 5)).toBe(true);
+          }
+          if (state === 'queued-leased') await queuedWithLease('t');
+          const before = await observe('p', ['t']);
+          expect(await store.reserve('p', 't', T + 9)).toBe(ReserveOutcome.TargetGone);
+          expect(await observe('p', ['t'])).toEqual(before);
+        },
+      );
+    });
+
+    // ---- one counter, many leases -------------------------------------------------------------------------------
+
+    test('inUse equals the leases after every step of a mixed sequence', async () => {
+      // Prepare
+      await store.createPool('p', 3);
+      const ids = ['a', 'b', 'c', 'd', 'e', 'w1', 'w2'];
+      for (const id of ids) await queued(id);
+      let now = T + 10;
+      const step = async (id: string, act: (record: JobRecord) => Promise<unknown>) => act(await read(id));
+      const steps: Array<() => Promise<unknown>> = [
+        () => step('a', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('b', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('a', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('w1', (r) => ledger.move(from(r, 'waiting'), ++now)),
+        () => step('w2', (r) => ledger.move(from(r, 'waiting'), ++now)),
+        () => step('a', (r) => store.pass('p', from(r, 'succeeded'), 'w1', ++now)),
+        () => step('c', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('d', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => store.setLimit('p', 1),
+        () => step('w1', (r) => store.claim('p', from(r, 'starting'), ++now)),
+        () => step('w1', (r) => store.freeOverLimit('p', from(r, 'waiting'), ++now)),
+        () => step('b', (r) => store.pass('p', from(r, 'failed'), 'w2', ++now)),
+        () => step('b', (r) => store.free('p', from(r, 'failed'), ++now)),
+        () => step('c', (r) => store.free('p', from(r, 'queued'), ++now)),
+        () => store.reserve('p', 'w1', ++now),
+        () => store.setLimit('p', 4),
+        () => store.reserve('p', 'w1', ++now),
+        () => step('e', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('e', (r) => store.pass('p', from(r, 'succeeded'), 'e', ++now)).catch(() => undefined),
+        () => step('e', (r) => store.pass('p', from(r, 'succeeded'), 'c', ++now)),
+        () => step('d', (r) => store.free('p', from(r, 'succeeded'), ++now)),
+        () => step('w1', (r) => store.claim('p', from(r, 'starting'), ++now)),
+      ];
+      // Act and assess
+      for (const act of steps) {
+        await act();
+        await expectConsistent('p', ids);
+      }
+      expect(await store.getPool('p')).toEqual({ name: 'p', limit: 4, inUse: 2 });
+      expect(await allHolders('p')).toEqual(['c', 'w1']);
+    });
+
+    // ---- waiters ------------------------------------------------------------------------------------------------
 
     describe('waiters', () => {
       test('oldestWaiters is first in, first out by wait key, whatever the order they were added in', async () => {
@@ -393,71 +862,211 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect((await store.oldestWaiters('p', 5)).map((w) => w.jobId)).toEqual(['b']);
       });
 
-      test('waiters belong to their pool only, and do not touch the pool item', async () => {
+      test('waiters belong to their pool only, and do not touch the pool counter or the job records', async () => {
         // Prepare
         await store.createPool('p', 1);
         await store.createPool('q', 1);
+        const job = await queued('in-p');
         await store.addWaiter(waiter('p', 'in-p', T));
         await store.addWaiter(waiter('q', 'in-q', T));
         // Assess
         expect((await store.oldestWaiters('p', 5)).map((w) => w.jobId)).toEqual(['in-p']);
         expect(await store.countWaiters('q')).toBe(1);
         expect(await store.getWaiter('q', waitKey(T, 'in-p'))).toBeUndefined();
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 0, holders: {} });
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 0 });
+        expect(await ledger.get('in-p')).toEqual(job);
+        expect(await store.holders('p')).toEqual({ holders: [] });
       });
 
       test('countWaiters counts many', async () => {
-        for (let i = 0; i < 30; i++) await store.addWaiter(waiter('p', `j${i}`, T + i));
+        for (let i = 0; i < 30; i++) await store.addWaiter(waiter('p', `j${String(i).padStart(2, '0')}`, T + i));
         expect(await store.countWaiters('p')).toBe(30);
-        expect((await store.oldestWaiters('p', 30)).map((w) => w.jobId)).toEqual(Array.from({ length: 30 }, (_, i) => `j${i}`));
+        expect((await store.oldestWaiters('p', 30)).map((w) => w.jobId)).toEqual(
+          Array.from({ length: 30 }, (_, i) => `j${String(i).padStart(2, '0')}`),
+        );
       });
     });
 
+    // ---- concurrency --------------------------------------------------------------------------------------------
+
     describe('concurrency', () => {
       test(
-        '200 concurrent acquires on a pool of limit 8 grant exactly 8',
+        '40 concurrent takes for 40 jobs on a pool of limit 6: exactly 6 Taken, inUse 6, exactly 6 leases',
         async () => {
           // Prepare
-          await store.createPool('hot', 8);
-          const ids = Array.from({ length: 200 }, (_, i) => `job-${i}`);
+          await store.createPool('hot', 6);
+          const ids = Array.from({ length: 40 }, (_, i) => `job-${String(i).padStart(2, '0')}`);
+          const records = await Promise.all(ids.map((id) => queued(id, 'hot')));
           // Act
-          const outcomes = await Promise.all(ids.map((id) => store.acquire('hot', id, holder())));
+          const outcomes = await Promise.all(
+            records.map((r, i) => store.take('hot', from(r, 'starting', { attempt: `m${i}` }), T + 10 + i)),
+          );
           // Assess
-          const acquired = ids.filter((_, i) => outcomes[i] === AcquireOutcome.Acquired);
-          expect(acquired).toHaveLength(8);
-          expect(outcomes.filter((o) => o === AcquireOutcome.Full)).toHaveLength(192);
-          const pool = await store.getPool('hot');
-          expect(pool!.inUse).toBe(8);
-          expect(Object.keys(pool!.holders).sort()).toEqual([...acquired].sort());
+          const taken = ids.filter((_, i) => outcomes[i] === TakeOutcome.Taken);
+          expect(taken).toHaveLength(6);
+          expect(outcomes.filter((o) => o === TakeOutcome.Full)).toHaveLength(34);
+          expect(await store.getPool('hot')).toEqual({ name: 'hot', limit: 6, inUse: 6 });
+          const after = await Promise.all(ids.map(read));
+          expect(after.filter((r) => r.lease).map((r) => r.jobId)).toEqual(taken);
+          for (const [i, r] of after.entries()) {
+            if (outcomes[i] === TakeOutcome.Taken) expect(r).toMatchObject({ state: 'starting', version: 2, attempt: `m${i}` });
+            else expect(r).toEqual(records[i]);
+          }
+          expect(await allHolders('hot')).toEqual(taken);
         },
         timeoutMs,
       );
 
       test(
-        '200 concurrent acquires with duplicate job ids mixed in: each job counted once, exactly 8 holders',
+        'concurrent takes of one read of one job: one Taken, the others Stale, one slot',
         async () => {
-          // Prepare: 50 jobs, each asking 4 times, in a shuffled order
-          await store.createPool('hot', 8);
-          const calls = shuffled(
-            Array.from({ length: 200 }, (_, i) => `job-${i % 50}`),
-            7,
+          await store.createPool('p', 5);
+          const record = await queued('j1');
+          const outcomes = await Promise.all(
+            Array.from({ length: 6 }, (_, i) => store.take('p', from(record, 'starting', { attempt: `m${i}` }), T + i)),
           );
-          // Act
-          const outcomes = await Promise.all(calls.map((id) => store.acquire('hot', id, holder())));
-          // Assess
-          const pool = await store.getPool('hot');
-          const holders = Object.keys(pool!.holders);
-          expect(pool!.inUse).toBe(8);
-          expect(holders).toHaveLength(8);
-          const byJob = new Map<string, AcquireOutcome[]>();
-          calls.forEach((id, i) => byJob.set(id, [...(byJob.get(id) ?? []), outcomes[i]!]));
-          for (const [id, results] of byJob) {
-            if (holders.includes(id)) {
-              // a holder acquired exactly once; its other calls saw its own slot
-              expect(results.filter((r) => r === AcquireOutcome.Acquired)).toHaveLength(1);
-              expect(results.filter((r) => r === AcquireOutcome.AlreadyHeld)).toHaveLength(results.length - 1);
+          expect(outcomes.filter((o) => o === TakeOutcome.Taken)).toHaveLength(1);
+          expect(outcomes.filter((o) => o === TakeOutcome.Stale)).toHaveLength(5);
+          expect(await store.getPool('p')).toEqual({ name: 'p', limit: 5, inUse: 1 });
+          expect(await read('j1')).toMatchObject({ state: 'starting', version: 2, lease: { pool: 'p' } });
+        },
+        timeoutMs,
+      );
+
+      test(
+        'a pass and a take racing for the last slot: the pass keeps it for the waiter, the take is Full',
+        async () => {
+          for (let round = 0; round < 5; round++) {
+            // Prepare
+            const pool = `last-${round}`;
+            await store.createPool(pool, 1);
+            const done = await running(`done-${round}`, pool);
+            await waiting(`w-${round}`, pool);
+            const newcomer = await queued(`n-${round}`, pool);
+            // Act
+            const [passed, took] = await Promise.all([
+              store.pass(pool, from(done, 'succeeded'), `w-${round}`, T + 20),
+              store.take(pool, from(newcomer, 'starting'), T + 20),
+            ]);
+            // Assess
+            expect([passed, took]).toEqual([PassOutcome.Passed, TakeOutcome.Full]);
+            expect(await store.getPool(pool)).toEqual({ name: pool, limit: 1, inUse: 1 });
+            expect(await allHolders(pool)).toEqual([`w-${round}`]);
+            expect(await read(`n-${round}`)).toEqual(newcomer);
+          }
+        },
+        timeoutMs,
+      );
+
+      test(
+        'a pass and a free of the same slot (one read) racing: exactly one applies',
+        async () => {
+          for (let round = 0; round < 5; round++) {
+            const pool = `race-${round}`;
+            await store.createPool(pool, 1);
+            const done = await running(`done-${round}`, pool);
+            const w = await waiting(`w-${round}`, pool);
+            const [freed, passed] = await Promise.all([
+              store.free(pool, from(done, 'succeeded'), T + 20),
+              store.pass(pool, from(done, 'succeeded'), `w-${round}`, T + 20),
+            ]);
+            expect([freed, passed === PassOutcome.Passed].filter(Boolean)).toHaveLength(1);
+            if (freed) {
+              expect(passed).toBe(PassOutcome.Stale);
+              expect(await store.getPool(pool)).toMatchObject({ inUse: 0 });
+              expect(await read(`w-${round}`)).toEqual(w);
             } else {
-              expect(results.every((r) => r === AcquireOutcome.Full)).toBe(true);
+              expect(await store.getPool(pool)).toMatchObject({ inUse: 1 });
+              expect(await allHolders(pool)).toEqual([`w-${round}`]);
+            }
+            expect(await read(`done-${round}`)).toMatchObject({ state: 'succeeded', version: done.version + 1 });
+          }
+        },
+        timeoutMs,
+      );
+
+      test(
+        'two passes from the same finished job to different waiters: exactly one Passed, the other Stale',
+        async () => {
+          for (let round = 0; round < 5; round++) {
+            // Prepare
+            const pool = `two-${round}`;
+            await store.createPool(pool, 1);
+            const done = await running(`done-${round}`, pool);
+            const w1 = await waiting(`w1-${round}`, pool);
+            const w2 = await waiting(`w2-${round}`, pool);
+            // Act
+            const outcomes = await Promise.all([
+              store.pass(pool, from(done, 'succeeded'), w1.jobId, T + 20),
+              store.pass(pool, from(done, 'succeeded'), w2.jobId, T + 20),
+            ]);
+            // Assess
+            expect([...outcomes].sort()).toEqual([PassOutcome.Passed, PassOutcome.Stale].sort());
+            expect(await store.getPool(pool)).toEqual({ name: pool, limit: 1, inUse: 1 });
+            const [winner, loser] = outcomes[0] === PassOutcome.Passed ? [w1, w2] : [w2, w1];
+            expect(await read(winner.jobId)).toMatchObject({ state: 'reserved', lease: { pool, since: T + 20 } });
+            expect(await read(loser.jobId)).toEqual(loser);
+            expect(await allHolders(pool)).toEqual([winner.jobId]);
+          }
+        },
+        timeoutMs,
+      );
+
+      test(
+        'two finished jobs passing to the same waiter: one Passed, the other TargetGone',
+        async () => {
+          await store.createPool('p', 2);
+          const a = await running('a');
+          const b = await running('b');
+          await waiting('w');
+          const outcomes = await Promise.all([
+            store.pass('p', from(a, 'succeeded'), 'w', T + 20),
+            store.pass('p', from(b, 'succeeded'), 'w', T + 20),
+          ]);
+          expect([...outcomes].sort()).toEqual([PassOutcome.Passed, PassOutcome.TargetGone].sort());
+          const loser = outcomes[0] === PassOutcome.Passed ? b : a;
+          expect(await read(loser.jobId)).toEqual(loser);
+          expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
+          await expectConsistent('p', ['a', 'b', 'w']);
+        },
+        timeoutMs,
+      );
+
+      test(
+        'two reserves of the same job racing: one Reserved, the other TargetGone, one slot',
+        async () => {
+          await store.createPool('p', 3);
+          await waiting('w');
+          const outcomes = await Promise.all([store.reserve('p', 'w', T + 20), store.reserve('p', 'w', T + 21)]);
+          expect([...outcomes].sort()).toEqual([ReserveOutcome.Reserved, ReserveOutcome.TargetGone].sort());
+          expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 1 });
+          expect(await read('w')).toMatchObject({ state: 'reserved', version: 3 });
+        },
+        timeoutMs,
+      );
+
+      test(
+        'a claim racing a lowered limit: either Claimed before the limit changed or OverLimit after, never half',
+        async () => {
+          for (let round = 0; round < 6; round++) {
+            // Prepare
+            const pool = `claim-${round}`;
+            await store.createPool(pool, 2);
+            await holding(`a-${round}`, pool);
+            const r = await reserved(`r-${round}`, pool);
+            // Act
+            const [outcome] = await Promise.all([store.claim(pool, from(r, 'starting'), T + 20), store.setLimit(pool, 1)]);
+            // Assess
+            expect([ClaimOutcome.Claimed, ClaimOutcome.OverLimit]).toContain(outcome);
+            expect(await store.getPool(pool)).toEqual({ name: pool, limit: 1, inUse: 2 });
+            const after = await read(r.jobId);
+            if (outcome === ClaimOutcome.Claimed) {
+              expect(after).toMatchObject({ state: 'starting', version: r.version + 1, lease: r.lease });
+            } else {
+              expect(after).toEqual(r);
+              // The reservation is taken back instead of started.
+              expect(await store.freeOverLimit(pool, from(r, 'waiting'), T + 21)).toBe(true);
+              expect(await store.getPool(pool)).toMatchObject({ inUse: 1 });
             }
           }
         },

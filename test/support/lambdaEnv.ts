@@ -39,6 +39,7 @@ export function ledgerItem(spec: { id: string; pool: string; kind: string }, sta
     kind: spec.kind,
     state,
     spec: JSON.stringify(spec),
+    version: 1,
     attempts: 0,
     firstSeenAt: 1,
     updatedAt: 1,

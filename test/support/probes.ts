@@ -24,7 +24,10 @@ export async function setMaxReceiveCount(stack: LocalStack, maxReceiveCount: num
   const deadLetterTargetArn = stack.refs.arn.DeadLetterQueue;
   if (!deadLetterTargetArn) throw new Error('the stack has no DeadLetterQueue');
   await testClients(stack).sqs.send(
-    new SetQueueAttributesCommand({ QueueUrl: stack.queueUrl, Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount }) } }),
+    new SetQueueAttributesCommand({
+      QueueUrl: stack.queueUrl,
+      Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount }) },
+    }),
   );
 }
 
@@ -114,7 +117,9 @@ export async function scanTable(stack: LocalStack): Promise<Array<Record<string,
   const items: Array<Record<string, unknown>> = [];
   let ExclusiveStartKey: Record<string, unknown> | undefined;
   do {
-    const page = await testClients(stack).doc.send(new ScanCommand({ TableName: stack.tableName, ConsistentRead: true, ExclusiveStartKey }));
+    const page = await testClients(stack).doc.send(
+      new ScanCommand({ TableName: stack.tableName, ConsistentRead: true, ExclusiveStartKey }),
+    );
     items.push(...(page.Items ?? []));
     ExclusiveStartKey = page.LastEvaluatedKey;
   } while (ExclusiveStartKey);
@@ -161,7 +166,7 @@ export async function waitForPoolIdle(stack: LocalStack, pool: string, deadline:
 export function pauseReconciler(): () => void {
   const { reconciler } = container();
   const run = reconciler.run;
-  reconciler.run = async (): Promise<ReconcileReport> => ({ pools: 0, holdersChecked: 0, drift: {} });
+  reconciler.run = async (): Promise<ReconcileReport> => ({ pools: 0, holdersChecked: 0, unfinished: 0, drift: {} });
   return () => {
     reconciler.run = run;
   };

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoLeaseStore } from '../../shared/adapters/dynamodb/leaseStore';
 import { randomUUID } from 'node:crypto';
 import { enqueueJobs } from '../../shared/cli/enqueue';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../shared/local/stack';
@@ -16,7 +17,12 @@ export function testClients(stack: LocalStack): { doc: DynamoDBDocumentClient; s
     const dynamodb = new DynamoDBClient({ endpoint: process.env.SLUICE_TEST_DYNAMODB_ENDPOINT, region: 'us-east-1', credentials });
     clients = {
       doc: DynamoDBDocumentClient.from(dynamodb),
-      sqs: new SQSClient({ endpoint: process.env.SLUICE_TEST_SQS_ENDPOINT, region: 'us-east-1', credentials, useQueueUrlAsEndpoint: false }),
+      sqs: new SQSClient({
+        endpoint: process.env.SLUICE_TEST_SQS_ENDPOINT,
+        region: 'us-east-1',
+        credentials,
+        useQueueUrlAsEndpoint: false,
+      }),
     };
     clientsFor.set(stack, clients);
   }
@@ -38,13 +44,30 @@ export async function enqueue(stack: LocalStack, specs: unknown[]): Promise<stri
 }
 
 export async function jobState(stack: LocalStack, jobId: string): Promise<string | undefined> {
-  const { Item } = await testClients(stack).doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${jobId}`, sk: 'JOB' }, ConsistentRead: true }));
+  const { Item } = await testClients(stack).doc.send(
+    new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${jobId}`, sk: 'JOB' }, ConsistentRead: true }),
+  );
   return Item?.state as string | undefined;
 }
 
-export async function poolItem(stack: LocalStack, pool = 'default'): Promise<{ limit: number; inUse: number; holders: Record<string, unknown> } | undefined> {
-  const { Item } = await testClients(stack).doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }));
-  return Item as never;
+/** The pool's counter item with its holders (job id -> kind and since, from the holders index), as tests look at a pool. */
+export async function poolItem(
+  stack: LocalStack,
+  pool = 'default',
+): Promise<{ limit: number; inUse: number; holders: Record<string, unknown> } | undefined> {
+  const { Item } = await testClients(stack).doc.send(
+    new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }),
+  );
+  if (!Item) return undefined;
+  const holders: Record<string, unknown> = {};
+  let after: string | undefined;
+  const leases = new DynamoLeaseStore(testClients(stack).doc, stack.tableName);
+  do {
+    const page = await leases.holders(pool, { after });
+    for (const holder of page.holders) holders[holder.jobId] = { kind: holder.kind, since: holder.since };
+    after = page.next;
+  } while (after !== undefined);
+  return { ...(Item as { limit: number; inUse: number }), holders };
 }
 
 /** Waits until every job has a terminal state in the ledger and returns the states. */
@@ -67,11 +90,21 @@ export async function waitForJobsDone(stack: LocalStack, jobIds: string[], timeo
 }
 
 /** Takes every message now in a queue (the DLQ, in tests), with its attributes. */
-export async function drainQueue(stack: LocalStack, queueUrl: string): Promise<Array<{ body: string; attributes: Record<string, string>; receiveCount: number }>> {
+export async function drainQueue(
+  stack: LocalStack,
+  queueUrl: string,
+): Promise<Array<{ body: string; attributes: Record<string, string>; receiveCount: number }>> {
   const out: Array<{ body: string; attributes: Record<string, string>; receiveCount: number }> = [];
   for (;;) {
     const { Messages } = await testClients(stack).sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageAttributeNames: ['All'], MessageSystemAttributeNames: ['All'], VisibilityTimeout: 60 }),
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['All'],
+        VisibilityTimeout: 60,
+      }),
     );
     if (!Messages?.length) return out;
     for (const m of Messages) {
@@ -83,9 +116,16 @@ export async function drainQueue(stack: LocalStack, queueUrl: string): Promise<A
 
 export async function queueDepth(stack: LocalStack, queueUrl: string): Promise<number> {
   const { Attributes } = await testClients(stack).sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
   );
-  return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0);
+  return (
+    Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+    Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(Attributes?.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
 }
 
 /** Runs started per job id (by the AppFlow client token / the Glue job-id argument), from the simulator's record. */

@@ -2,11 +2,12 @@ import {
   type AppflowClient,
   CancelFlowExecutionsCommand,
   DescribeFlowExecutionRecordsCommand,
+  type ExecutionRecord,
   StartFlowCommand,
 } from '@aws-sdk/client-appflow';
 import { JobKind, type JobSpec } from '../../domain/job';
 import { PermanentStartError } from '../../errors';
-import { type JobStarter, RunStatus } from '../../ports/jobStarter';
+import { type JobStarter, RunStatus, type StatusOptions } from '../../ports/jobStarter';
 import { classifyStartError } from '../startErrors';
 
 /** AppFlow execution statuses (DescribeFlowExecutionRecords). */
@@ -18,8 +19,18 @@ export const AppFlowExecutionStatus = {
   Canceled: 'Canceled',
 } as const;
 
-/** How many pages of execution records to look through for one run (100 records a page). */
-const MAX_STATUS_PAGES = 5;
+/** Pages of execution records (100 each) looked through for one run before answering Unknown: 5,000 records. */
+export const MAX_STATUS_PAGES = 50;
+const RECORDS_PER_PAGE = 100;
+
+/** AppFlow's clock and ours may disagree: a record is only taken as older than the job's first start past this margin. */
+export const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
+
+export interface AppFlowStarterOptions {
+  maxStatusPages?: number;
+  /** Told when a lookup gave up at maxStatusPages (default console.warn): the run may exist, Unknown is a guess. */
+  warn?: (message: string, details: Record<string, unknown>) => void;
+}
 
 function flowNameOf(job: JobSpec): string {
   if (job.kind !== JobKind.AppFlow) throw new PermanentStartError(`job ${job.id} is not an AppFlow job`, 'WrongKind');
@@ -34,7 +45,16 @@ function flowNameOf(job: JobSpec): string {
 export class AppFlowStarter implements JobStarter {
   readonly kind = JobKind.AppFlow;
 
-  constructor(private readonly appflow: AppflowClient) {}
+  private readonly maxStatusPages: number;
+  private readonly warn: NonNullable<AppFlowStarterOptions['warn']>;
+
+  constructor(
+    private readonly appflow: AppflowClient,
+    options: AppFlowStarterOptions = {},
+  ) {
+    this.maxStatusPages = options.maxStatusPages ?? MAX_STATUS_PAGES;
+    this.warn = options.warn ?? ((message, details) => console.warn(message, details));
+  }
 
   async start(job: JobSpec): Promise<{ executionId: string }> {
     const flowName = flowNameOf(job);
@@ -49,16 +69,36 @@ export class AppFlowStarter implements JobStarter {
     return { executionId };
   }
 
-  async status(job: JobSpec, executionId: string): Promise<RunStatus> {
+  /**
+   * Looks for the run in DescribeFlowExecutionRecords. AppFlow does not document the order of the records: the lookup
+   * stops at a page older than `requestedSince` (less the clock margin) only while every record so far came newest
+   * first; once one does not, nothing is assumed and it reads on to the end or the page cap. It answers Unknown
+   * when the run is not listed, and also, with a warning, when the cap ran out first (the reconciler then keeps the
+   * slot until the maximum run time).
+   */
+  async status(job: JobSpec, executionId: string, options: StatusOptions = {}): Promise<RunStatus> {
     const flowName = flowNameOf(job);
+    const olderThan = options.requestedSince === undefined ? undefined : options.requestedSince - CLOCK_SKEW_MARGIN_MS;
+    const order = new NewestFirstCheck();
     let nextToken: string | undefined;
-    for (let page = 0; page < MAX_STATUS_PAGES; page++) {
-      const out = await this.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName, maxResults: 100, nextToken }));
-      const found = out.flowExecutions?.find((e) => e.executionId === executionId);
+    for (let page = 0; page < this.maxStatusPages; page++) {
+      const out = await this.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName, maxResults: RECORDS_PER_PAGE, nextToken }));
+      const records = out.flowExecutions ?? [];
+      const found = records.find((e) => e.executionId === executionId);
       if (found) return mapStatus(found.executionStatus);
+      order.see(records);
+      const allOlder = olderThan !== undefined && records.length > 0 && records.every((r) => (startedAt(r) ?? Infinity) < olderThan);
+      if (allOlder && order.holds) return RunStatus.Unknown;
       nextToken = out.nextToken;
-      if (!nextToken) break;
+      if (!nextToken) return RunStatus.Unknown;
     }
+    this.warn('AppFlow run lookup gave up: the run may exist but was not found', {
+      flowName,
+      executionId,
+      jobId: job.id,
+      recordsSearched: this.maxStatusPages * RECORDS_PER_PAGE,
+      ...(options.requestedSince !== undefined ? { requestedSince: new Date(options.requestedSince).toISOString() } : {}),
+    });
     return RunStatus.Unknown;
   }
 
@@ -79,5 +119,21 @@ function mapStatus(status: string | undefined): RunStatus {
       return RunStatus.InProgress;
     default:
       return RunStatus.Unknown;
+  }
+}
+
+const startedAt = (record: ExecutionRecord): number | undefined => record.startedAt?.getTime();
+
+/** Whether every record seen so far has a start time and came no newer than the one before it. */
+class NewestFirstCheck {
+  holds = true;
+  private last: number | undefined;
+
+  see(records: readonly ExecutionRecord[]): void {
+    for (const record of records) {
+      const t = startedAt(record);
+      if (t === undefined || (this.last !== undefined && t > this.last)) this.holds = false;
+      this.last = t ?? this.last;
+    }
   }
 }

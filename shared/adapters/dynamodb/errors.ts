@@ -13,3 +13,17 @@ export async function applied(write: Promise<unknown>): Promise<boolean> {
     throw error;
   }
 }
+
+/** Why each item of a cancelled transaction failed (DynamoDB's CancellationReasons, in item order). */
+export interface CancellationReason {
+  Code?: string;
+  Item?: Record<string, unknown>;
+}
+
+/** The cancellation reasons of a TransactionCanceledException, or undefined for any other error. */
+export function cancellationReasons(error: unknown): CancellationReason[] | undefined {
+  const e = error as { name?: string; CancellationReasons?: CancellationReason[] } | null;
+  return e?.name === 'TransactionCanceledException' ? (e.CancellationReasons ?? []) : undefined;
+}
+
+export const failedCondition = (reason: CancellationReason | undefined) => reason?.Code === 'ConditionalCheckFailed';

@@ -1,17 +1,11 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
-import type { JobLedger, JobRecord, RunRef, TransitionPatch } from '../../ports/jobLedger';
-import { IS_NEW, RUN_NOT_RECORDED, SAME_EXECUTION, stateIn, UNCHANGED_SINCE } from './conditions';
+import type { JobLedger, JobRecord, Move, RunRef } from '../../ports/jobLedger';
+import { IS_NEW, RUN_NOT_RECORDED, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
 import { applied } from './errors';
+import { expiresAfter, fromJobItem, moveUpdate, SECONDS_PER_DAY, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, runKey } from './keys';
-
-interface JobItem extends Omit<JobRecord, 'spec'> {
-  spec: string;
-  expiresAt?: number;
-}
-
-const SECONDS_PER_DAY = 86_400;
 
 /** An early completion waits this long for its run to be recorded; most are for runs Sluice never started. */
 const EARLY_COMPLETION_TTL_SECONDS = SECONDS_PER_DAY;
@@ -35,22 +29,13 @@ export class DynamoJobLedger implements JobLedger {
       kind: spec.kind,
       state: JobState.Queued,
       spec,
+      version: 1,
       attempts: 0,
       firstSeenAt: now,
       updatedAt: now,
     };
-    if (
-      await applied(
-        this.doc.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...jobKey(spec.id), ...record, spec: JSON.stringify(spec) },
-            ConditionExpression: IS_NEW,
-          }),
-        ),
-      )
-    )
-      return { created: true, record };
+    const put = new PutCommand({ TableName: this.tableName, Item: toJobItem(record), ConditionExpression: IS_NEW });
+    if (await applied(this.doc.send(put))) return { created: true, record };
     const existing = await this.get(spec.id);
     if (!existing) throw new Error(`job ${spec.id} exists and vanished at once`);
     return { created: false, record: existing };
@@ -58,73 +43,19 @@ export class DynamoJobLedger implements JobLedger {
 
   async get(jobId: string): Promise<JobRecord | undefined> {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: jobKey(jobId), ConsistentRead: true }));
-    if (!Item) return undefined;
-    const { pk: _pk, sk: _sk, expiresAt: _ttl, spec, ...rest } = Item as JobItem & { pk: string; sk: string };
-    return { ...rest, spec: JSON.parse(spec) as JobSpec };
+    return Item ? fromJobItem(Item) : undefined;
   }
 
-  async transition(
-    jobId: string,
-    from: readonly JobState[],
-    to: JobState,
-    now: number,
-    patch: TransitionPatch = {},
-    expectExecutionId?: string,
-  ): Promise<boolean> {
-    const names: Record<string, string> = { '#state': 'state' };
-    const values: Record<string, unknown> = { ':to': to, ':now': now };
-    const sets = ['#state = :to', 'updatedAt = :now'];
-    for (const [field, value] of Object.entries(patch)) {
-      if (value === undefined) continue;
-      names[`#${field}`] = field;
-      values[`:${field}`] = value;
-      sets.push(`#${field} = :${field}`);
-    }
-    if (isTerminal(to)) {
-      values[':expiresAt'] = expiresAfter(now, this.options.retentionDays * SECONDS_PER_DAY);
-      sets.push('expiresAt = :expiresAt');
-    }
-    const placeholders = from.map((state, i) => {
-      values[`:from${i}`] = state;
-      return `:from${i}`;
-    });
-    let condition = stateIn(placeholders);
-    if (expectExecutionId !== undefined) {
-      values[':executionId'] = expectExecutionId;
-      condition = `${condition} AND ${SAME_EXECUTION}`;
-    }
-    return applied(
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: jobKey(jobId),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      ),
-    );
-  }
-
-  async claimStart(jobId: string, seenUpdatedAt: number, now: number): Promise<boolean> {
-    return applied(
-      this.doc.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: jobKey(jobId),
-          UpdateExpression: 'SET updatedAt = :now',
-          ConditionExpression: `${stateIn([':starting'])} AND ${UNCHANGED_SINCE}`,
-          ExpressionAttributeNames: { '#state': 'state' },
-          // Always a new value: a claim in the very millisecond of the last update must still change the record.
-          ExpressionAttributeValues: {
-            ':starting': JobState.Starting,
-            ':seenUpdatedAt': seenUpdatedAt,
-            ':now': Math.max(now, seenUpdatedAt + 1),
-          },
-        }),
-      ),
-    );
+  async move(move: Move, now: number): Promise<boolean> {
+    const write = (update: UpdateParts) =>
+      applied(this.doc.send(new UpdateCommand({ TableName: this.tableName, Key: jobKey(move.jobId), ...update })));
+    const retention = this.options.retentionDays;
+    if (!isTerminal(move.to)) return write(moveUpdate(move, now, 'keep', retention));
+    // A finished job gets its TTL only once it holds no slot. A slot kept for a run of unknown outcome (giveUpKeep,
+    // foundRun) exists on this record alone: TTL deleting the record would leave the pool's count up for good. The
+    // free that gives the slot back sets the TTL. One write whose condition says which case it is, a second for the other.
+    if (await write(moveUpdate(move, now, 'keep', retention, SAME_VERSION_FREE))) return true;
+    return write(moveUpdate(move, now, 'keep', retention, SAME_VERSION_LEASED, false));
   }
 
   async recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined> {
@@ -176,9 +107,4 @@ export class DynamoJobLedger implements JobLedger {
     if (!Item?.jobId) return undefined; // absent, or only an early completion noted
     return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
   }
-}
-
-/** The TTL attribute DynamoDB acts on: epoch seconds, `seconds` after `now` (ms). */
-function expiresAfter(now: number, seconds: number): number {
-  return Math.floor(now / 1000) + seconds;
 }

@@ -1,9 +1,9 @@
 /**
  * One table holds everything, keyed by (pk, sk):
- * - a pool:            pk POOL#<pool>        sk POOL              limit, inUse, holders (map jobId -> holder)
+ * - a pool:            pk POOL#<pool>        sk POOL              limit, inUse (the slots are leases on job records)
  * - a waiting job:     pk POOL#<pool>        sk WAIT#<waitKey>    body, jobId, since
  * - the pool registry: pk POOLS              sk <pool>            (so the reconciler can list pools without a scan)
- * - a job (ledger):    pk JOB#<jobId>        sk JOB               state, spec, attempts, timestamps, executionId
+ * - a job (ledger):    pk JOB#<jobId>        sk JOB               state, version, spec, lease (holderPool), timestamps, run
  * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
  * Waiters share the pool's partition so the oldest are one Query away, ordered by sort key.
  */

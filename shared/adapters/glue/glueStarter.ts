@@ -1,7 +1,14 @@
-import { BatchStopJobRunCommand, GetJobRunCommand, GetJobRunsCommand, type GlueClient, StartJobRunCommand } from '@aws-sdk/client-glue';
+import {
+  BatchStopJobRunCommand,
+  GetJobRunCommand,
+  GetJobRunsCommand,
+  type GetJobRunsCommandOutput,
+  type GlueClient,
+  StartJobRunCommand,
+} from '@aws-sdk/client-glue';
 import { JobKind, type GlueJob, type JobSpec } from '../../domain/job';
-import { PermanentStartError } from '../../errors';
-import { type JobStarter, RunStatus } from '../../ports/jobStarter';
+import { PermanentStartError, TransientStartError } from '../../errors';
+import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { classifyStartError } from '../startErrors';
 
 /** Glue job run states (GetJobRun). ERROR and WAITING produce no event, so the reconciler must ask. */
@@ -23,7 +30,15 @@ export const GlueRunState = {
  */
 export const JOB_ID_ARGUMENT = '--sluice-job-id';
 
-const RECENT_RUN_PAGES = 3;
+/** GetJobRuns pages (200 runs each) searched for a job's earlier run before giving up: 5,000 runs. */
+export const MAX_LOOKUP_PAGES = 25;
+const RUNS_PER_PAGE = 200;
+
+/** Glue's clock and ours may disagree: a run is only taken as older than the job's first start request past this margin. */
+export const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
+
+/** The code of the TransientStartError thrown when the search for an earlier run reached its page cap. */
+export const RUN_LOOKUP_LIMIT = 'RunLookupLimit';
 
 function glueJobOf(job: JobSpec): GlueJob {
   if (job.kind !== JobKind.Glue) throw new PermanentStartError(`job ${job.id} is not a Glue job`, 'WrongKind');
@@ -32,16 +47,22 @@ function glueJobOf(job: JobSpec): GlueJob {
 
 export class GlueStarter implements JobStarter {
   readonly kind = JobKind.Glue;
+  private readonly maxLookupPages: number;
 
-  constructor(private readonly glue: GlueClient) {}
+  constructor(
+    private readonly glue: GlueClient,
+    options: { maxLookupPages?: number } = {},
+  ) {
+    this.maxLookupPages = options.maxLookupPages ?? MAX_LOOKUP_PAGES;
+  }
 
-  async start(job: JobSpec, options: { mayHaveStarted?: boolean } = {}): Promise<{ executionId: string }> {
+  async start(job: JobSpec, options: StartOptions = {}): Promise<{ executionId: string }> {
     const glueJob = glueJobOf(job);
+    if (options.mayHaveStarted) {
+      const existing = await this.findRun(glueJob, options.requestedSince);
+      if (existing) return { executionId: existing };
+    }
     try {
-      if (options.mayHaveStarted) {
-        const existing = await this.findRun(glueJob);
-        if (existing) return { executionId: existing };
-      }
       const { JobRunId } = await this.glue.send(
         new StartJobRunCommand({ JobName: glueJob.jobName, Arguments: { ...glueJob.arguments, [JOB_ID_ARGUMENT]: glueJob.id } }),
       );
@@ -62,16 +83,48 @@ export class GlueStarter implements JobStarter {
     await this.glue.send(new BatchStopJobRunCommand({ JobName: glueJobOf(job).jobName, JobRunIds: [executionId] }));
   }
 
-  private async findRun(job: GlueJob): Promise<string | undefined> {
+  /**
+   * The run carrying this job's id, or undefined when Glue has none. GetJobRuns lists runs newest first (documented:
+   * "in chronological order, with the newest jobs returned first"), so once a whole page started before
+   * `requestedSince` (less the clock margin) no later page can hold the job's run. Without `requestedSince`, or on a job
+   * that busy, the search ends at maxLookupPages and throws a TransientStartError that is not definite: the caller
+   * keeps the slot and retries, rather than start a second run.
+   */
+  private async findRun(job: GlueJob, requestedSince: number | undefined): Promise<string | undefined> {
+    const olderThan = requestedSince === undefined ? undefined : requestedSince - CLOCK_SKEW_MARGIN_MS;
     let NextToken: string | undefined;
-    for (let page = 0; page < RECENT_RUN_PAGES; page++) {
-      const out = await this.glue.send(new GetJobRunsCommand({ JobName: job.jobName, MaxResults: 200, NextToken }));
-      const run = out.JobRuns?.find((r) => r.Arguments?.[JOB_ID_ARGUMENT] === job.id);
+    for (let page = 0; page < this.maxLookupPages; page++) {
+      const out = await this.lookupPage(job, NextToken);
+      const runs = out.JobRuns ?? [];
+      const run = runs.find((r) => r.Arguments?.[JOB_ID_ARGUMENT] === job.id);
       if (run?.Id) return run.Id;
+      if (olderThan !== undefined && runs.length > 0 && runs.every((r) => r.StartedOn !== undefined && r.StartedOn.getTime() < olderThan)) {
+        return undefined;
+      }
       NextToken = out.NextToken;
       if (!NextToken) return undefined;
     }
-    return undefined;
+    const searched = this.maxLookupPages * RUNS_PER_PAGE;
+    const since =
+      requestedSince === undefined ? 'no start time given' : `runs since ${new Date(requestedSince).toISOString()} not exhausted`;
+    throw new TransientStartError(
+      `GetJobRuns ${job.jobName}: no run of job ${job.id} in the newest ${searched} runs (${since}); not starting another run`,
+      RUN_LOOKUP_LIMIT,
+      { definite: false },
+    );
+  }
+
+  private async lookupPage(job: GlueJob, NextToken: string | undefined): Promise<GetJobRunsCommandOutput> {
+    try {
+      return await this.glue.send(new GetJobRunsCommand({ JobName: job.jobName, MaxResults: RUNS_PER_PAGE, NextToken }));
+    } catch (error) {
+      // A failed search proves nothing about an earlier run: never definite.
+      const classified = classifyStartError(error, `GetJobRuns ${job.jobName}`);
+      if (classified instanceof TransientStartError && classified.definite) {
+        throw new TransientStartError(classified.message, classified.code, { cause: error, definite: false });
+      }
+      throw classified;
+    }
   }
 }
 

@@ -2,12 +2,14 @@ import { type Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-power
 import type { SluiceDeps } from '../../app/deps';
 import { POOL_DIMENSION } from './emfMetrics';
 
+type GaugeDeps = Pick<SluiceDeps, 'leases' | 'clock' | 'settings'>;
+
 /** Gauges of every pool, written once per reconciler run (the dashboard and the `lease-past-deadline` alarm read them). */
 export const GaugeName = {
   SlotsInUse: 'SlotsInUse',
   SlotLimit: 'SlotLimit',
   Waiting: 'Waiting',
-  /** Slots held longer than their kind may run (plus the start and reservation grace): a lease nobody will free. */
+  /** Slots held longer than their kind may run plus the retry budget and both graces: a lease nobody will free. */
   OverdueLeases: 'OverdueLeases',
 } as const;
 export type GaugeName = (typeof GaugeName)[keyof typeof GaugeName];
@@ -22,21 +24,30 @@ export interface PoolGauge {
 }
 
 /**
- * Reads each pool's slots and waiting jobs (one GetItem and a COUNT query a pool). A slot's deadline is when it was
- * taken plus its kind's maximum run time plus both grace periods: by then the reconciler has freed the slot of any run
- * that ended or overran, so a slot still held is stuck (its job is in `starting` with its message gone to the DLQ, or
- * the job API keeps failing for it). Read after the reconciler's run, a non-zero count means exactly that.
+ * Reads each pool's slots and waiting jobs (a GetItem, pages of the holders index and a COUNT query a pool). A slot's
+ * deadline is when it was taken plus its kind's maximum run time, the retry budget and both grace periods: by then every
+ * path that frees a slot has passed (a run's end or its maximum time, a start given up, a kept slot's leaseUntil), so a
+ * slot still held is stuck: the reconciler keeps failing on its job. Read after the reconciler's run, a non-zero count
+ * means exactly that.
  */
-export async function readPoolGauges(deps: Pick<SluiceDeps, 'leases' | 'clock' | 'settings'>): Promise<PoolGauge[]> {
+export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
   const { leases, clock, settings } = deps;
   const gauges: PoolGauge[] = [];
   for (const pool of await leases.listPools()) {
     const snapshot = await leases.getPool(pool);
     if (!snapshot) continue;
-    const now = clock.now();
-    const overdue = Object.entries(snapshot.holders)
-      .filter(([, holder]) => now - holder.since > settings.maxRunMs[holder.kind] + settings.startGraceMs + settings.reservationGraceMs)
-      .map(([jobId]) => jobId);
+    const overdue: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await leases.holders(pool, { after });
+      for (const holder of page.holders) {
+        // A slot may be kept through the whole retry budget (a start of unknown outcome), then for the longest run.
+        const deadline =
+          settings.maxRunMs[holder.kind] + settings.backoff.retryForSeconds * 1000 + settings.startGraceMs + settings.reservationGraceMs;
+        if (clock.now() - holder.since > deadline) overdue.push(holder.jobId);
+      }
+      after = page.next;
+    } while (after !== undefined);
     gauges.push({ pool, limit: snapshot.limit, inUse: snapshot.inUse, waiting: await leases.countWaiters(pool), overdue });
   }
   return gauges;
@@ -70,10 +81,7 @@ export function publishPoolGauges(metrics: PowertoolsMetrics, gauges: readonly P
 }
 
 /** Reads and publishes the gauges; the reconciler's handler calls it after each run (README, "Operate"). */
-export async function emitPoolGauges(
-  deps: Pick<SluiceDeps, 'leases' | 'clock' | 'settings'>,
-  metrics: PowertoolsMetrics,
-): Promise<PoolGauge[]> {
+export async function emitPoolGauges(deps: GaugeDeps, metrics: PowertoolsMetrics): Promise<PoolGauge[]> {
   const gauges = await readPoolGauges(deps);
   publishPoolGauges(metrics, gauges);
   return gauges;

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { JobKind } from '../../domain/job';
 import { flowArn } from './events';
 import { epochSeconds, parseObject, sendJson } from './http';
-import { SimServiceError } from './model';
+import { pageNewestFirst, SimServiceError } from './model';
 import type { RunEngine } from './runEngine';
 
 /**
@@ -41,7 +41,10 @@ export function sendAppFlowError(res: ServerResponse, name: string, message: str
 function requireFlowName(input: Record<string, unknown>): string {
   const name = input.flowName;
   if (typeof name !== 'string' || name === '') {
-    throw new SimServiceError('ValidationException', "1 validation error detected: Value null at 'flowName' failed to satisfy constraint: Member must not be null");
+    throw new SimServiceError(
+      'ValidationException',
+      "1 validation error detected: Value null at 'flowName' failed to satisfy constraint: Member must not be null",
+    );
   }
   return name;
 }
@@ -67,13 +70,15 @@ export async function handleAppFlow(engine: RunEngine, path: string, body: strin
         checkKnown(engine, flowName);
         const maxResults = input.maxResults ?? 20;
         if (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100) {
-          throw new SimServiceError('ValidationException', "Value at 'maxResults' failed to satisfy constraint: Member must have value between 1 and 100");
+          throw new SimServiceError(
+            'ValidationException',
+            "Value at 'maxResults' failed to satisfy constraint: Member must have value between 1 and 100",
+          );
         }
-        const from = input.nextToken === undefined ? 0 : Number(input.nextToken);
-        if (!Number.isInteger(from) || from < 0) throw new SimServiceError('ValidationException', 'Invalid nextToken');
-        const all = engine.list(JobKind.AppFlow, flowName);
-        const page = all.slice(from, from + maxResults);
-        const flowExecutions = page.map((r) => ({
+        // AppFlow does not document the order; the simulator lists newest first, like Glue (the starter does not rely on it).
+        const paged = pageNewestFirst(engine.list(JobKind.AppFlow, flowName), input.nextToken, maxResults);
+        if (!paged) throw new SimServiceError('ValidationException', 'Invalid nextToken');
+        const flowExecutions = paged.page.map((r) => ({
           executionId: r.executionId,
           executionStatus: r.status,
           executionResult: {
@@ -88,7 +93,7 @@ export async function handleAppFlow(engine: RunEngine, path: string, body: strin
           dataPullStartTime: epochSeconds(r.startedAt),
           ...(r.endedAt !== undefined ? { dataPullEndTime: epochSeconds(r.endedAt) } : {}),
         }));
-        const next = from + maxResults < all.length ? { nextToken: String(from + maxResults) } : {};
+        const next = paged.nextToken !== undefined ? { nextToken: paged.nextToken } : {};
         sendJson(res, 200, { flowExecutions, ...next }, CONTENT_TYPE);
         return;
       }

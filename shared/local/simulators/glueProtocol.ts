@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { JobKind } from '../../domain/job';
 import { epochSeconds, isStringRecord, parseObject, sendJson } from './http';
-import { SimServiceError } from './model';
+import { pageNewestFirst, SimServiceError } from './model';
 import type { RunEngine } from './runEngine';
 
 /**
@@ -25,7 +25,8 @@ const invalid = (message: string) => new SimServiceError('InvalidInputException'
 
 function requireString(input: Record<string, unknown>, field: string): string {
   const v = input[field];
-  if (typeof v !== 'string' || v === '') throw invalid(`1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`);
+  if (typeof v !== 'string' || v === '')
+    throw invalid(`1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`);
   return v;
 }
 
@@ -74,7 +75,8 @@ export async function handleGlue(engine: RunEngine, target: string, body: string
         const runId = requireString(input, 'RunId');
         checkKnown(engine, jobName);
         const run = engine.find(JobKind.Glue, runId);
-        if (!run || run.name !== jobName) throw new SimServiceError('EntityNotFoundException', `Job Run ${runId} not found for job ${jobName}`);
+        if (!run || run.name !== jobName)
+          throw new SimServiceError('EntityNotFoundException', `Job Run ${runId} not found for job ${jobName}`);
         sendJson(res, 200, { JobRun: jobRun(run) }, CONTENT_TYPE);
         return;
       }
@@ -83,12 +85,13 @@ export async function handleGlue(engine: RunEngine, target: string, body: string
         const jobName = requireString(input, 'JobName');
         checkKnown(engine, jobName);
         const max = input.MaxResults ?? 100;
-        if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 200) throw invalid('MaxResults must be between 1 and 200');
-        const from = input.NextToken === undefined ? 0 : Number(input.NextToken);
-        if (!Number.isInteger(from) || from < 0) throw invalid('Invalid NextToken');
-        const all = engine.list(JobKind.Glue, jobName);
-        const next = from + max < all.length ? { NextToken: String(from + max) } : {};
-        sendJson(res, 200, { JobRuns: all.slice(from, from + max).map(jobRun), ...next }, CONTENT_TYPE);
+        if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 200)
+          throw invalid('MaxResults must be between 1 and 200');
+        // Newest first, as documented: "GetJobRuns returns the job runs in chronological order, with the newest jobs returned first."
+        const paged = pageNewestFirst(engine.list(JobKind.Glue, jobName), input.NextToken, max);
+        if (!paged) throw invalid('Invalid NextToken');
+        const next = paged.nextToken !== undefined ? { NextToken: paged.nextToken } : {};
+        sendJson(res, 200, { JobRuns: paged.page.map(jobRun), ...next }, CONTENT_TYPE);
         return;
       }
       case 'BatchStopJobRun': {

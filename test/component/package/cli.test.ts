@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { type CliIo, main } from '../../../shared/cli/main';
 import { stageResourceNames } from '../../../shared/cli/targets';
@@ -115,9 +116,20 @@ describe('sluice pool', () => {
     const queueUrl = await queue();
     expect((await run('pool', 'set-limit', 'batch', '0', '--table', table, '--queue-url', queueUrl)).out).toMatch(/limit 0, paused/);
     const leases = new DynamoLeaseStore(DynamoDBDocumentClient.from(dynamodb), table);
+    const ledger = new DynamoJobLedger(DynamoDBDocumentClient.from(dynamodb), table);
     for (const [i, id] of ['first', 'second', 'third'].entries()) {
-      const body = JSON.stringify({ kind: 'glue', pool: 'batch', id, jobName: 'sluice-nightly' });
-      await leases.addWaiter({ pool: 'batch', jobId: id, kind: 'glue', waitKey: waitKey(1_000 + i, id), body, since: 1_000 + i });
+      const spec = { kind: 'glue', pool: 'batch', id, jobName: 'sluice-nightly' } as const;
+      // Parked as the acquirer parks a job: the waiter item, then the job's record moved to waiting.
+      await leases.addWaiter({
+        pool: 'batch',
+        jobId: id,
+        kind: 'glue',
+        waitKey: waitKey(1_000 + i, id),
+        body: JSON.stringify(spec),
+        since: 1_000 + i,
+      });
+      const { record } = await ledger.register(spec, 1_000 + i);
+      expect(await ledger.move({ jobId: id, version: record.version, to: 'waiting' }, 1_000 + i)).toBe(true);
     }
     expect((await run('pool', 'list', '--table', table)).out).toContain('batch      0       0     0        3');
 
@@ -135,6 +147,28 @@ describe('sluice pool', () => {
     expect(pool).toMatchObject({ inUse: 2, waiting: 1 });
     expect(pool!.holders.sort()).toEqual(['first', 'second']);
   });
+
+  // 300 holders are 3 pages of the holders index (the bench's capacity scenario fills a pool of 1,000 on the whole stack).
+  test('a pool of 1,000 with 300 slots held: `pool list --json` names every holder (pages of the holders index)', async () => {
+    const table = await createSluiceTable(dynamodb, 'sluice-cli');
+    const doc = DynamoDBDocumentClient.from(dynamodb);
+    const leases = new DynamoLeaseStore(doc, table);
+    const ledger = new DynamoJobLedger(doc, table);
+    await leases.createPool('big', 1000);
+    const ids = Array.from({ length: 300 }, (_, i) => `big-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < ids.length; i += 25)
+      await Promise.all(
+        ids.slice(i, i + 25).map(async (id) => {
+          const { record } = await ledger.register({ kind: 'appflow', pool: 'big', id, flowName: 'sluice-f' }, 1);
+          expect(await leases.take('big', { jobId: id, version: record.version, to: 'starting' }, 1)).toBe('taken');
+        }),
+      );
+    const listed = await run('pool', 'list', '--table', table, '--json');
+    expect(listed.code).toBe(0);
+    const [pool] = JSON.parse(listed.out) as Array<{ name: string; limit: number; inUse: number; holders: string[] }>;
+    expect(pool).toMatchObject({ name: 'big', limit: 1000, inUse: 300 });
+    expect([...pool!.holders].sort()).toEqual(ids);
+  }, 60_000);
 
   test('a table that does not exist: exit 1 with the SDK error and a hint', async () => {
     const result = await run('pool', 'list', '--table', 'sluice-missing');

@@ -2,7 +2,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { EmfMetrics } from '../../../shared/adapters/powertools/emfMetrics';
 import { emitPoolGauges, GaugeName, publishPoolGauges, readPoolGauges } from '../../../shared/adapters/powertools/poolGauges';
 import { MetricName, type SluiceSettings } from '../../../shared/app/deps';
-import { InMemoryLeaseStore } from '../../support/fakes/inMemoryLeaseStore';
+import type { JobSpec } from '../../../shared/domain/job';
+import { InMemoryStore } from '../../support/fakes/inMemoryStore';
 import { ManualClock } from '../../support/fakes/manualClock';
 
 /**
@@ -86,22 +87,31 @@ describe('EmfMetrics', () => {
 
 describe('pool gauges', () => {
   const HOUR = 3_600_000;
-  const settings: Pick<SluiceSettings, 'maxRunMs' | 'startGraceMs' | 'reservationGraceMs'> = {
+  const settings: Pick<SluiceSettings, 'maxRunMs' | 'startGraceMs' | 'reservationGraceMs' | 'backoff'> = {
     maxRunMs: { appflow: 6 * HOUR, glue: 48 * HOUR },
     startGraceMs: 90_000,
     reservationGraceMs: 120_000,
+    backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 6 * 3600 },
   };
-  const graces = settings.startGraceMs + settings.reservationGraceMs;
+  // every path that frees a slot has passed by then: the longest run, the retry budget, both graces
+  const graces = settings.startGraceMs + settings.reservationGraceMs + settings.backoff.retryForSeconds * 1000;
 
   async function world() {
     const clock = new ManualClock();
     const now = clock.now();
-    const leases = new InMemoryLeaseStore();
+    const leases = new InMemoryStore();
     await leases.createPool('etl', 3);
+    /** A job of `kind` holding a slot of etl since `since`. */
+    const hold = async (jobId: string, kind: 'glue' | 'appflow', since: number) => {
+      const spec: JobSpec =
+        kind === 'glue' ? { id: jobId, pool: 'etl', kind, jobName: 'j' } : { id: jobId, pool: 'etl', kind, flowName: 'f' };
+      const { record } = await leases.register(spec, since);
+      expect(await leases.take('etl', { jobId, version: record.version, to: 'starting' }, since)).toBe('taken');
+    };
     // Past the Glue deadline by 1 ms: stuck.
-    await leases.acquire('etl', 'glue-stuck', { kind: 'glue', since: now - settings.maxRunMs.glue - graces - 1 });
+    await hold('glue-stuck', 'glue', now - settings.maxRunMs.glue - graces - 1);
     // An AppFlow run at exactly its deadline: not overdue yet.
-    await leases.acquire('etl', 'flow-long', { kind: 'appflow', since: now - settings.maxRunMs.appflow - graces });
+    await hold('flow-long', 'appflow', now - settings.maxRunMs.appflow - graces);
     for (const [i, id] of ['w1', 'w2'].entries()) {
       await leases.addWaiter({ pool: 'etl', jobId: id, kind: 'glue', waitKey: `00${i}#${id}`, body: '{}', since: now });
     }

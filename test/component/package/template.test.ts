@@ -230,8 +230,19 @@ describe('the table', () => {
 describe('least privilege', () => {
   const FLOWS = 'arn:${AWS::Partition}:appflow:${AWS::Region}:${AWS::AccountId}:flow/sluice-*';
   const GLUE_JOBS = 'arn:${AWS::Partition}:glue:${AWS::Region}:${AWS::AccountId}:job/sluice-*';
-  const TABLE_ACTIONS = ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
-  const table = Object.fromEntries(TABLE_ACTIONS.map((a) => [a, ['SluiceTable']]));
+  // Transactions are authorized item by item: their Put/Update/Delete/ConditionCheck actions on the table.
+  const TABLE_ACTIONS = [
+    'dynamodb:ConditionCheckItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+  ];
+  const table = {
+    ...Object.fromEntries(TABLE_ACTIONS.map((a) => [a, ['SluiceTable']])),
+    // the table, and the holders index (the reconciler, pool admin and gauges list a pool's holders from it)
+    'dynamodb:Query': ['${SluiceTable.Arn}/index/holders', 'SluiceTable'],
+  };
   const logs = (group: string) => ({ 'logs:CreateLogStream': [group], 'logs:PutLogEvents': [group] });
 
   /** Exactly the calls each function's code makes (shared/app, shared/adapters), on its own resources. */
@@ -600,7 +611,8 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     Scan: 'Scan',
     BatchGet: 'BatchGetItem',
     BatchWrite: 'BatchWriteItem',
-    TransactWrite: 'TransactWriteItems',
+    // not an IAM action: a transaction needs its items' actions (PutItem, UpdateItem, DeleteItem, ConditionCheckItem)
+    TransactWrite: 'ConditionCheckItem',
     TransactGet: 'TransactGetItems',
   };
   const actions = new Set<string>();

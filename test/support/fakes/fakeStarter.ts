@@ -17,7 +17,7 @@ export interface StartCall {
   jobId: string;
   mayHaveStarted: boolean;
   /** what the call did: started a run, returned an earlier one, or threw */
-  result: 'started' | 'existing' | 'transient' | 'permanent' | 'error';
+  result: 'started' | 'existing' | 'transient' | 'permanent' | 'error' | 'lost';
   executionId?: string;
 }
 
@@ -36,7 +36,11 @@ export interface FakeStarterOptions {
   failFreshStartsOnly?: boolean;
 }
 
-type Failure = { kind: 'transient' | 'permanent'; code: string } | { kind: 'error'; error: Error };
+type Failure =
+  | { kind: 'transient' | 'permanent'; code: string }
+  | { kind: 'error'; error: Error }
+  /** the run is started, then the answer is lost (a network failure, a 5xx after the work was done) */
+  | { kind: 'lost'; code: string };
 
 /**
  * A JobStarter for one kind that starts nothing real: it records every start, hands out execution ids
@@ -64,30 +68,44 @@ export class FakeStarter implements JobStarter {
     if (this.onStart) await this.onStart(job);
     const mayHaveStarted = options.mayHaveStarted ?? false;
     const failure = mayHaveStarted && this.options.failFreshStartsOnly ? undefined : this.failures.shift();
+    if (failure?.kind === 'lost') {
+      const run = this.startRun(job, mayHaveStarted);
+      this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'lost', executionId: run.executionId });
+      throw new TransientStartError(`start of ${job.id}: ${failure.code} (fake: the run started, its answer was lost)`, failure.code, {
+        definite: false,
+      });
+    }
     if (failure) {
       this.startCalls.push({ jobId: job.id, mayHaveStarted, result: failure.kind });
       if (failure.kind === 'error') throw failure.error;
       if (failure.kind === 'transient') throw new TransientStartError(`start of ${job.id} throttled (fake)`, failure.code);
       throw new PermanentStartError(`start of ${job.id} rejected (fake)`, failure.code);
     }
+    const run = this.startRun(job, mayHaveStarted);
+    return { executionId: run.executionId };
+  }
+
+  /** What a successful start does: returns the job's earlier run when the API would find it, else creates one. */
+  private startRun(job: JobSpec, mayHaveStarted: boolean): FakeRun {
     if (this.options.idempotent || mayHaveStarted) {
       const earlier = this.runsOf(job.id)[0];
       if (earlier) {
         this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'existing', executionId: earlier.executionId });
-        return { executionId: earlier.executionId };
+        return earlier;
       }
     }
     const executionId = `${this.kind}-run-${++this.counter}`;
-    this.runs.set(executionId, {
+    const run: FakeRun = {
       executionId,
       jobId: job.id,
       pool: job.pool,
       spec: structuredClone(job),
       status: RunStatus.InProgress,
       startedAt: this.options.clock?.now() ?? 0,
-    });
+    };
+    this.runs.set(executionId, run);
     this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'started', executionId });
-    return { executionId };
+    return run;
   }
 
   async status(_job: JobSpec, executionId: string): Promise<RunStatus> {
@@ -103,8 +121,20 @@ export class FakeStarter implements JobStarter {
     if (run && run.status === RunStatus.InProgress) this.end(run, 'failed', 'STOPPED');
   }
 
+  /**
+   * The next `count` starts create their run (or find the earlier one, as a normal start would), then throw a
+   * TransientStartError that is not definite: the answer was lost or was a 5xx.
+   */
+  loseNextStartAnswers(count: number, code = 'InternalServiceException'): void {
+    for (let i = 0; i < count; i++) this.failures.push({ kind: 'lost', code });
+  }
+
   /** The next `count` starts throw TransientStartError (or PermanentStartError) with this code. */
-  failNextStarts(count: number, kind: 'transient' | 'permanent' = 'transient', code = kind === 'transient' ? 'ThrottlingException' : 'ValidationException'): void {
+  failNextStarts(
+    count: number,
+    kind: 'transient' | 'permanent' = 'transient',
+    code = kind === 'transient' ? 'ThrottlingException' : 'ValidationException',
+  ): void {
     for (let i = 0; i < count; i++) this.failures.push({ kind, code });
   }
 

@@ -5,8 +5,7 @@ import { PoolAdmin } from '../../../shared/app/poolAdmin';
 import { Reconciler } from '../../../shared/app/reconcile';
 import type { Random } from '../../../shared/ports/clock';
 import { FakeStarter } from './fakeStarter';
-import { InMemoryJobLedger } from './inMemoryJobLedger';
-import { InMemoryLeaseStore } from './inMemoryLeaseStore';
+import { InMemoryStore } from './inMemoryStore';
 import { ManualClock, seededRandom, T0 } from './manualClock';
 import { RecordingJobQueue } from './recordingJobQueue';
 import { RecordingLog, RecordingMetrics } from './recordingLog';
@@ -14,11 +13,13 @@ import { RecordingLog, RecordingMetrics } from './recordingLog';
 /** Settings for tests: small pools so parking happens, few attempts so giving up is quick, production grace periods. */
 export const TEST_SETTINGS: SluiceSettings = {
   pools: { default: 2 },
-  backoff: { baseSeconds: 2, maxSeconds: 900, maxAttempts: 3 },
+  backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 600 },
   startGraceMs: 90_000,
   reservationGraceMs: 120_000,
   maxRunMs: { appflow: 6 * 3600_000, glue: 48 * 3600_000 },
   stopOverdueRuns: false,
+  reconcileBudgetMs: 60_000,
+  reconcileConcurrency: 4,
 };
 
 export interface FakeWorldOptions {
@@ -32,8 +33,10 @@ export interface FakeWorldOptions {
 
 export interface FakeWorld {
   deps: SluiceDeps;
-  leases: InMemoryLeaseStore;
-  ledger: InMemoryJobLedger;
+  /** the one in-memory table behind both `leases` and `ledger` */
+  store: InMemoryStore;
+  leases: InMemoryStore;
+  ledger: InMemoryStore;
   queue: RecordingJobQueue;
   starters: { appflow: FakeStarter; glue: FakeStarter };
   clock: ManualClock;
@@ -50,8 +53,9 @@ export interface FakeWorld {
 export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   const settings: SluiceSettings = { ...TEST_SETTINGS, ...options.settings };
   const clock = new ManualClock(options.now ?? T0);
-  const leases = new InMemoryLeaseStore();
-  const ledger = new InMemoryJobLedger({ retentionDays: 30 });
+  const store = new InMemoryStore({ retentionDays: 30 });
+  const leases = store;
+  const ledger = store;
   const queue = new RecordingJobQueue();
   const starters = {
     appflow: new FakeStarter('appflow', { idempotent: options.appflowIdempotent ?? true, clock }),
@@ -72,6 +76,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   };
   return {
     deps,
+    store,
     leases,
     ledger,
     queue,

@@ -43,7 +43,7 @@ describe('Acquirer', () => {
       jobId: 'g1',
       pool: 'default',
     });
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { g1: { kind: 'glue', since: T0 } } }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { g1: { kind: 'glue', since: T0 } } }));
     expect(world.queue.sent).toEqual([]);
   });
 
@@ -65,8 +65,8 @@ describe('Acquirer', () => {
     // Act: the first run ends
     await world.completeRun.complete(world.starters.appflow.finish(firstRun!, 'succeeded'));
     // Assess: the slot went straight to c, its body was sent again and the waiter is gone
-    expect(world.leases.peek('default')!.holders).toHaveProperty('c');
-    expect(world.leases.peek('default')!.inUse).toBe(2);
+    expect(world.leases.poolView('default')!.holders).toHaveProperty('c');
+    expect(world.leases.poolView('default')!.inUse).toBe(2);
     expect(world.queue.sent).toEqual([expect.objectContaining({ body: JSON.stringify(spec), delaySeconds: 0, reserved: true })]);
     expect(world.leases.allWaiters()).toEqual([]);
     // Act: the re-sent message arrives
@@ -93,7 +93,7 @@ describe('Acquirer', () => {
     // Assess
     expect([again, another]).toEqual([AcquireResult.Duplicate, AcquireResult.Duplicate]);
     expect(world.starters.glue.startCalls).toHaveLength(1);
-    expect(world.leases.peek('default')).toMatchObject({ inUse: 1 });
+    expect(world.leases.poolView('default')).toMatchObject({ inUse: 1 });
   });
 
   test('concurrent duplicate deliveries: one run, one slot', async () => {
@@ -106,7 +106,7 @@ describe('Acquirer', () => {
     expect(results.filter((r) => r === AcquireResult.Started)).toHaveLength(1);
     expect(results.filter((r) => r === AcquireResult.Duplicate)).toHaveLength(2);
     expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
-    expect(world.leases.peek('default')).toMatchObject({ inUse: 1 });
+    expect(world.leases.poolView('default')).toMatchObject({ inUse: 1 });
   });
 
   test('a duplicate of a waiting job stays parked once', async () => {
@@ -114,9 +114,9 @@ describe('Acquirer', () => {
     await running(world, 'a', 'b');
     const message = messageOf(appflowJob('c'));
     expect(await world.acquirer.process(message)).toBe(AcquireResult.Waiting);
-    expect(await world.acquirer.process(message)).toBe(AcquireResult.Waiting);
+    expect(await world.acquirer.process(message)).toBe(AcquireResult.Duplicate);
     expect(await world.leases.countWaiters('default')).toBe(1);
-    expect(world.leases.peek('default')!.inUse).toBe(2);
+    expect(world.leases.poolView('default')!.inUse).toBe(2);
   });
 
   test('a late duplicate of a finished job holds no slot and starts nothing', async () => {
@@ -129,7 +129,7 @@ describe('Acquirer', () => {
     const result = await world.acquirer.process(message);
     // Assess
     expect(result).toBe(AcquireResult.Duplicate);
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
     expect(world.starters.appflow.startCalls).toHaveLength(1);
     expect(world.ledger.peek('a')!.state).toBe('succeeded');
   });
@@ -181,7 +181,7 @@ describe('Acquirer', () => {
     const second = await world.acquirer.process(messageOf(glueJob('g2', 'etl')));
     // Assess
     expect([first, second]).toEqual([AcquireResult.Started, AcquireResult.Waiting]);
-    expect(world.leases.peek('etl')).toEqual(expect.objectContaining({ limit: 1, inUse: 1, holders: { g1: expect.anything() } }));
+    expect(world.leases.poolView('etl')).toEqual(expect.objectContaining({ limit: 1, inUse: 1, holders: { g1: expect.anything() } }));
     expect(await world.leases.listPools()).toEqual(['etl']);
   });
 
@@ -204,7 +204,7 @@ describe('Acquirer', () => {
       expect(result).toBe(AcquireResult.RetryScheduled);
       expect(world.ledger.peek('g1')).toMatchObject({ state: 'queued', attempts: 1, lastError: expect.stringContaining('throttled') });
       expect(world.queue.sent).toEqual([expect.objectContaining({ body: JSON.stringify(spec), delaySeconds: 2 })]);
-      expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+      expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
       // Act: the retry arrives after its delay
       const [retry] = await deliverSent(world);
       // Assess
@@ -227,16 +227,20 @@ describe('Acquirer', () => {
       const result = await world.acquirer.process(messageOf(glueJob('g1')));
       // Assess
       expect(result).toBe(AcquireResult.RetryScheduled);
-      expect(world.leases.peek('default')!.holders).toEqual({ g2: expect.anything() });
+      expect(world.leases.poolView('default')!.holders).toEqual({ g2: expect.anything() });
+      // The slot passes to g2 in the same transaction that moves g1 back to queued; then g1's retry is sent.
       expect(world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved])).toEqual([
-        ['g1', false],
         ['g2', true],
+        ['g1', false],
       ]);
     });
 
-    test('delays grow with each attempt and it gives up after maxAttempts, to the DLQ, holding nothing', async () => {
-      // Prepare: 3 attempts allowed; every start throttled
-      const world = makeDeps({ random: constantRandom(0.999), settings: { backoff: { baseSeconds: 2, maxSeconds: 900, maxAttempts: 3 } } });
+    test('delays grow with each attempt and it gives up once the retry budget (time) is spent, to the DLQ, holding nothing', async () => {
+      // Prepare: retries for 5 s after the first start (2 s, then 4 s: the third attempt is at 6 s); every start throttled
+      const world = makeDeps({
+        random: constantRandom(0.999),
+        settings: { backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 5 } },
+      });
       world.starters.glue.failNextStarts(10, 'transient');
       const spec = glueJob('g1');
       // Act
@@ -258,7 +262,7 @@ describe('Acquirer', () => {
         },
       ]);
       expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead', lastError: expect.stringMatching(/^gave up after 3 attempts/) });
-      expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+      expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
     });
 
     test('permanent: dead-lettered at once, the slot freed and handed to the next waiter', async () => {
@@ -276,7 +280,7 @@ describe('Acquirer', () => {
       expect(result).toBe(AcquireResult.DeadLettered);
       expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead', lastError: expect.stringContaining('rejected') });
       expect(world.queue.deadLettered).toEqual([expect.objectContaining({ context: { jobId: 'g1', pool: 'default' } })]);
-      expect(world.leases.peek('default')!.holders).toEqual({ w1: expect.anything() });
+      expect(world.leases.poolView('default')!.holders).toEqual({ w1: expect.anything() });
       // and w1 starts when its message arrives
       expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
       expect(world.starters.glue.inProgress().map((r) => r.jobId)).toEqual(['w1']);
@@ -287,7 +291,7 @@ describe('Acquirer', () => {
       world.starters.glue.failNextStartWith(new Error('socket hang up'));
       await expect(world.acquirer.process(messageOf(glueJob('g1')))).rejects.toThrow('socket hang up');
       expect(world.ledger.peek('g1')!.state).toBe('starting');
-      expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+      expect(world.leases.poolView('default')!.holders).toHaveProperty('g1');
     });
   });
 
@@ -305,7 +309,7 @@ describe('Acquirer', () => {
       });
     }
 
-    test('a redelivery within the start grace is a duplicate; after it, the start resumes without a second run', async () => {
+    test('a redelivery within the start grace is a duplicate (even of the same message); after it, the start resumes without a second run', async () => {
       // Prepare: register, acquire, starting, start (run created) -> dies before recording the run
       const world = makeDeps();
       const message = messageOf(glueJob('g1'));
@@ -327,13 +331,14 @@ describe('Acquirer', () => {
       ]);
       expect(world.ledger.peek('g1')).toMatchObject({ state: 'running', executionId: 'glue-run-1' });
       expect(await world.ledger.findRun('glue', 'glue-run-1')).toMatchObject({ jobId: 'g1' });
-      expect(world.leases.peek('default')!.inUse).toBe(1);
+      expect(world.leases.poolView('default')!.inUse).toBe(1);
     });
 
-    test('died after moving to starting but before starting: the redelivery starts it once', async () => {
+    test('died after taking the slot (and moving to starting) but before starting: the redelivery starts it once', async () => {
       const world = makeDeps();
       const message = messageOf(appflowJob('a1'));
-      await expect(crashingAcquirer(world, 'ledger.transition').process(message)).rejects.toThrow(SimulatedCrash);
+      await world.leases.createPool('default', 2);
+      await expect(crashingAcquirer(world, 'leases.take').process(message)).rejects.toThrow(SimulatedCrash);
       expect(world.ledger.peek('a1')!.state).toBe('starting');
       expect(world.starters.appflow.startCalls).toEqual([]);
       world.clock.advance(180_000);
@@ -341,21 +346,11 @@ describe('Acquirer', () => {
       expect(world.starters.appflow.runsOf('a1')).toHaveLength(1);
     });
 
-    test('died after acquiring, before moving to starting: the redelivery finds its slot (AlreadyHeld) and starts', async () => {
-      const world = makeDeps({ settings: { pools: { default: 1 } } });
-      const message = messageOf(appflowJob('a1'));
-      await world.leases.createPool('default', 1);
-      await expect(crashingAcquirer(world, 'leases.acquire').process(message)).rejects.toThrow(SimulatedCrash);
-      expect(world.ledger.peek('a1')!.state).toBe('queued');
-      expect(world.leases.peek('default')!.holders).toHaveProperty('a1');
-      expect(await world.acquirer.process(message)).toBe(AcquireResult.Started);
-      expect(world.leases.peek('default')!.inUse).toBe(1);
-    });
-
     test('two resumers of one interrupted start: one resumes, the other is a duplicate', async () => {
       const world = makeDeps();
       const message = messageOf(glueJob('g1'));
-      await expect(crashingAcquirer(world, 'ledger.transition').process(message)).rejects.toThrow(SimulatedCrash);
+      await world.leases.createPool('default', 2);
+      await expect(crashingAcquirer(world, 'leases.take').process(message)).rejects.toThrow(SimulatedCrash);
       world.clock.advance(180_000);
       const results = await Promise.all([world.acquirer.process(message), world.acquirer.process(message)]);
       expect([...results].sort()).toEqual([AcquireResult.Duplicate, AcquireResult.Started].sort());
@@ -434,15 +429,20 @@ describe('Acquirer', () => {
       crash.armOn('queue.deadLetter', { when });
       const dying = new Acquirer({ ...world.deps, queue: crashable(world.queue, crash, 'queue') });
       await expect(dying.process(message)).rejects.toThrow(SimulatedCrash);
-      expect(world.ledger.peek('g1')!.state).not.toBe('dead');
+      // The job is dead first (nothing can start it any more), the DLQ copy not noted yet
+      expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead' });
+      expect(world.ledger.peek('g1')!.deadLetteredAt).toBeUndefined();
       // Act: SQS delivers the message again after the visibility timeout
       world.clock.advance(180_000);
-      await world.acquirer.process(message);
+      expect(await world.acquirer.process(message)).toBe(AcquireResult.DeadLettered);
       // Assess
-      expect(world.queue.deadLettersFor('g1').length).toBeGreaterThanOrEqual(1);
-      expect(world.ledger.peek('g1')!.state).toBe('dead');
+      expect(world.queue.deadLettersFor('g1')).toHaveLength(when === 'before' ? 1 : 2);
+      expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead', deadLetteredAt: expect.any(Number) });
+      // and a later copy is only a duplicate
+      expect(await world.acquirer.process(message)).toBe(AcquireResult.Duplicate);
+      expect(world.starters.glue.started).toHaveLength(0);
       // With no start ever made, the slot is free. After a crash mid-start it may be kept (see the next tests).
-      if (spec.pool === 'nowhere') expect(world.leases.peek(spec.pool)?.holders ?? {}).not.toHaveProperty('g1');
+      if (spec.pool === 'nowhere') expect(world.leases.poolView(spec.pool)?.holders ?? {}).not.toHaveProperty('g1');
     });
   });
 
@@ -453,7 +453,7 @@ describe('Acquirer', () => {
       const result = await world.acquirer.process({ ...messageOf(appflowJob('c')), reservedHint: true });
       expect(result).toBe(AcquireResult.Waiting);
       expect(world.starters.appflow.runsOf('c')).toEqual([]);
-      expect(world.leases.peek('default')!.inUse).toBe(2);
+      expect(world.leases.poolView('default')!.inUse).toBe(2);
     });
 
     test('a hint for a job the ledger does not know registers it first', async () => {
@@ -478,7 +478,7 @@ describe('Acquirer', () => {
     await world.acquirer.process(messageOf(glueJob('j1', 'p2')));
     // Assess
     expect(world.starters.glue.inProgress('p1').length).toBeLessThanOrEqual(1);
-    expect(world.leases.peek('p2')?.holders ?? {}).not.toHaveProperty('j1');
+    expect(world.leases.poolView('p2')?.holders ?? {}).not.toHaveProperty('j1');
   });
 
   test('a run in progress is never touched by the acquirer', async () => {

@@ -36,7 +36,7 @@ describe('CompleteRun', () => {
     expect(result).toBe(CompletionResult.Released);
     expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', endedAt: T0 + 4000, executionId: run });
     expect(world.ledger.peek('r')).not.toHaveProperty('lastError');
-    expect(world.leases.peek('default')).toEqual(
+    expect(world.leases.poolView('default')).toEqual(
       expect.objectContaining({ inUse: 1, holders: { w1: { kind: 'glue', since: T0 + 4000 } } }),
     );
     expect(world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved])).toEqual([['w1', true]]);
@@ -60,7 +60,7 @@ describe('CompleteRun', () => {
     // Act
     await world.completeRun.complete(world.starters.glue.finish(run, 'failed'));
     // Assess
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['old']);
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['old']);
   });
 
   test('a failed run records why', async () => {
@@ -88,7 +88,7 @@ describe('CompleteRun', () => {
     const second = await world.completeRun.complete(event);
     // Assess
     expect([first, second]).toEqual([CompletionResult.Released, CompletionResult.AlreadyDone]);
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
     expect(world.queue.sent).toHaveLength(1);
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
   });
@@ -105,7 +105,7 @@ describe('CompleteRun', () => {
     const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
     // Assess: the three oldest waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb)
     expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
-    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2', 'w3']);
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w4']);
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Started]);
@@ -120,13 +120,13 @@ describe('CompleteRun', () => {
       await park(world, id);
     }
     const queries = jest.spyOn(world.leases, 'oldestWaiters');
-    const transfers = jest.spyOn(world.leases, 'transfer');
+    const transfers = jest.spyOn(world.leases, 'pass');
     // Act
     await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
     // Assess: one lost race (a failed transfer to w1), then w2 straight from the first read
     expect(transfers.mock.calls.map((call) => call[2])).toEqual(['w1', 'w1', 'w2']);
     expect(queries).toHaveBeenCalledTimes(2);
-    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2']);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2']);
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2']);
   });
 
@@ -136,7 +136,7 @@ describe('CompleteRun', () => {
     const queries = jest.spyOn(world.leases, 'oldestWaiters');
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
     expect(queries).toHaveBeenCalledTimes(2);
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
   test('when both waiters read first are reserved by others, a new read goes straight to the next unreserved one', async () => {
@@ -148,14 +148,13 @@ describe('CompleteRun', () => {
       await park(world, id);
     }
     await world.leases.setLimit('default', 3);
-    for (const id of ['w1', 'w2'])
-      expect(await world.leases.acquire('default', id, { kind: 'glue', since: world.clock.now() })).toBe('acquired');
-    const transfers = jest.spyOn(world.leases, 'transfer');
+    for (const id of ['w1', 'w2']) expect(await world.leases.reserve('default', id, world.clock.now())).toBe('reserved');
+    const transfers = jest.spyOn(world.leases, 'pass');
     // Act
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
     // Assess: each reserved waiter tried once, then w3; nobody sent twice
     expect(transfers.mock.calls.map((call) => call[2])).toEqual(['w1', 'w2', 'w3']);
-    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual(['w3']);
   });
 
@@ -171,19 +170,19 @@ describe('CompleteRun', () => {
       world.completeRun.complete(event),
     ]);
     expect(results.filter((r) => r === CompletionResult.Released)).toHaveLength(1);
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
   });
 
   test('an event for a run Sluice did not start is only noted and changes nothing else', async () => {
     const world = makeDeps();
     await start(world, 'g1');
-    const before = world.leases.peek('default');
+    const before = world.leases.poolView('default');
     const result = await world.completeRun.complete({ kind: 'glue', executionId: 'jr_someone_else', outcome: 'succeeded', name: 'x' });
     expect(result).toBe(CompletionResult.Noted);
     expect(world.log.messages('debug')).toContain('completion of a run not recorded, noted for its acquirer');
     expect([world.metrics.get(MetricName.NotedCompletions), world.metrics.get(MetricName.IgnoredEvents)]).toEqual([1, 0]);
-    expect(world.leases.peek('default')).toEqual(before);
+    expect(world.leases.poolView('default')).toEqual(before);
     expect(world.ledger.peek('g1')!.state).toBe('running');
   });
 
@@ -206,7 +205,7 @@ describe('CompleteRun', () => {
     // Assess
     expect(result).toBe(CompletionResult.Ignored);
     expect(world.ledger.peek('g1')!.state).toBe('running');
-    expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+    expect(world.leases.poolView('default')!.holders).toHaveProperty('g1');
     expect(world.log.messages('warn')).toContain('completion does not match the job ledger, ignored');
     expect(world.metrics.get(MetricName.IgnoredEvents)).toBe(1);
   });
@@ -214,21 +213,21 @@ describe('CompleteRun', () => {
   test('the event arrives before the acquirer recorded "running": the job ends, the slot is freed, nothing undone', async () => {
     // Prepare: the completion is handled in the gap between recording the run and the move to running
     const world = makeDeps();
-    const transition = world.ledger.transition.bind(world.ledger);
-    world.ledger.transition = async (jobId, from, to: JobState, now, patch, expect) => {
-      if (to === 'running' && patch?.executionId) {
-        world.ledger.transition = transition;
-        await world.ledger.findRun('glue', patch.executionId); // the run reference is written alongside
-        await world.completeRun.complete(world.starters.glue.finish(patch.executionId, 'succeeded'));
+    const move = world.ledger.move.bind(world.ledger);
+    world.ledger.move = async (change, now) => {
+      if (change.to === 'running' && change.patch?.executionId) {
+        world.ledger.move = move;
+        await world.ledger.findRun('glue', change.patch.executionId); // the run reference is written alongside
+        await world.completeRun.complete(world.starters.glue.finish(change.patch.executionId, 'succeeded'));
       }
-      return transition(jobId, from, to, now, patch, expect);
+      return move(change, now);
     };
     // Act
     const result = await world.acquirer.process(messageOf(glueJob('g1')));
     // Assess
     expect(result).toBe(AcquireResult.Started);
     expect(world.ledger.peek('g1')).toMatchObject({ state: 'succeeded', executionId: 'glue-run-1' });
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
     expect(world.log.entries.find((e) => e.message === 'job started')!.extra).toMatchObject({ recorded: false });
   });
 
@@ -248,7 +247,7 @@ describe('CompleteRun', () => {
     // Assess: the event was noted, not dropped; the acquirer completed the run as the event would have
     expect(results).toEqual([CompletionResult.Noted]);
     expect(world.ledger.peek('g1')).toMatchObject({ state: 'failed', executionId: 'glue-run-1' });
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
     expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
   });
 
@@ -261,14 +260,14 @@ describe('CompleteRun', () => {
     await expect(new Acquirer(dying.deps).process(messageOf(glueJob('g1')))).rejects.toThrow(SimulatedCrash);
     const [run] = world.starters.glue.runsOf('g1');
     expect(await world.completeRun.complete(world.starters.glue.finish(run!.executionId, 'succeeded'))).toBe(CompletionResult.Noted);
-    expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+    expect(world.leases.poolView('default')!.holders).toHaveProperty('g1');
     // Act: SQS delivers the message again after the start grace; the acquirer resumes the start and finds the run
     world.clock.advance(world.deps.settings.startGraceMs + 1);
     expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Started);
     // Assess: one run, finished, slot free
     expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
     expect(world.ledger.peek('g1')).toMatchObject({ state: 'succeeded', executionId: run!.executionId });
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
   test('every move CompleteRun asks for is one the domain allows', () => {
@@ -276,28 +275,33 @@ describe('CompleteRun', () => {
       for (const from of ['starting', 'running'] as const) expect(canMove(from, to)).toBe(true);
   });
 
-  test('a completion that died after marking the job finished: the retried event frees the slot', async () => {
+  test('a completion that died after its transaction, before the wake-up: the retried event changes nothing, the reconciler re-sends the wake-up', async () => {
     // Prepare
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'r');
     await park(world, 'w1');
     const event = world.starters.glue.finish(run, 'succeeded');
     const crash = new CrashSwitch();
-    crash.armOn('ledger.transition', { when: 'after' });
+    crash.armOn('leases.pass', { when: 'after' });
     const dying = new CompleteRun({
       ...world.deps,
       ledger: crashable(world.ledger, crash, 'ledger'),
       leases: crashable(world.leases, crash, 'leases'),
     });
     await expect(dying.complete(event)).rejects.toThrow(SimulatedCrash);
+    // the job's end and the hand-off are one transaction: both happened
     expect(world.ledger.peek('r')!.state).toBe('succeeded');
-    expect(world.leases.peek('default')!.holders).toHaveProperty('r');
-    // Act: EventBridge retries the event
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
+    expect(world.queue.sent).toEqual([]);
+    // Act: EventBridge retries the event; later the reconciler runs past the reservation grace
     const result = await world.completeRun.complete(event);
+    world.clock.advance(world.settings.reservationGraceMs + 1);
+    const report = await world.reconciler.run();
     // Assess
-    expect(result).toBe(CompletionResult.Released);
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect(result).toBe(CompletionResult.AlreadyDone);
+    expect(report.drift).toEqual({ 'lost-wake-up': 1 });
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+    expect(world.starters.glue.inProgress().map((r) => r.jobId)).toEqual(['w1']);
   });
 
   test('after the limit is lowered, a completion frees the slot without handing it on', async () => {
@@ -310,7 +314,7 @@ describe('CompleteRun', () => {
     const result = await world.completeRun.complete(world.starters.glue.finish(a!, 'succeeded'));
     // Assess
     expect(result).toBe(CompletionResult.Released);
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ limit: 1, inUse: 1, holders: { b: expect.anything() } }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ limit: 1, inUse: 1, holders: { b: expect.anything() } }));
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w1']);
     expect(world.queue.sent).toEqual([]);
   });
@@ -331,7 +335,7 @@ describe('CompleteRun', () => {
     // Act
     await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));
     // Assess
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
     expect(world.leases.allWaiters()).toEqual([]);
     expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
   });
@@ -341,6 +345,6 @@ describe('CompleteRun', () => {
     expect(await world.acquirer.process(messageOf(appflowJob('a1')))).toBe(AcquireResult.Started);
     const run = world.ledger.peek('a1')!.executionId!;
     expect(await world.completeRun.complete(world.starters.appflow.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
-    expect(world.leases.peek('default')!.inUse).toBe(0);
+    expect(world.leases.poolView('default')!.inUse).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { AcquireResult, Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
-import { Drift } from '../../../shared/app/reconcile';
+import { Drift, HOLDERS_PER_PAGE } from '../../../shared/app/reconcile';
+import { TransientStartError } from '../../../shared/errors';
 import { waitKey } from '../../../shared/domain/waiting';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import {
@@ -12,7 +13,6 @@ import {
   makeDeps,
   messageOf,
   SimulatedCrash,
-  T0,
   type FakeWorld,
   parkGlueJob,
   startGlueJob,
@@ -27,7 +27,7 @@ describe('Reconciler', () => {
     await start(world, 'a');
     await start(world, 'b', 'etl');
     const report = await world.reconciler.run();
-    expect(report).toEqual({ pools: 2, holdersChecked: 2, drift: {} });
+    expect(report).toEqual({ pools: 2, holdersChecked: 2, unfinished: 0, drift: {} });
     expect(world.ledger.peek('a')!.state).toBe('running');
     expect(world.queue.sent).toEqual([]);
   });
@@ -43,7 +43,7 @@ describe('Reconciler', () => {
     // Assess
     expect(report.drift).toEqual({ [Drift.LostEvent]: 1 });
     expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', executionId: run });
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
   });
 
@@ -62,7 +62,7 @@ describe('Reconciler', () => {
     // Assess
     expect(report.drift).toEqual({ [Drift.LostEvent]: 1 });
     expect(world.ledger.peek('r')).toMatchObject({ state: 'succeeded', executionId: run });
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
   });
 
   test('an overdue run whose record failed (job running, no run reference): the slot still comes back', async () => {
@@ -74,7 +74,7 @@ describe('Reconciler', () => {
     world.clock.advance(48 * 3600_000 + 1);
     expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
     expect(world.ledger.peek('r')!.state).toBe('failed');
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
   test('a run the status API reports failed ends as failed', async () => {
@@ -93,49 +93,95 @@ describe('Reconciler', () => {
     const report = await world.reconciler.run();
     expect(report.drift).toEqual({});
     expect(world.ledger.peek('r')!.state).toBe('running');
-    expect(world.leases.peek('default')!.holders).toHaveProperty('r');
+    expect(world.leases.poolView('default')!.holders).toHaveProperty('r');
     expect(world.starters.glue.statusCalls).toEqual([run]);
   });
 
-  test('leaked slot: a finished job still holding a slot is freed', async () => {
-    // Prepare: r finished, but a slot was taken for it again (a stale waiter let in whose message never came)
-    const world = makeDeps();
-    const run = await start(world, 'r');
-    await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'));
-    await world.leases.acquire('default', 'r', { kind: 'glue', since: T0 });
-    world.clock.advance(world.deps.settings.reservationGraceMs + 1);
-    // Act
-    const report = await world.reconciler.run();
-    // Assess
-    expect(report.drift).toEqual({ [Drift.LeakedSlot]: 1 });
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  describe('a slot kept for a start of unknown outcome (a dead job that may have a run going)', () => {
+    /** g1's first start got no answer and the retry budget is spent: dead-lettered, keeping its slot. */
+    async function givenUpKeepingSlot(world: FakeWorld): Promise<void> {
+      world.starters.glue.failNextStartWith(new TransientStartError('StartJobRun: socket hang up', 'Error', { definite: false }));
+      expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.RetryScheduled);
+      world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
+      world.starters.glue.failNextStarts(1, 'transient');
+      await deliverSent(world);
+      expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead', lease: { pool: 'default' } });
+    }
+
+    test("is kept until leaseUntil (the kind's maximum run time), then given back and handed on", async () => {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      await givenUpKeepingSlot(world);
+      await park(world, 'w1');
+      expect((await world.reconciler.run()).drift).toEqual({});
+      world.clock.advance(world.settings.maxRunMs.glue);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.KeptSlotFreed]: 1 });
+      expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead' });
+      expect(world.ledger.peek('g1')!.lease).toBeUndefined();
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
+    });
+
+    test('a stale copy of the job cannot free it (issue 8, defect 7): the slot stays until its run must have ended', async () => {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      await givenUpKeepingSlot(world);
+      // A duplicate copy of g1's message, and a newcomer
+      expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Duplicate);
+      expect(await world.acquirer.process(messageOf(glueJob('n1')))).toBe(AcquireResult.Waiting);
+      expect(world.leases.poolView('default')).toMatchObject({ inUse: 1, holders: { g1: expect.anything() } });
+    });
   });
 
-  test('a job that ended a moment ago (its releaser racing the reconciler): the slot is freed, no drift reported', async () => {
-    // Prepare: r's run ended and the ledger says so, but its releaser has not freed the slot yet; w1 waits
+  test('a run whose status calls keep failing (its job deleted) still gives its slot back at its maximum run time (issue 8, defect 5)', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
-    const run = await start(world, 'r');
+    const run = await start(world, 'g1');
     await park(world, 'w1');
-    await world.ledger.transition('r', ['running'], 'succeeded', world.clock.now(), { endedAt: world.clock.now() }, run);
-    // Act
-    const report = await world.reconciler.run();
-    // Assess: freed and handed on at once (no slot waits for the releaser), but not counted as drift
-    expect(report.drift).toEqual({});
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
-    // The releaser then finds the slot gone: nothing more happens
-    expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe('already-done');
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+    jest
+      .spyOn(world.starters.glue, 'status')
+      .mockRejectedValue(Object.assign(new Error('job not found'), { name: 'EntityNotFoundException' }));
+    expect((await world.reconciler.run()).drift).toEqual({});
+    world.clock.advance(world.settings.maxRunMs.glue + 1);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
+    expect(world.ledger.peek('g1')).toMatchObject({
+      state: 'failed',
+      executionId: run,
+      lastError: expect.stringMatching(/maximum run time/),
+    });
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
   });
 
-  test('orphan slot (no ledger record): kept while fresh, freed once stale', async () => {
-    const world = makeDeps();
-    await world.leases.createPool('default', 2);
-    await world.leases.acquire('default', 'ghost', { kind: 'glue', since: T0 });
-    expect((await world.reconciler.run()).drift).toEqual({});
-    expect(world.leases.peek('default')!.holders).toHaveProperty('ghost');
-    world.clock.advance(world.settings.reservationGraceMs + 1);
-    expect((await world.reconciler.run()).drift).toEqual({ [Drift.OrphanSlot]: 1 });
-    expect(world.leases.peek('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  describe('bounded and fair', () => {
+    /** Each status call takes a second of the manual clock, so the time budget runs out part way. */
+    function slowStatus(world: FakeWorld): string[] {
+      const checked: string[] = [];
+      const status = world.starters.appflow.status.bind(world.starters.appflow);
+      jest.spyOn(world.starters.appflow, 'status').mockImplementation(async (job, id) => {
+        checked.push(job.id);
+        world.clock.advance(1000);
+        return status(job, id);
+      });
+      return checked;
+    }
+
+    test('pools are checked a page at a time in turn: a large pool does not starve a small one', async () => {
+      const world = makeDeps({ settings: { pools: { big: 120, small: 1 }, reconcileBudgetMs: 3_600_000 } });
+      for (let i = 0; i < 120; i++) await world.acquirer.process(messageOf(appflowJob(`b${String(i).padStart(3, '0')}`, 'big')));
+      await world.acquirer.process(messageOf(appflowJob('s1', 'small')));
+      const checked = slowStatus(world);
+      const report = await world.reconciler.run();
+      expect(report).toMatchObject({ pools: 2, holdersChecked: 121, unfinished: 0 });
+      // one page of the big pool (50), then the small pool, then the rest
+      expect(checked.indexOf('s1')).toBe(HOLDERS_PER_PAGE);
+    });
+
+    test('a run stops at its time budget and the next run continues where it stopped', async () => {
+      const world = makeDeps({ settings: { pools: { big: 120 }, reconcileBudgetMs: 60_000, reconcileConcurrency: 1 } });
+      for (let i = 0; i < 120; i++) await world.acquirer.process(messageOf(appflowJob(`b${String(i).padStart(3, '0')}`, 'big')));
+      const checked = slowStatus(world);
+      const first = await world.reconciler.run();
+      const second = await world.reconciler.run();
+      expect(first).toMatchObject({ holdersChecked: 100, unfinished: 1 });
+      expect(second).toMatchObject({ holdersChecked: 20, unfinished: 0 });
+      expect(new Set(checked).size).toBe(120);
+    });
   });
 
   describe('stale reservation (a slot handed to a waiting job whose message never came)', () => {
@@ -144,14 +190,14 @@ describe('Reconciler', () => {
       await park(world, 'w1');
       const crash = new CrashSwitch();
       // the hand-off dies right after moving the slot to w1, before sending w1's message
-      crash.armOn('leases.transfer', { when: 'after' });
+      crash.armOn('leases.pass', { when: 'after' });
       const dying = new CompleteRun({
         ...world.deps,
         leases: crashable(world.leases, crash, 'leases'),
         queue: crashable(world.queue, crash, 'queue'),
       });
       await expect(dying.complete(world.starters.glue.finish(run, 'succeeded'))).rejects.toThrow(SimulatedCrash);
-      expect(world.leases.peek('default')!.holders).toHaveProperty('w1');
+      expect(world.leases.poolView('default')!.holders).toHaveProperty('w1');
       expect(world.queue.sent).toEqual([]);
       if (!keepWaiter) await world.leases.removeWaiter('default', waitKey(world.ledger.peek('w1')!.firstSeenAt, 'w1'));
     }
@@ -200,7 +246,7 @@ describe('Reconciler', () => {
       expect(world.ledger.peek('r')).toMatchObject({ state: 'failed', lastError: 'exceeded the maximum run time of 172800 s' });
       expect(world.starters.glue.stops).toEqual([]);
       expect(world.starters.glue.runs.get(run)!.status).toBe(RunStatus.InProgress);
-      expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['w1']);
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
     });
 
     test('with stopOverdueRuns the run is stopped through the job API too', async () => {
@@ -213,7 +259,7 @@ describe('Reconciler', () => {
       expect(world.starters.appflow.stops).toEqual([run]);
       expect(world.starters.appflow.runs.get(run)!.status).toBe(RunStatus.Failed);
       expect(world.ledger.peek('a1')!.state).toBe('failed');
-      expect(world.leases.peek('default')!.inUse).toBe(0);
+      expect(world.leases.poolView('default')!.inUse).toBe(0);
     });
 
     test('the late real event of an overdue run changes nothing more', async () => {
@@ -234,7 +280,7 @@ describe('Reconciler', () => {
       world.clock.advance(48 * 3600_000 + 1);
       expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
       expect(world.log.messages('error')).toContain('could not stop an overdue run');
-      expect(world.leases.peek('default')!.inUse).toBe(0);
+      expect(world.leases.poolView('default')!.inUse).toBe(0);
     });
   });
 
@@ -251,7 +297,7 @@ describe('Reconciler', () => {
     const report = await world.reconciler.run();
     // Assess
     expect(report.drift).toEqual({ [Drift.IdleSlot]: 1 });
-    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2']);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2']);
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w3']);
   });
 
@@ -262,11 +308,11 @@ describe('Reconciler', () => {
     world.clock.advance(10);
     await park(world, 'w2');
     await world.leases.setLimit('default', 2);
-    expect(await world.leases.acquire('default', 'w1', { kind: 'glue', since: world.clock.now() })).toBe('acquired');
+    expect(await world.leases.reserve('default', 'w1', world.clock.now())).toBe('reserved');
     // Act
     await world.reconciler.run();
     // Assess: w2 got the free slot; w1 keeps its reservation and was not sent by the reconciler
-    expect(Object.keys(world.leases.peek('default')!.holders).sort()).toEqual(['w1', 'w2']);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2']);
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual(['w2']);
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w1']);
   });
@@ -286,7 +332,7 @@ describe('Reconciler', () => {
     expect(report.drift).toEqual({ [Drift.LostEvent]: 1 });
     expect(world.ledger.peek('a')!.state).toBe('running');
     expect(world.ledger.peek('b')!.state).toBe('succeeded');
-    expect(world.log.messages('error')).toContain('reconciler could not check a slot');
+    expect(world.log.messages('error')).toContain('reconciler could not ask the job API about a run');
   });
 
   test('a job in starting within the start grace is left to its message', async () => {
@@ -295,7 +341,7 @@ describe('Reconciler', () => {
     await expect(world.acquirer.process(messageOf(glueJob('g1')))).rejects.toThrow();
     world.clock.advance(10_000);
     expect((await world.reconciler.run()).drift).toEqual({});
-    expect(world.leases.peek('default')!.holders).toHaveProperty('g1');
+    expect(world.leases.poolView('default')!.holders).toHaveProperty('g1');
     expect(world.queue.sent).toEqual([]);
   });
 
@@ -303,8 +349,9 @@ describe('Reconciler', () => {
     // Prepare: the acquirer dies right after moving g1 to starting; the message never comes back
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const crash = new CrashSwitch();
-    crash.armOn('ledger.transition', { when: 'after' });
-    const dying = new Acquirer({ ...world.deps, ledger: crashable(world.ledger, crash, 'ledger') });
+    crash.armOn('leases.take', { when: 'after' });
+    await world.leases.createPool('default', 1);
+    const dying = new Acquirer({ ...world.deps, leases: crashable(world.leases, crash, 'leases') });
     await expect(dying.process(messageOf(glueJob('g1')))).rejects.toThrow(SimulatedCrash);
     await park(world, 'w1');
     // Act 1: within the grace nothing is done
@@ -320,6 +367,6 @@ describe('Reconciler', () => {
     expect(delivered.map((d) => d.result)).toEqual([AcquireResult.Started]);
     expect(world.starters.glue.startCalls).toEqual([expect.objectContaining({ jobId: 'g1', mayHaveStarted: true, result: 'started' })]);
     expect(world.ledger.peek('g1')!.state).toBe('running');
-    expect(Object.keys(world.leases.peek('default')!.holders)).toEqual(['g1']);
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['g1']);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { type ModelOptions, runScenario, SchedulerModel, scenarioArb } from '../../contract/scheduler.model';
-import { InMemoryJobLedger, InMemoryLeaseStore } from '../../support/fakes';
+import { InMemoryStore } from '../../support/fakes';
 
 /**
  * Random interleavings of: new job messages, deliveries in any order (and again, as duplicates), runs ending with
@@ -15,7 +15,8 @@ import { InMemoryJobLedger, InMemoryLeaseStore } from '../../support/fakes';
 function check(options: ModelOptions, numRuns: number, maxLength = 60, final: { deadJobsInDlq?: boolean } = {}): Promise<void> {
   return fc.assert(
     fc.asyncProperty(scenarioArb(options, maxLength), async ({ seed, actions }) => {
-      const model = new SchedulerModel(new InMemoryLeaseStore(), new InMemoryJobLedger(), { ...options, seed });
+      const store = new InMemoryStore();
+      const model = new SchedulerModel(store, store, { ...options, seed });
       await runScenario(model, actions, final);
     }),
     { numRuns },

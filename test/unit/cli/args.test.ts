@@ -49,8 +49,8 @@ describe('parseArgs', () => {
   });
 
   test.each([
-    [['pool', 'set-limit', 'etl', '-1'], /whole number from 0 to 1000, got '-1'/],
-    [['pool', 'set-limit', 'etl', '1001'], /from 0 to 1000, got '1001'/],
+    [['pool', 'set-limit', 'etl', '-1'], /whole number from 0 to 10000, got '-1'/],
+    [['pool', 'set-limit', 'etl', '10001'], /from 0 to 10000, got '10001'/],
     [['pool', 'set-limit', 'etl', '2.5'], /whole number/],
     [['pool', 'set-limit', 'etl', 'four'], /whole number/],
     [['pool', 'set-limit', 'etl', ''], /whole number/],

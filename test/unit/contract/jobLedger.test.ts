@@ -1,7 +1,8 @@
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
-import { InMemoryJobLedger } from '../../support/fakes';
+import { InMemoryStore } from '../../support/fakes';
 
-describeJobLedgerContract('InMemoryJobLedger', async () => {
-  const ledger = new InMemoryJobLedger({ retentionDays: 7 });
-  return { ledger, retentionDays: 7, expiresAtOf: async (jobId) => ledger.expiresAtOf(jobId) };
+// One InMemoryStore is both ports, over one set of job records.
+describeJobLedgerContract('InMemoryStore', async () => {
+  const store = new InMemoryStore({ retentionDays: 7 });
+  return { ledger: store, leases: store, retentionDays: 7, expiresAtOf: async (jobId) => store.expiresAtOf(jobId) };
 });

@@ -1,4 +1,8 @@
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
-import { InMemoryLeaseStore } from '../../support/fakes';
+import { InMemoryStore } from '../../support/fakes';
 
-describeLeaseStoreContract('InMemoryLeaseStore', async () => ({ store: new InMemoryLeaseStore() }));
+// One InMemoryStore is both ports, over one set of job records.
+describeLeaseStoreContract('InMemoryStore', async () => {
+  const store = new InMemoryStore({ retentionDays: 7 });
+  return { ledger: store, leases: store, retentionDays: 7, expiresAtOf: async (jobId) => store.expiresAtOf(jobId) };
+});

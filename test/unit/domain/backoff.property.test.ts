@@ -1,15 +1,21 @@
 import fc from 'fast-check';
-import { type BackoffPolicy, DEFAULT_BACKOFF, hasAttemptsLeft, retryDelaySeconds, SQS_MAX_DELAY_SECONDS } from '../../../shared/domain/backoff';
+import {
+  withinRetryBudget,
+  type BackoffPolicy,
+  DEFAULT_BACKOFF,
+  retryDelaySeconds,
+  SQS_MAX_DELAY_SECONDS,
+} from '../../../shared/domain/backoff';
 
 const unit = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
 const attempt = fc.integer({ min: 1, max: 200 });
 const intPolicy = fc.record({
   baseSeconds: fc.integer({ min: 1, max: 120 }),
   maxSeconds: fc.integer({ min: 1, max: 5_000 }),
-  maxAttempts: fc.integer({ min: 1, max: 20 }),
+  retryForSeconds: fc.constant(3600),
 });
 
-describe('retry backoff (full jitter)', () => {
+describe('retry backoff (equal jitter)', () => {
   test('delay is within [1, min(cap, base * 2^(n-1))] for whole-second policies', () => {
     fc.assert(
       fc.property(intPolicy, attempt, unit, (policy, n, r) => {
@@ -25,7 +31,11 @@ describe('retry backoff (full jitter)', () => {
   test('never above 900 s (the SQS maximum), whatever the policy says', () => {
     fc.assert(
       fc.property(
-        fc.record({ baseSeconds: fc.double({ min: 0, max: 1e6, noNaN: true }), maxSeconds: fc.double({ min: 0, max: 1e7, noNaN: true }), maxAttempts: fc.constant(8) }),
+        fc.record({
+          baseSeconds: fc.double({ min: 0, max: 1e6, noNaN: true }),
+          maxSeconds: fc.double({ min: 0, max: 1e7, noNaN: true }),
+          retryForSeconds: fc.constant(3600),
+        }),
         attempt,
         unit,
         (policy, n, r) => {
@@ -46,12 +56,23 @@ describe('retry backoff (full jitter)', () => {
     );
   });
 
-  test('jitter spreads the delay: random 0 gives 1 s, random near 1 gives the ceiling', () => {
+  test('jitter spreads the delay over the upper half: random 0 gives half the ceiling, random near 1 the ceiling', () => {
     expect(retryDelaySeconds(1, DEFAULT_BACKOFF, () => 0)).toBe(1);
     expect(retryDelaySeconds(1, DEFAULT_BACKOFF, () => 0.999)).toBe(2);
+    expect(retryDelaySeconds(4, DEFAULT_BACKOFF, () => 0)).toBe(8);
     expect(retryDelaySeconds(4, DEFAULT_BACKOFF, () => 0.999)).toBe(16);
     expect(retryDelaySeconds(30, DEFAULT_BACKOFF, () => 0.999)).toBe(900);
-    expect(retryDelaySeconds(5000, DEFAULT_BACKOFF, () => 0.5)).toBe(450);
+    expect(retryDelaySeconds(5000, DEFAULT_BACKOFF, () => 0)).toBe(450);
+    expect(retryDelaySeconds(5000, DEFAULT_BACKOFF, () => 0.5)).toBe(675);
+  });
+
+  test('once capped, a delay is never under half the cap: at most 2 x 3600 / cap tries an hour', () => {
+    fc.assert(
+      fc.property(attempt, unit, (n, r) => {
+        const delay = retryDelaySeconds(n + 10, DEFAULT_BACKOFF, () => r);
+        expect(delay).toBeGreaterThanOrEqual(DEFAULT_BACKOFF.maxSeconds / 2);
+      }),
+    );
   });
 
   test('attempt 0 or less is treated as the first retry', () => {
@@ -63,13 +84,24 @@ describe('retry backoff (full jitter)', () => {
   // settings schema) the ceiling itself can be returned, e.g. 1.5 s, but SQS DelaySeconds is an Integer. Fix: floor the
   // ceiling (Math.max(1, Math.floor(ceiling))) or make RETRY_BASE_SECONDS an integer in settings.
   test('delays are whole seconds even for a fractional base', () => {
-    const policy: BackoffPolicy = { baseSeconds: 1.5, maxSeconds: 900, maxAttempts: 8 };
+    const policy: BackoffPolicy = { baseSeconds: 1.5, maxSeconds: 900, retryForSeconds: 3600 };
     // first retry: ceiling 1.5, random 0.9 -> ceil(1.35) = 2 -> min(1.5, 2) = 1.5
     expect(Number.isInteger(retryDelaySeconds(1, policy, () => 0.9))).toBe(true);
   });
 
-  test('hasAttemptsLeft: attempts strictly below maxAttempts', () => {
-    const policy = { ...DEFAULT_BACKOFF, maxAttempts: 3 };
-    expect([0, 1, 2, 3, 4].map((n) => hasAttemptsLeft(n, policy))).toEqual([true, true, true, false, false]);
+  test('the retry budget is time since the first start call, not a count of attempts', () => {
+    const policy = { ...DEFAULT_BACKOFF, retryForSeconds: 3600 };
+    expect(withinRetryBudget(1_000, 1_000 + 3_599_999, policy)).toBe(true);
+    expect(withinRetryBudget(1_000, 1_000 + 3_600_000, policy)).toBe(false);
+  });
+
+  test('waiting on capacity for the whole budget ends after it, in tens of tries, not thousands (issue 8, defect 4)', () => {
+    // Steady throttling: the sum of the largest delays over the budget. At the cap (900 s) a job tries 4 times an hour.
+    const policy = DEFAULT_BACKOFF;
+    let elapsed = 0;
+    let attempts = 0;
+    while (withinRetryBudget(0, elapsed * 1000, policy)) elapsed += retryDelaySeconds(++attempts, policy, () => 0.999999);
+    expect(elapsed).toBeGreaterThanOrEqual(policy.retryForSeconds);
+    expect(attempts).toBeLessThanOrEqual(Math.ceil(policy.retryForSeconds / 900) + 10);
   });
 });

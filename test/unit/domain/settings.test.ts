@@ -4,14 +4,16 @@ import { ConfigurationError } from '../../../shared/errors';
 const required = { TABLE_NAME: 'sluice-dev', QUEUE_URL: 'https://sqs/jobs', DLQ_URL: 'https://sqs/dlq' };
 
 describe('settings', () => {
-  test('defaults: one pool of 8, production grace periods, 8 attempts, overdue runs not stopped', () => {
+  test('defaults: one pool of 8, production grace periods, retries for 6 hours, overdue runs not stopped', () => {
     expect(settingsFrom(readEnv({ ...required }))).toEqual({
       pools: { default: 8 },
-      backoff: { baseSeconds: 2, maxSeconds: 900, maxAttempts: 8 },
+      backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 21600 },
       startGraceMs: 90_000,
       reservationGraceMs: 120_000,
       maxRunMs: { appflow: 6 * 3600_000, glue: 48 * 3600_000 },
       stopOverdueRuns: false,
+      reconcileBudgetMs: 90_000,
+      reconcileConcurrency: 16,
     });
     expect(readEnv({ ...required }).LEDGER_RETENTION_DAYS).toBe(30);
   });
@@ -39,16 +41,20 @@ describe('settings', () => {
         STOP_OVERDUE_RUNS: 'true',
         RETRY_BASE_SECONDS: '1',
         RETRY_MAX_SECONDS: '30',
-        RETRY_MAX_ATTEMPTS: '4',
+        RETRY_FOR_SECONDS: '4',
+        RECONCILE_BUDGET_SECONDS: '2',
+        RECONCILE_CONCURRENCY: '3',
       }),
     );
     expect(settings).toEqual({
       pools: { crm: 3, etl: 0 },
-      backoff: { baseSeconds: 1, maxSeconds: 30, maxAttempts: 4 },
+      backoff: { baseSeconds: 1, maxSeconds: 30, retryForSeconds: 4 },
       startGraceMs: 3000,
       reservationGraceMs: 2500,
       maxRunMs: { appflow: 120_000, glue: 60_000 },
       stopOverdueRuns: true,
+      reconcileBudgetMs: 2000,
+      reconcileConcurrency: 3,
     });
   });
 
@@ -62,8 +68,8 @@ describe('settings', () => {
   test.each([
     ['START_GRACE_SECONDS', '-1'],
     ['START_GRACE_SECONDS', 'soon'],
-    ['RETRY_MAX_ATTEMPTS', '0'],
-    ['RETRY_MAX_ATTEMPTS', '2.5'],
+    ['RECONCILE_CONCURRENCY', '0'],
+    ['RECONCILE_CONCURRENCY', '2.5'],
     ['STOP_OVERDUE_RUNS', 'yes'],
     ['LEDGER_RETENTION_DAYS', '0'],
   ])('%s=%p is refused', (name, value) => {
@@ -97,7 +103,7 @@ describe('settings', () => {
       );
     });
 
-    test.each([['{"a":-1}'], ['{"a":1001}'], ['{"a":1.5}'], ['{"a":"8"}'], ['[8]'], ['8'], ['{"":3}']])('%s is invalid', (json) => {
+    test.each([['{"a":-1}'], ['{"a":10001}'], ['{"a":1.5}'], ['{"a":"8"}'], ['[8]'], ['8'], ['{"":3}']])('%s is invalid', (json) => {
       expect(() => parsePools(json)).toThrow(/^POOLS is invalid: /);
     });
 

@@ -1,7 +1,7 @@
 import { StartFlowCommand } from '@aws-sdk/client-appflow';
 import { StartJobRunCommand } from '@aws-sdk/client-glue';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ledgerItem, mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
@@ -42,6 +42,7 @@ describe('acquirer handler', () => {
     // Prepare: the ledger accepts the new job, the pool has a free slot.
     ddb.on(PutCommand).resolves({});
     ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     appflow.on(StartFlowCommand).resolves({ executionId: 'exec-1' });
     sqs.on(SendMessageCommand).resolves({ MessageId: 'dlq-1' });
     const event: SQSEvent = {
@@ -54,11 +55,17 @@ describe('acquirer handler', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([]);
     expect(appflow.commandCalls(StartFlowCommand)[0]!.args[0].input).toEqual({ flowName: 'accounts', clientToken: 'sluice-job-1' });
-    const acquireCall = ddb.commandCalls(UpdateCommand).find((c) => c.args[0].input.UpdateExpression?.includes('ADD inUse :one'));
-    expect(acquireCall?.args[0].input).toMatchObject({
-      Key: { pk: 'POOL#default', sk: 'POOL' },
-      ExpressionAttributeNames: { '#job': 'job-1' },
-    });
+    // The slot: the pool's counter and the job's record in one transaction.
+    const [take] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(take).toEqual([
+      { Update: expect.objectContaining({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeValues: { ':delta': 1 } }) },
+      {
+        Update: expect.objectContaining({
+          Key: { pk: 'JOB#job-1', sk: 'JOB' },
+          ExpressionAttributeValues: expect.objectContaining({ ':to': 'starting', ':version': 1, ':holderPool': 'default' }),
+        }),
+      },
+    ]);
     const dlq = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
     expect(dlq).toHaveLength(1);
     expect(dlq[0]).toMatchObject({ QueueUrl: process.env.DLQ_URL, MessageBody: '{"kind":' });
@@ -70,6 +77,7 @@ describe('acquirer handler', () => {
     ddb.on(PutCommand).resolves({});
     ddb.on(PutCommand, { Item: { jobId: 'job-bad' } } as never).rejects(Object.assign(new Error('boom'), { name: 'InternalServerError' }));
     ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     glue.on(StartJobRunCommand).resolves({ JobRunId: 'jr_1' });
     const event: SQSEvent = {
       Records: [
@@ -84,18 +92,9 @@ describe('acquirer handler', () => {
     expect(glue.commandCalls(StartJobRunCommand).map((c) => c.args[0].input.Arguments?.['--sluice-job-id'])).toEqual(['job-ok']);
   });
 
-  test('a hinted reservation is verified in the pool item before the run starts', async () => {
+  test('a reserved hint for a job that is not reserved starts nothing: the record, not the message, says who holds a slot', async () => {
     const spec = { kind: 'appflow', id: 'job-2', pool: 'default', flowName: 'accounts' };
-    ddb.on(GetCommand, { Key: { pk: 'JOB#job-2', sk: 'JOB' } }).resolves({
-      Item: ledgerItem(spec, 'waiting'),
-    });
-    // The pool says job-2 holds nothing and the pool is full: the hint is wrong and must not start anything.
-    ddb
-      .on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } })
-      .resolves({ Item: { limit: 1, inUse: 1, holders: { other: { kind: 'glue', since: 1 } } } });
-    ddb.on(UpdateCommand).rejects(Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' }));
-    ddb.on(PutCommand).resolves({});
-    ddb.on(QueryCommand).resolves({ Items: [] });
+    ddb.on(GetCommand, { Key: { pk: 'JOB#job-2', sk: 'JOB' } }).resolves({ Item: ledgerItem(spec, 'waiting') });
 
     const response = await acquire(
       {
@@ -110,12 +109,8 @@ describe('acquirer handler', () => {
 
     expect(response.batchItemFailures).toEqual([]);
     expect(appflow.commandCalls(StartFlowCommand)).toHaveLength(0);
-    // It was parked instead: a waiter item for job-2.
-    expect(
-      ddb
-        .commandCalls(PutCommand)
-        .some((c) => String(c.args[0].input.Item?.sk).startsWith('WAIT#') && c.args[0].input.Item?.jobId === 'job-2'),
-    ).toBe(true);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 });
 
@@ -142,22 +137,33 @@ describe('releaser handler', () => {
     ddb
       .on(GetCommand, { Key: { pk: 'RUN#appflow#exec-1', sk: 'RUN' } })
       .resolves({ Item: { kind: 'appflow', executionId: 'exec-1', jobId: 'job-1', pool: 'default' } });
-    ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 0, holders: {} } });
-    ddb.on(UpdateCommand).resolves({});
+    const spec = { kind: 'appflow', id: 'job-1', pool: 'default', flowName: 'accounts' };
+    ddb
+      .on(GetCommand, { Key: { pk: 'JOB#job-1', sk: 'JOB' } })
+      .resolves({ Item: ledgerItem(spec, 'running', { executionId: 'exec-1', version: 3, holderPool: 'default', leaseSince: 1 }) });
+    ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 0 } });
+    ddb.on(TransactWriteCommand).resolves({});
     ddb.on(QueryCommand).resolves({ Items: [] });
 
     await release(appflowEnd('exec-1'), context);
 
-    const updates = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    expect(updates.find((u) => u.Key?.pk === 'JOB#job-1')?.ExpressionAttributeValues).toMatchObject({
-      ':to': 'succeeded',
-      ':executionId': 'exec-1',
-    });
-    expect(updates.find((u) => u.UpdateExpression === 'REMOVE holders.#job ADD inUse :minusOne')).toMatchObject({
-      Key: { pk: 'POOL#default', sk: 'POOL' },
-      ConditionExpression: 'attribute_exists(holders.#job)',
-      ExpressionAttributeNames: { '#job': 'job-1' },
-    });
+    // The job's end and its slot's release: one transaction, fenced by the version read.
+    const [free] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(free).toEqual([
+      { Update: expect.objectContaining({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeValues: { ':delta': -1 } }) },
+      {
+        Update: expect.objectContaining({
+          Key: { pk: 'JOB#job-1', sk: 'JOB' },
+          ConditionExpression: '#version = :version AND holderPool = :pool',
+          ExpressionAttributeValues: expect.objectContaining({
+            ':to': 'succeeded',
+            ':executionId': 'exec-1',
+            ':version': 3,
+            ':pool': 'default',
+          }),
+        }),
+      },
+    ]);
   });
 
   test('a run Sluice did not start changes nothing', async () => {

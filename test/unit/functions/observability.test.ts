@@ -1,5 +1,5 @@
 import { StartFlowCommand } from '@aws-sdk/client-appflow';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSRecord } from 'aws-lambda';
 import { ledgerItem, mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
@@ -88,7 +88,7 @@ beforeEach(() => {
 describe('reconciler: pool gauges every run', () => {
   const HOUR = 3_600_000;
 
-  /** Pools default (2 free slots, nobody waits) and etl (full: one fresh slot, one held for 49 hours; 4 waiting). */
+  /** Pools default (2 free slots, nobody waits) and etl (full: one fresh slot, one held for 55 hours, past Glue's 48 + the 6-hour retry budget; 4 waiting). */
   function twoPools() {
     const now = Date.now();
     ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'POOLS' } }).resolves({
@@ -97,9 +97,15 @@ describe('reconciler: pool gauges every run', () => {
         { pk: 'POOLS', sk: 'etl' },
       ],
     });
-    ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 0, holders: {} } });
-    ddb.on(GetCommand, { Key: { pk: 'POOL#etl', sk: 'POOL' } }).resolves({
-      Item: { limit: 2, inUse: 2, holders: { stuck: { kind: 'glue', since: now - 49 * HOUR }, fresh: { kind: 'appflow', since: now } } },
+    ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 0 } });
+    ddb.on(GetCommand, { Key: { pk: 'POOL#etl', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 2 } });
+    // The holders index: nobody in default; in etl a slot held for 49 hours and a fresh one.
+    ddb.on(QueryCommand, { IndexName: 'holders', ExpressionAttributeValues: { ':pool': 'default' } }).resolves({ Items: [] });
+    ddb.on(QueryCommand, { IndexName: 'holders', ExpressionAttributeValues: { ':pool': 'etl' } }).resolves({
+      Items: [
+        { pk: 'JOB#fresh', sk: 'JOB', holderPool: 'etl', kind: 'appflow', leaseSince: now },
+        { pk: 'JOB#stuck', sk: 'JOB', holderPool: 'etl', kind: 'glue', leaseSince: now - 55 * HOUR },
+      ],
     });
     // The stuck slot's job cannot be read: the reconciler logs it and leaves the slot (the case the alarm is for).
     ddb.on(GetCommand, { Key: { pk: 'JOB#stuck', sk: 'JOB' } }).rejects(failure('InternalServerError'));
@@ -114,7 +120,7 @@ describe('reconciler: pool gauges every run', () => {
 
     const { lines, result } = await capture(() => reconcile({}, contextOf('sluice-test-reconciler', 'r-1')));
 
-    expect(result).toEqual({ status: 'fulfilled', value: { pools: 2, holdersChecked: 2, drift: {} } });
+    expect(result).toEqual({ status: 'fulfilled', value: { pools: 2, holdersChecked: 2, unfinished: 0, drift: {} } });
     const gauges = gaugeLines(lines);
     expect(gauges.map((l) => [l._aws.CloudWatchMetrics[0]!.Namespace, l.service, l.pool])).toEqual([
       ['Sluice', SERVICE, 'default'],
@@ -146,7 +152,7 @@ describe('reconciler: pool gauges every run', () => {
 
     const { lines, result } = await capture(() => reconcile({}, contextOf('sluice-test-reconciler', 'r-2')));
 
-    expect(result).toEqual({ status: 'fulfilled', value: { pools: 1, holdersChecked: 0, drift: {} } });
+    expect(result).toEqual({ status: 'fulfilled', value: { pools: 1, holdersChecked: 0, unfinished: 0, drift: {} } });
     expect(gaugeLines(lines)).toEqual([]);
     expect(logLines(lines).find((l) => l.message === 'pool gauges not published')).toMatchObject({
       level: 'ERROR',
@@ -198,11 +204,9 @@ describe('acquirer: HandOffLatency', () => {
   /** job-h waits in the ledger and holds the slot a release reserved for it. */
   function handedOff() {
     ddb.on(GetCommand, { Key: { pk: 'JOB#job-h', sk: 'JOB' } }).resolves({
-      Item: ledgerItem(spec, 'waiting'),
+      Item: ledgerItem(spec, 'reserved', { holderPool: 'default', leaseSince: 1 }),
     });
-    ddb
-      .on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } })
-      .resolves({ Item: { limit: 2, inUse: 1, holders: { 'job-h': { kind: 'appflow', since: 1 } } } });
+    ddb.on(TransactWriteCommand).resolves({});
     ddb.on(UpdateCommand).resolves({});
     appflow.on(StartFlowCommand).resolves({ executionId: 'exec-h' });
   }
@@ -234,6 +238,7 @@ describe('acquirer: HandOffLatency', () => {
   test('no HandOffLatency for a job started from its own message (no reserved attribute)', async () => {
     ddb.on(PutCommand).resolves({});
     ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     appflow.on(StartFlowCommand).resolves({ executionId: 'exec-h' });
 
     const { lines, result } = await capture(() =>

@@ -1,0 +1,95 @@
+import type { JobSpec } from '../../domain/job';
+import { isTerminal } from '../../domain/jobState';
+import type { JobRecord, Move } from '../../ports/jobLedger';
+import { SAME_VERSION } from './conditions';
+import { jobKey } from './keys';
+
+/**
+ * A job record as a DynamoDB item (pk JOB#<id>, sk JOB). The spec is kept as JSON text; the slot is `holderPool`
+ * (the key of the sparse `holders` index) and `leaseSince`, set and removed together.
+ */
+export interface JobItem extends Omit<JobRecord, 'spec' | 'lease'> {
+  pk: string;
+  sk: string;
+  spec: string;
+  holderPool?: string;
+  leaseSince?: number;
+  expiresAt?: number;
+}
+
+export const SECONDS_PER_DAY = 86_400;
+
+/** The TTL attribute DynamoDB acts on: epoch seconds, `seconds` after `now` (ms). */
+export function expiresAfter(now: number, seconds: number): number {
+  return Math.floor(now / 1000) + seconds;
+}
+
+export function toJobItem(record: JobRecord): JobItem {
+  const { spec, lease, ...rest } = record;
+  return {
+    ...jobKey(record.jobId),
+    ...rest,
+    spec: JSON.stringify(spec),
+    ...(lease && { holderPool: lease.pool, leaseSince: lease.since }),
+  };
+}
+
+export function fromJobItem(item: Record<string, unknown>): JobRecord {
+  const { pk: _pk, sk: _sk, expiresAt: _ttl, spec, holderPool, leaseSince, ...rest } = item as unknown as JobItem;
+  return {
+    ...(rest as Omit<JobRecord, 'spec'>),
+    spec: JSON.parse(spec) as JobSpec,
+    ...(holderPool !== undefined && { lease: { pool: holderPool, since: Number(leaseSince) } }),
+  };
+}
+
+/** What a move does to the slot on the record: `take` sets it, `free` removes it, `keep` leaves it. */
+export type LeaseChange = { take: { pool: string; since: number } } | 'free' | 'keep';
+
+export interface UpdateParts {
+  UpdateExpression: string;
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, unknown>;
+}
+
+/**
+ * The UpdateItem of a version-fenced move: new state, updatedAt, version + 1, the patch's defined fields, the lease
+ * change, and the TTL once the job is terminal (unless `expires` is false: a terminal job keeping its slot). `condition`
+ * defaults to SAME_VERSION (it may add to it).
+ */
+export function moveUpdate(
+  move: Move,
+  now: number,
+  lease: LeaseChange,
+  retentionDays: number,
+  condition: string = SAME_VERSION,
+  expires: boolean = isTerminal(move.to),
+): UpdateParts {
+  const names: Record<string, string> = { '#state': 'state', '#version': 'version' };
+  const values: Record<string, unknown> = { ':to': move.to, ':now': now, ':version': move.version, ':one': 1 };
+  const sets = ['#state = :to', 'updatedAt = :now', '#version = #version + :one'];
+  const removes: string[] = [];
+  for (const [field, value] of Object.entries(move.patch ?? {})) {
+    if (value === undefined) continue;
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    sets.push(`#${field} = :${field}`);
+  }
+  if (lease === 'free') removes.push('holderPool', 'leaseSince');
+  else if (lease !== 'keep') {
+    values[':holderPool'] = lease.take.pool;
+    values[':leaseSince'] = lease.take.since;
+    sets.push('holderPool = :holderPool', 'leaseSince = :leaseSince');
+  }
+  if (expires) {
+    values[':expiresAt'] = expiresAfter(now, retentionDays * SECONDS_PER_DAY);
+    sets.push('expiresAt = :expiresAt');
+  }
+  return {
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
+}

@@ -1,0 +1,25 @@
+import { encodeJobBody } from '../domain/jobBody';
+import { JobState } from '../domain/jobState';
+import { PROTOCOL } from '../domain/protocol';
+import { waitKey } from '../domain/waiting';
+import type { JobRecord } from '../ports/jobLedger';
+import type { SluiceDeps } from './deps';
+
+/**
+ * Takes back a reservation while the pool is over its (lowered) limit: the job waits again, in its old place (protocol
+ * step revoke). The waiter item is written first, so a job in `waiting` always has one. False if the record moved on
+ * (claimed by its wake-up meanwhile) or the pool is no longer over its limit.
+ */
+export async function revokeReservation(deps: Pick<SluiceDeps, 'leases' | 'clock'>, record: JobRecord): Promise<boolean> {
+  if (record.state !== JobState.Reserved || !record.lease) return false;
+  await deps.leases.addWaiter({
+    pool: record.pool,
+    jobId: record.jobId,
+    kind: record.kind,
+    waitKey: waitKey(record.firstSeenAt, record.jobId),
+    body: encodeJobBody(record.spec),
+    since: record.firstSeenAt,
+  });
+  const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.revoke.to };
+  return deps.leases.freeOverLimit(record.pool, move, deps.clock.now());
+}

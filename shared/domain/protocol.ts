@@ -1,0 +1,130 @@
+import { JobState } from './jobState';
+
+/** What a step does to the job's slot. */
+export const SlotEffect = {
+  /** holds none before or after */
+  None: 'none',
+  /** takes a free slot: the pool's count goes up, only while inUse < limit */
+  Take: 'take',
+  /** keeps the slot it holds */
+  Keep: 'keep',
+  /** frees its slot (count down), or hands it to the oldest waiter in the same transaction (count unchanged) */
+  Release: 'release',
+  /** receives a slot handed over by a release (count unchanged, pool not over its limit) or a free one (count up) */
+  Receive: 'receive',
+} as const;
+export type SlotEffect = (typeof SlotEffect)[keyof typeof SlotEffect];
+
+export interface ProtocolRow {
+  /** who makes the write */
+  by: string;
+  /** the states the record must be in (besides having the version its writer read); 'new' for an item not yet there */
+  from: readonly JobState[] | 'new';
+  to: JobState;
+  slot: SlotEffect;
+  /** why the step happens */
+  when: string;
+}
+
+const { Queued, Waiting, Reserved, Starting, Running, Succeeded, Failed, Dead } = JobState;
+
+/**
+ * The lease protocol: every write Sluice makes to a job record, as one table (docs/protocol.md shows the same rows;
+ * test/unit/domain/protocol.test.ts checks they agree). Every write but `register` and `receive` is conditioned on the
+ * version of the record its writer read; slot changes move the record and the pool's counter in one transaction.
+ */
+export const PROTOCOL = {
+  register: { by: 'acquirer', from: 'new', to: Queued, slot: SlotEffect.None, when: 'first delivery of a job id' },
+  take: { by: 'acquirer', from: [Queued], to: Starting, slot: SlotEffect.Take, when: 'a delivery finds a free slot' },
+  park: { by: 'acquirer', from: [Queued], to: Waiting, slot: SlotEffect.None, when: 'the pool is full (waiter item written first)' },
+  reject: { by: 'acquirer', from: [Queued], to: Dead, slot: SlotEffect.None, when: 'the pool is unknown (dead-lettered next)' },
+  receive: {
+    by: 'releaser, reconciler, pool admin',
+    from: [Queued, Waiting],
+    to: Reserved,
+    slot: SlotEffect.Receive,
+    when: 'a slot is handed over or found free (its wake-up is sent next)',
+  },
+  claim: { by: 'acquirer', from: [Reserved], to: Starting, slot: SlotEffect.Keep, when: 'the wake-up of a reserved job arrives' },
+  resume: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Starting,
+    slot: SlotEffect.Keep,
+    when: 'a delivery finds the start attempt presumed dead, or its retry due (claimableAt passed)',
+  },
+  record: { by: 'acquirer', from: [Starting], to: Running, slot: SlotEffect.Keep, when: 'the start call answered with a run' },
+  backoff: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Queued,
+    slot: SlotEffect.Release,
+    when: 'the start was refused (nothing started) and the retry budget lasts: the retry is sent with a delay',
+  },
+  hold: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Starting,
+    slot: SlotEffect.Keep,
+    when: 'the start got no answer or a 5xx (a run may exist) and the retry budget lasts: the retry looks for that run',
+  },
+  giveUp: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Dead,
+    slot: SlotEffect.Release,
+    when: 'the start failed for good, or the retry budget is spent, and no run can exist (dead-lettered next)',
+  },
+  giveUpKeep: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Dead,
+    slot: SlotEffect.Keep,
+    when: 'as giveUp, but a run may exist: the slot is kept until leaseUntil (its longest run time)',
+  },
+  deadLettered: {
+    by: 'acquirer',
+    from: [Dead],
+    to: Dead,
+    slot: SlotEffect.Keep,
+    when: 'its DLQ copy was sent (noted after the send: a dead job without the note has its copy sent again on delivery)',
+  },
+  foundRun: {
+    by: 'acquirer',
+    from: [Dead],
+    to: Dead,
+    slot: SlotEffect.Keep,
+    when: 'a run of a job given up with its slot kept turns out to exist: its id is recorded, so its end frees the slot',
+  },
+  complete: {
+    by: 'releaser, reconciler',
+    from: [Starting, Running],
+    to: Succeeded, // or Failed: the run's outcome
+    slot: SlotEffect.Release,
+    when: 'the run ended (its event, or the job API asked by the reconciler, or its maximum run time passed)',
+  },
+  giveBack: {
+    by: 'releaser, reconciler',
+    from: [Dead],
+    to: Dead,
+    slot: SlotEffect.Release,
+    when: 'a kept slot: the run ended, or leaseUntil passed',
+  },
+  revoke: {
+    by: 'pool admin, reconciler',
+    from: [Reserved],
+    to: Waiting,
+    slot: SlotEffect.Release,
+    when: 'the pool is over a lowered limit: the reservation is taken back (only while inUse > limit) and the job waits again',
+  },
+} as const satisfies Record<string, ProtocolRow>;
+export type Step = keyof typeof PROTOCOL;
+
+/** The outcome states of `complete`. */
+export const COMPLETE_TO: readonly JobState[] = [Succeeded, Failed];
+
+/** Whether a record in `state` may take `step` (the version fence is checked by the write itself). */
+export function allows(step: Step, state: JobState): boolean {
+  const from = PROTOCOL[step].from;
+  return from !== 'new' && (from as readonly JobState[]).includes(state);
+}

@@ -1,0 +1,690 @@
+import fc from 'fast-check';
+import type { RunCompletion } from '../../../shared/domain/job';
+import { classifyStartError } from '../../../shared/adapters/startErrors';
+import { RunStatus } from '../../../shared/ports/jobStarter';
+import { SimulatedCrash } from '../fakes/crash';
+import type { FakeRun } from '../fakes/fakeStarter';
+import { T0 } from '../fakes/manualClock';
+import { checkFinal, ExploreViolation, StepInvariants, type ViolationCategory } from './invariants';
+import { describeCall, describeError, describeResult } from './labels';
+import {
+  type CallFault,
+  describeScenario,
+  type Faults,
+  jobName,
+  poolName,
+  type Scenario,
+  scenarioArb,
+  type ScenarioOptions,
+  type StartFault,
+  type Step,
+} from './scenario';
+import { type ExploreServices, type ExploreWorld, makeExploreWorld, type PortName, type PortWrapper } from './world';
+
+/**
+ * Runs one scenario under fast-check's scheduler. Every port call of every invocation (and the beginning of every
+ * invocation, and every run the job API ends) is a scheduled task: the call is made, its effect applied and its answer
+ * given only when the scheduler releases it, one task at a time, with the invariants checked after each.
+ */
+
+/** SQS gives a message back this long after a receive whose invocation failed or died (serverless.yml: 180 s). */
+export const VISIBILITY_TIMEOUT_MS = 180_000;
+/** A scenario that takes more steps than this is looping. */
+const MAX_STEPS = 20_000;
+const DRAIN_ROUNDS = 40;
+
+export interface TaskMeta {
+  who: string;
+  what: string;
+  result?: string;
+}
+
+/** The answer of a port call was lost after its write applied: the caller sees an error, the store has the write. */
+export class LostAnswer extends Error {
+  constructor(what: string) {
+    super(`answer lost after the write applied (${what})`);
+    this.name = 'LostAnswer';
+  }
+}
+
+interface Invocation {
+  name: string;
+  faults: Faults;
+  calls: number;
+  dead: boolean;
+  startFaultUsed: boolean;
+}
+
+interface SqsMessage {
+  id: string;
+  body: string;
+  jobId: string;
+  reserved: boolean;
+  sentAt: number;
+  availableAt: number;
+  state: 'queued' | 'in-flight' | 'deleted';
+}
+
+type Outcome = 'ok' | 'failed' | 'crashed';
+
+interface Mark {
+  at: number;
+  text: string;
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+const isProgrammingError = (error: unknown) =>
+  error instanceof TypeError || error instanceof ReferenceError || error instanceof RangeError || error instanceof SyntaxError;
+
+export class ExploreRun {
+  readonly world: ExploreWorld;
+  readonly pools: string[];
+  readonly jobIds: string[];
+  private readonly sqs: SqsMessage[] = [];
+  private readonly history: SqsMessage[] = [];
+  private bus: RunCompletion[] = [];
+  private late: RunCompletion[] = [];
+  /** jobs the job API refused for good: every later start of them is refused too */
+  private readonly refused = new Set<string>();
+  private readonly counters = new Map<string, number>();
+  private readonly marks: Mark[] = [];
+  private readonly problems: ExploreViolation[] = [];
+  private readonly invariants: StepInvariants;
+  private messages = 0;
+  private released = 0;
+  /** ids of the tasks scheduled and not released yet, oldest first (the scheduler's own ids: 1, 2, ... in scheduling order) */
+  private readonly pending: number[] = [];
+  private lastTaskId = 0;
+  private readonly s: fc.Scheduler<TaskMeta>;
+
+  constructor(
+    readonly scenario: Scenario,
+    scheduler: SchedulerSource,
+    private readonly ignore: ReadonlySet<ViolationCategory> = new Set(),
+  ) {
+    this.s = scheduler.make(this.pending);
+    this.pools = scenario.limits.map((_, i) => poolName(i));
+    this.jobIds = scenario.jobs.map((_, i) => jobName(i));
+    this.world = makeExploreWorld({ pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit])) });
+    this.invariants = new StepInvariants(this.world.observe, this.pools, ignore);
+  }
+
+  async run(): Promise<void> {
+    try {
+      this.scenario.jobs.forEach((job, i) => {
+        const id = jobName(i);
+        const pool = poolName(job.pool % this.pools.length);
+        const spec =
+          job.kind === 'appflow'
+            ? { id, pool, kind: job.kind, flowName: `flow-${id}` }
+            : { id, pool, kind: job.kind, jobName: `glue-${id}` };
+        for (let copy = 0; copy < job.copies; copy++) this.enqueue(JSON.stringify(spec), 0, false);
+      });
+      await this.invariants.check();
+      for (const [i, wave] of this.scenario.waves.entries()) {
+        if (wave.advanceMs > 0) this.world.clock.advance(wave.advanceMs);
+        this.bus.push(...this.late.splice(0));
+        this.mark(`-- wave ${i + 1} at t=${this.t()} s`);
+        for (const step of wave.steps) this.launch(step);
+        await this.drive();
+      }
+      await this.drain();
+      await checkFinal(this.world.observe, this.pools, this.jobIds, this.ignore);
+    } catch (error) {
+      const violation =
+        error instanceof ExploreViolation
+          ? error
+          : new ExploreViolation('unexpected-error', `the harness failed: ${(error as Error)?.stack ?? String(error)}`);
+      this.mark(`!! ${violation.message}`);
+      violation.schedule = this.renderSchedule();
+      violation.fcReport = String(this.s);
+      throw violation;
+    }
+  }
+
+  // ---- the scheduler -------------------------------------------------------------------------------------------
+
+  /** Schedules `fn` to run when the scheduler releases this task: nothing of it happens before. */
+  private scheduleTask<T>(meta: TaskMeta, fn: () => Promise<T> | T): Promise<T> {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const task = gate.then(fn).then(
+      (value) => {
+        meta.result ??= describeResult(value);
+        return value;
+      },
+      (error: unknown) => {
+        meta.result ??= `✗ ${describeError(error)}`;
+        throw error;
+      },
+    );
+    task.catch(() => undefined); // the caller gets the scheduled copy of it
+    const taskId = ++this.lastTaskId;
+    this.pending.push(taskId);
+    return this.s.schedule(task, `${meta.who} ${meta.what}`, meta, async (release) => {
+      this.released++;
+      this.pending.splice(this.pending.indexOf(taskId), 1);
+      open();
+      await release();
+    });
+  }
+
+  /** Releases scheduled tasks one at a time until none is left, checking the invariants after each. */
+  private async drive(): Promise<void> {
+    await settle();
+    this.collect();
+    while (this.s.count() > 0) {
+      await this.s.waitNext(1);
+      await settle(); // every continuation runs up to its next port call (the fakes only use microtasks)
+      this.collect();
+      if (this.problems.length > 0) throw this.problems[0];
+      await this.invariants.check();
+      if (this.released > MAX_STEPS) throw new ExploreViolation('did-not-settle', `more than ${MAX_STEPS} steps: something loops`);
+    }
+  }
+
+  // ---- ports -----------------------------------------------------------------------------------------------------
+
+  /** Wraps every method of a port object, whatever it is called: each call becomes a scheduled task. */
+  private wrapFor(inv: Invocation): PortWrapper {
+    return <T extends object>(port: T, name: PortName): T =>
+      new Proxy(port, {
+        get: (target, prop, receiver) => {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== 'function' || typeof prop === 'symbol') return value;
+          return (...args: unknown[]) =>
+            this.call(inv, name, prop, args, () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+        },
+      });
+  }
+
+  private call(inv: Invocation, port: PortName, method: string, args: unknown[], run: () => Promise<unknown>): Promise<unknown> {
+    // A dead process makes no more calls (even where the code catches the first error).
+    if (inv.dead) return Promise.reject(new SimulatedCrash(`${port}.${method}`));
+    const n = ++inv.calls;
+    const isStart = (port === 'appflow' || port === 'glue') && method === 'start';
+    const jobId = isStart ? (args[0] as { id: string }).id : undefined;
+    let fault: CallFault | StartFault | undefined;
+    if (jobId !== undefined && this.refused.has(jobId)) fault = { t: 'refused' };
+    else if (inv.faults.call?.at === n) fault = inv.faults.call;
+    else if (isStart && inv.faults.start && !inv.startFaultUsed) {
+      inv.startFaultUsed = true;
+      fault = inv.faults.start;
+    }
+    const meta: TaskMeta = { who: inv.name, what: `${describeCall(port, method, args)}${fault ? ` [${describeFault(fault)}]` : ''}` };
+    return this.scheduleTask(meta, () => this.perform(inv, port, jobId, run, fault, meta));
+  }
+
+  private async perform(
+    inv: Invocation,
+    port: PortName,
+    jobId: string | undefined,
+    run: () => Promise<unknown>,
+    fault: CallFault | StartFault | undefined,
+    meta: TaskMeta,
+  ): Promise<unknown> {
+    if (inv.dead) {
+      // Sent before its invocation died: the request lands, nobody reads the answer.
+      await run().catch(() => undefined);
+      meta.result = 'applied; its invocation had died';
+      throw new SimulatedCrash(meta.what);
+    }
+    const what = `start ${jobId} (explore)`;
+    const sdkError = (name: string, status?: number) =>
+      classifyStartError(
+        Object.assign(new Error(`${name} (explore)`), { name, $metadata: status ? { httpStatusCode: status } : {} }),
+        what,
+      );
+    switch (fault?.t) {
+      case undefined:
+        return run();
+      case 'crash-before':
+        inv.dead = true;
+        meta.result = 'died before the call';
+        throw new SimulatedCrash(meta.what);
+      case 'crash-after':
+        await run().catch(() => undefined);
+        inv.dead = true;
+        meta.result = 'applied, then the invocation died';
+        throw new SimulatedCrash(meta.what);
+      case 'lost':
+        await run();
+        meta.result = '✗ applied, answer lost';
+        throw new LostAnswer(meta.what);
+      // Start faults go through the adapters' classifyStartError, as the job API's answers would.
+      case 'throttle':
+        throw sdkError('ThrottlingException', 400);
+      case '5xx':
+        if (fault.started) await run();
+        throw sdkError(port === 'glue' ? 'InternalServiceException' : 'InternalServerException', 500);
+      case 'no-answer':
+        if (fault.started) await run();
+        throw sdkError('TimeoutError');
+      case 'refused':
+        if (jobId !== undefined) this.refused.add(jobId);
+        throw sdkError(port === 'glue' ? 'EntityNotFoundException' : 'ResourceNotFoundException', 400);
+    }
+  }
+
+  // ---- invocations ---------------------------------------------------------------------------------------------
+
+  private invocation(kind: string, faults: Faults): Invocation {
+    const n = (this.counters.get(kind) ?? 0) + 1;
+    this.counters.set(kind, n);
+    return { name: `${kind}#${n}`, faults, calls: 0, dead: false, startFaultUsed: false };
+  }
+
+  private services(inv: Invocation): ExploreServices {
+    return this.world.services(this.wrapFor(inv));
+  }
+
+  /** Schedules the beginning of an invocation (or of a job API action): when it begins is the scheduler's choice too. */
+  private launch(step: Step): void {
+    switch (step.t) {
+      case 'deliver':
+      case 'duplicate': {
+        const inv = this.invocation('acquirer', step.faults);
+        const what = step.t === 'deliver' ? `receives visible message #${step.pick}` : `receives a duplicate of message #${step.pick}`;
+        void this.scheduleTask({ who: inv.name, what: `begins: ${what}` }, () => this.beginDelivery(inv, step));
+        return;
+      }
+      case 'event': {
+        const inv = this.invocation('releaser', step.faults);
+        void this.scheduleTask({ who: inv.name, what: `begins: gets event #${step.pick}` }, () => this.beginEvent(inv, step.pick));
+        return;
+      }
+      case 'endRun': {
+        const inv = this.invocation('jobapi', {});
+        void this.scheduleTask({ who: inv.name, what: `a run ends ${step.outcome} (#${step.pick}, event ${step.fate})` }, () =>
+          this.endRun(step),
+        );
+        return;
+      }
+      case 'reconcile': {
+        const inv = this.invocation('reconciler', step.faults);
+        void this.scheduleTask({ who: inv.name, what: 'begins' }, () => {
+          void this.finish(inv, this.services(inv).reconciler.run());
+          return 'started';
+        });
+        return;
+      }
+      case 'setLimit': {
+        const inv = this.invocation('admin', step.faults);
+        const pool = poolName(step.pool % this.pools.length);
+        void this.scheduleTask({ who: inv.name, what: `begins: setLimit ${pool} ${step.limit}` }, () => {
+          void this.finish(inv, this.services(inv).poolAdmin.setLimit(pool, step.limit));
+          return 'started';
+        });
+        return;
+      }
+    }
+  }
+
+  private beginDelivery(inv: Invocation, step: Extract<Step, { t: 'deliver' | 'duplicate' }>): string {
+    let message: SqsMessage | undefined;
+    const visible = this.visible();
+    if (step.t === 'deliver') {
+      message = visible[step.pick % Math.max(1, visible.length)];
+      if (!message) return 'nothing visible';
+      message.state = 'in-flight';
+    } else {
+      const candidates = [...new Set([...this.history, ...visible])];
+      message = candidates[step.pick % Math.max(1, candidates.length)];
+      if (!message) return 'no message yet';
+    }
+    if (!this.history.includes(message)) this.history.push(message);
+    const received = message;
+    const processing = this.services(inv).acquirer.process({
+      messageId: received.id,
+      body: received.body,
+      reservedHint: received.reserved || undefined,
+      sentAt: received.sentAt,
+    });
+    void this.finish(inv, processing).then((outcome) => {
+      const original = step.t === 'deliver';
+      if (outcome === 'ok') {
+        if (original) received.state = 'deleted';
+      } else if (original || received.state === 'deleted') {
+        // not deleted: SQS gives it back after the visibility timeout
+        received.state = 'queued';
+        received.availableAt = this.world.clock.now() + VISIBILITY_TIMEOUT_MS;
+      }
+    });
+    return `${received.id} ${received.jobId}${received.reserved ? ' (reserved)' : ''}`;
+  }
+
+  private beginEvent(inv: Invocation, pick: number): string {
+    if (this.bus.length === 0) return 'no event';
+    const [event] = this.bus.splice(pick % this.bus.length, 1);
+    void this.finish(inv, this.services(inv).completeRun.complete(event!)).then((outcome) => {
+      if (outcome !== 'ok') this.bus.push(event!); // EventBridge retries a failed delivery
+    });
+    return `${event!.executionId} ${event!.outcome} (${event!.name})`;
+  }
+
+  private endRun(step: Extract<Step, { t: 'endRun' }>): string {
+    const running = this.running();
+    const run = running[step.pick % Math.max(1, running.length)];
+    if (!run) return 'no run in progress';
+    const event = this.world.observe.endRun(run, step.outcome);
+    if (step.fate === 'event') this.bus.push(event);
+    if (step.fate === 'twice') this.bus.push(event, { ...event });
+    if (step.fate === 'late') this.late.push(event);
+    return `${run.executionId} of ${run.jobId}`;
+  }
+
+  private async finish(inv: Invocation, work: Promise<unknown>): Promise<Outcome> {
+    let outcome: Outcome = 'ok';
+    let text: string;
+    try {
+      text = `returned ${describeResult(await work)}`;
+      if (inv.dead) outcome = 'crashed';
+    } catch (error) {
+      outcome = inv.dead ? 'crashed' : 'failed';
+      text = `failed: ${describeError(error)}`;
+      if (!inv.dead && isProgrammingError(error)) {
+        this.problems.push(new ExploreViolation('unexpected-error', `${inv.name} threw ${(error as Error).stack ?? String(error)}`));
+      }
+    }
+    this.mark(`   ${inv.name} ${outcome === 'crashed' ? 'died' : text}`);
+    return outcome;
+  }
+
+  // ---- SQS, the bus, the job APIs --------------------------------------------------------------------------------
+
+  private enqueue(body: string, delaySeconds: number, reserved: boolean): void {
+    const now = this.world.clock.now();
+    const jobId = (JSON.parse(body) as { id: string }).id;
+    this.sqs.push({
+      id: `m${++this.messages}`,
+      body,
+      jobId,
+      reserved,
+      sentAt: now,
+      availableAt: now + delaySeconds * 1000,
+      state: 'queued',
+    });
+  }
+
+  private visible(): SqsMessage[] {
+    const now = this.world.clock.now();
+    return this.sqs.filter((m) => m.state === 'queued' && m.availableAt <= now);
+  }
+
+  /** What the services sent becomes SQS messages; runs the job API ended (stopped) put their events on the bus. */
+  private collect(): void {
+    for (const sent of this.world.observe.takeSent()) this.enqueue(sent.body, sent.delaySeconds, sent.reserved);
+    this.bus.push(...this.world.observe.takeEvents());
+  }
+
+  private running(): FakeRun[] {
+    return this.world.observe
+      .runs()
+      .filter((run) => run.status === RunStatus.InProgress)
+      .sort((a, b) => a.executionId.localeCompare(b.executionId));
+  }
+
+  // ---- the end -----------------------------------------------------------------------------------------------------
+
+  /**
+   * No more faults: an operator un-pauses paused pools; every message is delivered, every event too, every run ends
+   * (its event on time), delayed messages come due, then the clock passes every grace period (and the longest run) and
+   * the reconciler runs; until a reconcile finds nothing to do.
+   */
+  private async drain(): Promise<void> {
+    this.mark('-- end: no more faults; deliver everything, end every run, clock past every grace period, reconcile until quiet');
+    const { settings } = this.world;
+    const pastEverything =
+      Math.max(
+        settings.startGraceMs,
+        settings.reservationGraceMs,
+        VISIBILITY_TIMEOUT_MS,
+        settings.maxRunMs.appflow,
+        settings.maxRunMs.glue,
+        settings.backoff.maxSeconds * 1000,
+      ) + 1;
+    for (const [i, pool] of this.pools.entries()) {
+      if ((await this.world.observe.limit(pool)) === 0) this.launch({ t: 'setLimit', pool: i, limit: 1, faults: {} });
+    }
+    await this.drive();
+    for (let round = 0; round < DRAIN_ROUNDS; round++) {
+      this.bus.push(...this.late.splice(0));
+      const visible = this.visible().length;
+      if (visible > 0 || this.bus.length > 0) {
+        for (let i = 0; i < visible; i++) this.launch({ t: 'deliver', pick: 0, faults: {} });
+        for (let i = 0; i < this.bus.length; i++) this.launch({ t: 'event', pick: 0, faults: {} });
+        await this.drive();
+        continue;
+      }
+      const running = this.running();
+      if (running.length > 0) {
+        for (const run of running) this.bus.push(this.world.observe.endRun(run, 'succeeded'));
+        this.mark(`-- the job APIs end ${running.map((r) => r.executionId).join(', ')} (events on time)`);
+        await this.invariants.check();
+        continue;
+      }
+      const queued = this.sqs.filter((m) => m.state === 'queued');
+      if (queued.length > 0) {
+        this.world.clock.advanceTo(Math.min(...queued.map((m) => m.availableAt)));
+        this.mark(`-- clock to t=${this.t()} s (delayed messages due)`);
+        continue;
+      }
+      const before = await this.snapshot();
+      this.world.clock.advance(pastEverything);
+      this.mark(`-- clock to t=${this.t()} s (past every grace period); reconcile`);
+      this.launch({ t: 'reconcile', faults: {} });
+      await this.drive();
+      if (this.sqs.every((m) => m.state === 'deleted') && this.bus.length === 0 && this.running().length === 0) {
+        if ((await this.snapshot()) === before) return;
+      }
+    }
+    throw new ExploreViolation('did-not-settle', `still busy after ${DRAIN_ROUNDS} rounds of the end phase: ${await this.snapshot()}`);
+  }
+
+  private async snapshot(): Promise<string> {
+    const { observe } = this.world;
+    const holders = await Promise.all(this.pools.map(async (pool) => `${pool}[${(await observe.holders(pool)).join(',')}]`));
+    const jobs = await Promise.all(this.jobIds.map(async (jobId) => `${jobId}:${(await observe.job(jobId))?.state ?? '-'}`));
+    const waiters = (await observe.waiters()).map((w) => w.jobId);
+    return `holders ${holders.join(' ')}; jobs ${jobs.join(' ')}; waiters [${waiters.join(',')}]`;
+  }
+
+  // ---- the report ----------------------------------------------------------------------------------------------------
+
+  private t(): number {
+    return (this.world.clock.now() - T0) / 1000;
+  }
+
+  private mark(text: string): void {
+    this.marks.push({ at: this.released, text });
+  }
+
+  /** Every task in the order the scheduler released it, with what it returned, and the world's events between them. */
+  renderSchedule(): string {
+    const released = this.s.report().filter((item) => item.status !== 'pending');
+    const lines: string[] = [];
+    let m = 0;
+    const flushMarks = (upTo: number) => {
+      for (; m < this.marks.length && this.marks[m]!.at <= upTo; m++) lines.push(this.marks[m]!.text);
+    };
+    released.forEach((item, i) => {
+      flushMarks(i);
+      const meta = item.metadata!;
+      lines.push(`${String(i + 1).padStart(4)}. ${meta.who.padEnd(13)} ${meta.what}${meta.result ? `  -> ${meta.result}` : ''}`);
+    });
+    flushMarks(Number.POSITIVE_INFINITY);
+    const pending = this.s.count();
+    if (pending > 0) lines.push(`      (${pending} calls still pending)`);
+    return lines.join('\n');
+  }
+}
+
+function describeFault(fault: CallFault | StartFault): string {
+  switch (fault.t) {
+    case 'lost':
+      return 'answer lost';
+    case 'crash-before':
+      return 'dies before this call';
+    case 'crash-after':
+      return 'dies after this call applied';
+    case 'throttle':
+      return 'throttled';
+    case '5xx':
+      return `5xx, ${fault.started ? 'run started' : 'nothing started'}`;
+    case 'no-answer':
+      return `no answer, ${fault.started ? 'run started' : 'nothing started'}`;
+    case 'refused':
+      return 'refused for good';
+  }
+}
+
+export async function runScenario(
+  scenario: Scenario,
+  scheduler: SchedulerSource,
+  ignore: ReadonlySet<ViolationCategory> = new Set(),
+): Promise<void> {
+  await new ExploreRun(scenario, scheduler, ignore).run();
+}
+
+// ---- schedulers -----------------------------------------------------------------------------------------------------
+
+/**
+ * Makes a fresh scheduler for one run. `pending` is the ids of the tasks waiting, oldest first, kept up to date by the run.
+ * - random: fast-check's `fc.scheduler()`, built afresh from a generated seed for every run. (A value of `fc.scheduler()`
+ *   itself is not used: its clones share one random stream, so the runs of shrinking and a replay by --path would
+ *   each see different choices.) Scenarios shrink; the seed does not.
+ * - choices: `fc.schedulerFor` following a generated list of choices: the n-th release takes the pending task at
+ *   `choices[n] % pending`, the oldest once the list runs out. Choices shrink towards 0 (the oldest task first: less
+ *   interleaving), so the schedule shrinks as well as the scenario.
+ */
+export interface SchedulerSource {
+  make(pending: readonly number[]): fc.Scheduler<TaskMeta>;
+  toString(): string;
+}
+
+export type SchedulerMode = 'random' | 'choices';
+
+export function schedulerArb(mode: SchedulerMode = 'random'): fc.Arbitrary<SchedulerSource> {
+  if (mode === 'random') {
+    return fc.noShrink(fc.integer({ min: 0, max: 2 ** 31 - 1 })).map((seed) => ({
+      make: () => fc.sample(fc.scheduler<TaskMeta>(), { seed, numRuns: 1 })[0]!,
+      toString: () => `fc.scheduler() seeded ${seed}`,
+    }));
+  }
+  return fc.array(fc.nat({ max: 63 }), { maxLength: 400, size: 'max' }).map((choices) => ({
+    make: (pending) => {
+      const ordering = new Proxy([] as number[], {
+        get(target, prop, receiver) {
+          if (prop === 'length') return Number.MAX_SAFE_INTEGER;
+          const n = typeof prop === 'string' ? Number(prop) : NaN;
+          if (!Number.isInteger(n)) return Reflect.get(target, prop, receiver) as unknown;
+          return pending[(choices[n] ?? 0) % Math.max(1, pending.length)];
+        },
+      });
+      return fc.schedulerFor<TaskMeta>(ordering);
+    },
+    toString: () => `choices [${choices.join(',')}]`,
+  }));
+}
+
+// ---- many scenarios -------------------------------------------------------------------------------------------------
+
+export interface ExploreConfig {
+  runs: number;
+  seed: number;
+  /** fast-check's path of a counterexample: replays it (with the same seed) */
+  path?: string;
+  scenario?: ScenarioOptions;
+  /** stop exploring (and shrinking) after this long */
+  timeLimitMs?: number;
+  /** add fast-check's own rendering of the scheduler (a schedulerFor`...` template) */
+  fcReport?: boolean;
+  /** violations of these categories are not reported (to look past known ones) */
+  ignore?: readonly ViolationCategory[];
+  /** how the order of tasks is chosen (default random: fast-check's fc.scheduler()) */
+  scheduler?: SchedulerMode;
+}
+
+export interface ExploreOutcome {
+  ok: boolean;
+  runs: number;
+  seed: number;
+  elapsedMs: number;
+  category?: string;
+  path?: string;
+  shrinks?: number;
+  /** what to print */
+  text: string;
+}
+
+export function exploreProperty(options: ScenarioOptions = {}, ignore: readonly ViolationCategory[] = [], mode: SchedulerMode = 'random') {
+  const ignored = new Set(ignore);
+  return fc.asyncProperty(scenarioArb(options), schedulerArb(mode), (scenario, scheduler) => runScenario(scenario, scheduler, ignored));
+}
+
+export async function explore(config: ExploreConfig): Promise<ExploreOutcome> {
+  const started = Date.now();
+  const details = await fc.check(exploreProperty(config.scenario, config.ignore, config.scheduler), {
+    numRuns: config.runs,
+    seed: config.seed,
+    ...(config.path !== undefined && { path: config.path, endOnFailure: true }),
+    ...(config.timeLimitMs !== undefined && { interruptAfterTimeLimit: config.timeLimitMs }),
+  });
+  const elapsedMs = Date.now() - started;
+  if (!details.failed) {
+    const interrupted = details.interrupted ? ` (stopped by the time limit after ${Math.round(elapsedMs / 1000)} s)` : '';
+    return {
+      ok: true,
+      runs: details.numRuns,
+      seed: config.seed,
+      elapsedMs,
+      text: `${details.numRuns} schedules, no violation${interrupted}`,
+    };
+  }
+  const error = details.errorInstance;
+  const [scenario] = details.counterexample ?? [];
+  const violation = error instanceof ExploreViolation ? error : undefined;
+  const replay = `tsx test/support/explore/main.ts ${cliArgs(config)} --seed ${config.seed} --path ${details.counterexamplePath}`;
+  const [, scheduler] = details.counterexample ?? [];
+  const text = [
+    `VIOLATION ${violation?.category ?? '(harness error)'} after ${details.numRuns} schedules (seed ${config.seed}), shrunk ${details.numShrinks} times, ${elapsedMs} ms`,
+    `  ${violation?.detail ?? String(error)}`,
+    `  replay: ${replay}`,
+    '',
+    'scenario (shrunk):',
+    scenario ? describeScenario(scenario) : '(none)',
+    `scheduler: ${String(scheduler)}`,
+    '',
+    'schedule (each port call, invocation start and job API action, in the order the scheduler released it):',
+    violation?.schedule ?? '',
+    ...(config.fcReport && violation ? ['', "fast-check's scheduler report:", violation.fcReport] : []),
+  ].join('\n');
+  return {
+    ok: false,
+    runs: details.numRuns,
+    seed: config.seed,
+    elapsedMs,
+    category: violation?.category ?? 'unexpected-error',
+    path: details.counterexamplePath ?? undefined,
+    shrinks: details.numShrinks,
+    text,
+  };
+}
+
+/** The command-line flags that make main.ts explore what `config` explores (for the replay line). */
+function cliArgs(config: ExploreConfig): string {
+  const o = config.scenario ?? {};
+  return [
+    o.faults && `--faults ${o.faults.length > 0 ? o.faults.join(',') : 'none'}`,
+    o.limitChanges === false && '--no-limit-changes',
+    o.limitWeight !== undefined && `--limit-weight ${o.limitWeight}`,
+    o.kinds && `--kinds ${o.kinds.join(',')}`,
+    o.maxJobs !== undefined && `--max-jobs ${o.maxJobs}`,
+    o.maxWaves !== undefined && `--max-waves ${o.maxWaves}`,
+    o.maxSteps !== undefined && `--max-steps ${o.maxSteps}`,
+    config.scheduler && config.scheduler !== 'random' && `--scheduler ${config.scheduler}`,
+    config.ignore && config.ignore.length > 0 && `--ignore ${config.ignore.join(',')}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}

@@ -1,0 +1,205 @@
+import fc from 'fast-check';
+import type { JobKind, RunOutcome } from '../../../shared/domain/job';
+
+/**
+ * A scenario: pools (limits 1-2), jobs (AppFlow-like idempotent starts, Glue-like ones), their first messages (one or two
+ * copies each), then waves of concurrent invocations. The clock moves only between waves (an invocation never outlives
+ * the grace periods: Lambda's timeout is shorter), never while one is in flight. Inside a wave the scheduler decides when
+ * each invocation begins and when each of its port calls is answered.
+ */
+
+/** A fault of a start call (the job API's answer), mapped to Sluice's errors by the adapters' own classifyStartError. */
+export type StartFault =
+  /** ThrottlingException (HTTP 400): a refusal, nothing started */
+  | { t: 'throttle' }
+  /** InternalServiceException / InternalServerException (HTTP 500): the service may have started the run or not */
+  | { t: '5xx'; started: boolean }
+  /** no answer at all (a network failure, no HTTP status): the run may have started or not */
+  | { t: 'no-answer'; started: boolean }
+  /** EntityNotFoundException / ResourceNotFoundException: the job can never run */
+  | { t: 'refused' };
+
+/** A fault of the `at`-th port call of an invocation (counting every port, 1-based). */
+export interface CallFault {
+  /** lost: the call's write applied, its answer was lost (the call throws). crash-*: the invocation dies there. */
+  t: 'lost' | 'crash-before' | 'crash-after';
+  at: number;
+}
+
+export interface Faults {
+  call?: CallFault;
+  /** applies to the invocation's first start call */
+  start?: StartFault;
+}
+
+export type Step =
+  /** an acquirer receives the `pick`-th visible message (nothing if none is visible) */
+  | { t: 'deliver'; pick: number; faults: Faults }
+  /** an acquirer receives a second copy of a message already received or still visible (SQS is at least once) */
+  | { t: 'duplicate'; pick: number; faults: Faults }
+  /** the releaser gets the `pick`-th completion event on the bus */
+  | { t: 'event'; pick: number; faults: Faults }
+  /** the job API ends the `pick`-th run in progress; its event is delivered on time, twice, late (next wave) or never */
+  | { t: 'endRun'; pick: number; outcome: RunOutcome; fate: 'event' | 'twice' | 'late' | 'lost' }
+  | { t: 'reconcile'; faults: Faults }
+  /** an operator sets a pool's limit: lowers it, raises it, pauses it (0) */
+  | { t: 'setLimit'; pool: number; limit: number; faults: Faults };
+
+export interface Wave {
+  /** ms the clock moves before the wave */
+  advanceMs: number;
+  steps: Step[];
+}
+
+export interface JobDef {
+  kind: JobKind;
+  /** index into the scenario's pools */
+  pool: number;
+  /** messages sent for the job at the start: 2 = the client sent it twice */
+  copies: number;
+}
+
+export interface Scenario {
+  limits: number[];
+  jobs: JobDef[];
+  waves: Wave[];
+}
+
+export type FaultName = 'throttle' | '5xx' | 'no-answer' | 'refused' | 'lost' | 'crash';
+export const ALL_FAULTS: readonly FaultName[] = ['throttle', '5xx', 'no-answer', 'refused', 'lost', 'crash'];
+
+export interface ScenarioOptions {
+  /** fault kinds the generator may choose (default: all) */
+  faults?: readonly FaultName[];
+  /** operators change limits (default true) */
+  limitChanges?: boolean;
+  /** weight of setLimit steps (default 1, against 8 for a delivery) */
+  limitWeight?: number;
+  /** job kinds (default both) */
+  kinds?: readonly JobKind[];
+  maxJobs?: number;
+  maxWaves?: number;
+  maxSteps?: number;
+}
+
+export const poolName = (index: number): string => `p${index + 1}`;
+export const jobName = (index: number): string => `j${index + 1}`;
+
+/** Times between waves: a retry's backoff, past the start grace (90 s), the reservation grace (120 s), SQS's visibility timeout (180 s). */
+const ADVANCES = [0, 0, 3_000, 10_000, 95_000, 130_000, 200_000];
+
+/** `arb` one time in `1 + rarity`, otherwise undefined; shrinks towards undefined (no fault). */
+function sometimes<T>(arb: fc.Arbitrary<T>, rarity: number): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(undefined), weight: rarity }, { arbitrary: arb, weight: 1 });
+}
+
+function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbitrary<Faults> {
+  const callKinds = [
+    ...(allowed.has('lost') ? (['lost'] as const) : []),
+    ...(allowed.has('crash') ? (['crash-before', 'crash-after'] as const) : []),
+  ];
+  const startArbs: fc.Arbitrary<StartFault>[] = [];
+  if (allowed.has('throttle')) startArbs.push(fc.constant({ t: 'throttle' as const }));
+  if (allowed.has('5xx')) startArbs.push(fc.record({ t: fc.constant('5xx' as const), started: fc.boolean() }));
+  if (allowed.has('no-answer')) startArbs.push(fc.record({ t: fc.constant('no-answer' as const), started: fc.boolean() }));
+  if (allowed.has('refused')) startArbs.push(fc.constant({ t: 'refused' as const }));
+  const call =
+    callKinds.length === 0
+      ? fc.constant(undefined)
+      : sometimes(fc.record({ t: fc.constantFrom(...callKinds), at: fc.integer({ min: 1, max: 10 }) }), 5);
+  const start = !withStart || startArbs.length === 0 ? fc.constant(undefined) : sometimes(fc.oneof(...startArbs), 2);
+  return fc.record({ call, start }).map(({ call, start }) => ({ ...(call && { call }), ...(start && { start }) }));
+}
+
+export function stepArb(options: ScenarioOptions = {}): fc.Arbitrary<Step> {
+  const allowed = new Set(options.faults ?? ALL_FAULTS);
+  const pick = fc.nat(7);
+  const arbs: Array<{ arbitrary: fc.Arbitrary<Step>; weight: number }> = [
+    { weight: 8, arbitrary: fc.record({ t: fc.constant('deliver' as const), pick, faults: faultsArb(allowed, true) }) },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('duplicate' as const), pick, faults: faultsArb(allowed, true) }) },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('event' as const), pick, faults: faultsArb(allowed, false) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        t: fc.constant('endRun' as const),
+        pick,
+        outcome: fc.constantFrom<RunOutcome>('succeeded', 'failed'),
+        fate: fc.constantFrom('event' as const, 'event' as const, 'twice' as const, 'late' as const, 'lost' as const),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('reconcile' as const), faults: faultsArb(allowed, false) }) },
+  ];
+  if (options.limitChanges ?? true) {
+    arbs.push({
+      weight: options.limitWeight ?? 1,
+      arbitrary: fc.record({
+        t: fc.constant('setLimit' as const),
+        pool: fc.nat(1),
+        limit: fc.integer({ min: 0, max: 3 }),
+        faults: faultsArb(allowed, false),
+      }),
+    });
+  }
+  return fc.oneof(...arbs);
+}
+
+export function scenarioArb(options: ScenarioOptions = {}): fc.Arbitrary<Scenario> {
+  const kinds = options.kinds ?? (['appflow', 'glue'] as const);
+  const wave = fc.record({
+    advanceMs: fc.constantFrom(...ADVANCES),
+    steps: fc.array(stepArb(options), { minLength: 1, maxLength: options.maxSteps ?? 6 }),
+  });
+  return fc.record({
+    limits: fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 1, maxLength: 2 }),
+    jobs: fc.array(fc.record({ kind: fc.constantFrom(...kinds), pool: fc.nat(1), copies: fc.integer({ min: 1, max: 2 }) }), {
+      minLength: 1,
+      maxLength: options.maxJobs ?? 4,
+    }),
+    waves: fc.array(wave, { minLength: 1, maxLength: options.maxWaves ?? 4 }),
+  });
+}
+
+// ---- readable forms ------------------------------------------------------------------------------------------------
+
+export function describeFaults(faults: Faults): string {
+  const parts: string[] = [];
+  if (faults.start) {
+    const f = faults.start;
+    parts.push(`start ${f.t}${'started' in f ? (f.started ? ' (run started)' : ' (nothing started)') : ''}`);
+  }
+  if (faults.call) parts.push(`${faults.call.t} at call ${faults.call.at}`);
+  return parts.length ? ` [${parts.join('; ')}]` : '';
+}
+
+export function describeStep(step: Step, limits: readonly number[]): string {
+  switch (step.t) {
+    case 'deliver':
+      return `deliver visible message #${step.pick}${describeFaults(step.faults)}`;
+    case 'duplicate':
+      return `duplicate of message #${step.pick}${describeFaults(step.faults)}`;
+    case 'event':
+      return `releaser gets event #${step.pick}${describeFaults(step.faults)}`;
+    case 'endRun':
+      return `run #${step.pick} ends ${step.outcome}, event ${step.fate}`;
+    case 'reconcile':
+      return `reconciler${describeFaults(step.faults)}`;
+    case 'setLimit':
+      return `setLimit ${poolName(step.pool % limits.length)} ${step.limit}${describeFaults(step.faults)}`;
+  }
+}
+
+export function describeScenario(scenario: Scenario): string {
+  const lines = [
+    `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${limit}`).join(', ')}`,
+    `jobs: ${scenario.jobs
+      .map(
+        (job, i) => `${jobName(i)} ${job.kind} in ${poolName(job.pool % scenario.limits.length)}${job.copies > 1 ? ` x${job.copies}` : ''}`,
+      )
+      .join(', ')}`,
+  ];
+  scenario.waves.forEach((wave, i) => {
+    lines.push(`wave ${i + 1} (clock +${wave.advanceMs / 1000} s):`);
+    for (const step of wave.steps) lines.push(`  - ${describeStep(step, scenario.limits)}`);
+  });
+  return lines.join('\n');
+}

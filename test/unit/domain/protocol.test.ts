@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { JobState, TRANSITIONS } from '../../../shared/domain/jobState';
+import { COMPLETE_TO, PROTOCOL, type ProtocolRow } from '../../../shared/domain/protocol';
+
+const rows = Object.entries(PROTOCOL) as Array<[string, ProtocolRow]>;
+
+/** Every from -> to pair the protocol's rows make. */
+function protocolMoves(): Set<string> {
+  const moves = new Set<string>();
+  for (const [step, row] of rows) {
+    if (row.from === 'new') continue;
+    const targets = step === 'complete' ? COMPLETE_TO : [row.to];
+    for (const from of row.from) for (const to of targets) moves.add(`${from}->${to}`);
+  }
+  return moves;
+}
+
+describe('the lease protocol table', () => {
+  test('TRANSITIONS allows exactly the moves the protocol makes', () => {
+    const allowed = new Set<string>();
+    for (const from of Object.values(JobState)) for (const to of TRANSITIONS[from]) allowed.add(`${from}->${to}`);
+    expect([...allowed].sort()).toEqual([...protocolMoves()].sort());
+  });
+
+  test('docs/protocol.md shows the same rows as the code (step, from, to, slot)', () => {
+    const doc = readFileSync(join(__dirname, '../../../docs/protocol.md'), 'utf8');
+    const table = doc
+      .split('\n')
+      .filter((line) => /^\|\s*`\w+`\s*\|/.test(line))
+      .map((line) => line.split('|').map((cell) => cell.trim()))
+      .filter((cells) => cells.length === 9); // the protocol table's 7 columns (not the states table)
+    const documented = Object.fromEntries(table.map((cells) => [cells[1]!.replace(/`/g, ''), cells]));
+    expect(Object.keys(documented).sort()).toEqual(rows.map(([step]) => step).sort());
+    for (const [step, row] of rows) {
+      const cells = documented[step]!;
+      const from = row.from === 'new' ? 'new' : row.from.join(', ');
+      const to = step === 'complete' ? COMPLETE_TO.join(', ') : row.to;
+      expect({ step, from: cells[3], to: cells[4], slot: cells[5] }).toEqual({ step, from, to, slot: row.slot });
+    }
+  });
+});
