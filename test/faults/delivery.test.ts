@@ -38,7 +38,11 @@ test('the same job delivered again and again, at every stage of its life, runs o
   const deliveries = watchDeliveries();
   try {
     const messageIds = await Promise.all(specs.map((spec) => sendRaw(stack, JSON.stringify(spec))));
-    await waitFor('the late copies to be consumed', async () => messageIds.every((id) => deliveries.count(id) === 1) && (await queueDepth(stack, stack.queueUrl)) === 0, 15_000);
+    await waitFor(
+      'the late copies to be consumed',
+      async () => messageIds.every((id) => deliveries.count(id) === 1) && (await queueDepth(stack, stack.queueUrl)) === 0,
+      15_000,
+    );
   } finally {
     deliveries.stop();
   }
@@ -49,7 +53,10 @@ test('the same job delivered again and again, at every stage of its life, runs o
 test('throttled starts and status calls: every job still runs once, within the limit, and no slot leaks', async () => {
   // The next 5 AppFlow and the next 5 Glue starts are throttled, and the reconciler's next 3 status calls of each kind.
   stack.simulator.setFaults({ throttleStarts: 5, throttleStatusCalls: 3 });
-  const ids = await enqueue(stack, jobsFor('throttled', 12, (i) => 150 + (i % 3) * 100));
+  const ids = await enqueue(
+    stack,
+    jobsFor('throttled', 12, (i) => 150 + (i % 3) * 100),
+  );
 
   await expectEveryJobRanOnce(stack, { pool: 'throttled', limit: POOLS.throttled, ids });
 

@@ -23,15 +23,21 @@ afterEach(() => {
 
 test('lost completion events (the service never sends them): every job still ends once and no slot leaks', async () => {
   stack.simulator.setFaults({ dropEvents: 2 }); // the next 2 AppFlow and the next 2 Glue end events
-  const ids = await enqueue(stack, jobsFor('lostsim', 8, (i) => 150 + i * 30));
+  const ids = await enqueue(
+    stack,
+    jobsFor('lostsim', 8, (i) => 150 + i * 30),
+  );
 
   await expectEveryJobRanOnce(stack, { pool: 'lostsim', limit: POOLS.lostsim, ids });
 
   expect(stack.simulator.droppedEvents()).toHaveLength(4);
 }, 60_000);
 
-test('lost completion events (the bus drops them), the last run\'s among them: its slot is free one reconcile period later', async () => {
-  const ids = await enqueue(stack, jobsFor('lostbus', 6, () => 300));
+test("lost completion events (the bus drops them), the last run's among them: its slot is free one reconcile period later", async () => {
+  const ids = await enqueue(
+    stack,
+    jobsFor('lostbus', 6, () => 300),
+  );
   // Once the last job has started, every end event still to come is lost: the last run's included.
   await waitFor('the last job to start', () => runsOf(stack, ids).size === ids.length, 20_000, 5);
   stack.bus.setFaults({ dropNext: POOLS.lostbus });
@@ -45,7 +51,10 @@ test('lost completion events (the bus drops them), the last run\'s among them: i
 
 test('duplicated completion events (the service sends each twice): no second release, never more runs than the limit', async () => {
   stack.simulator.setFaults({ duplicateEvents: 6 });
-  const ids = await enqueue(stack, jobsFor('dupsim', 12, (i) => 100 + (i % 4) * 60));
+  const ids = await enqueue(
+    stack,
+    jobsFor('dupsim', 12, (i) => 100 + (i % 4) * 60),
+  );
 
   await expectEveryJobRanOnce(stack, { pool: 'dupsim', limit: POOLS.dupsim, ids });
 
@@ -55,7 +64,10 @@ test('duplicated completion events (the service sends each twice): no second rel
 test('duplicated completion events (the bus delivers each twice at once): no second release, never more runs than the limit', async () => {
   const duplicated = stack.bus.stats().duplicated;
   stack.bus.setFaults({ duplicateNext: 1_000 });
-  const ids = await enqueue(stack, jobsFor('dupbus', 12, (i) => 100 + (i % 4) * 60));
+  const ids = await enqueue(
+    stack,
+    jobsFor('dupbus', 12, (i) => 100 + (i % 4) * 60),
+  );
 
   await expectEveryJobRanOnce(stack, { pool: 'dupbus', limit: POOLS.dupbus, ids });
 

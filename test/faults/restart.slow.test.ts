@@ -38,7 +38,10 @@ const failedCalls = () => Object.values(errors).reduce((a, b) => a + b, 0);
 
 test('DynamoDB goes away for 1.5 s while jobs run and wait', async () => {
   const before = failedCalls();
-  const ids = await enqueue(stack, jobsFor('ddbdown', 12, (i) => 400 + (i % 4) * 200));
+  const ids = await enqueue(
+    stack,
+    jobsFor('ddbdown', 12, (i) => 400 + (i % 4) * 200),
+  );
   await waitForRunning(stack, 'ddbdown', 3);
 
   await stack.faults.restartEmulators('dynamodb', { downMs: 1_500 });
@@ -48,7 +51,10 @@ test('DynamoDB goes away for 1.5 s while jobs run and wait', async () => {
 }, 90_000);
 
 test('SQS goes away for 1.5 s while jobs run and wait', async () => {
-  const ids = await enqueue(stack, jobsFor('sqsdown', 12, (i) => 400 + (i % 4) * 200));
+  const ids = await enqueue(
+    stack,
+    jobsFor('sqsdown', 12, (i) => 400 + (i % 4) * 200),
+  );
   await waitForRunning(stack, 'sqsdown', 3);
   const before = errors['poller-receive'] ?? 0;
 
@@ -59,7 +65,10 @@ test('SQS goes away for 1.5 s while jobs run and wait', async () => {
 }, 90_000);
 
 test('both go away twice, cutting the requests in flight, while jobs run and wait', async () => {
-  const ids = await enqueue(stack, jobsFor('bothdown', 15, (i) => 300 + (i % 5) * 150));
+  const ids = await enqueue(
+    stack,
+    jobsFor('bothdown', 15, (i) => 300 + (i % 5) * 150),
+  );
   await waitForRunning(stack, 'bothdown', 3);
 
   await stack.faults.restartEmulators('both', { downMs: 800, dropConnections: true });
@@ -77,7 +86,10 @@ test('conditional writes applied whose answers are lost (the SDK retries into it
     every: 3,
   });
   try {
-    const ids = await enqueue(stack, jobsFor('lostanswers', 10, (i) => 200 + (i % 3) * 100));
+    const ids = await enqueue(
+      stack,
+      jobsFor('lostanswers', 10, (i) => 200 + (i % 3) * 100),
+    );
 
     await expectEveryJobRanOnce(stack, { pool: 'lostanswers', limit: POOLS.lostanswers, ids, timeoutMs: 60_000 });
 

@@ -20,7 +20,9 @@ export interface JobItem {
 
 /** The job's ledger record, read with the test's own client. */
 export async function jobRecord(stack: LocalStack, jobId: string): Promise<JobItem | undefined> {
-  const { Item } = await testClients(stack).doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${jobId}`, sk: 'JOB' }, ConsistentRead: true }));
+  const { Item } = await testClients(stack).doc.send(
+    new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${jobId}`, sk: 'JOB' }, ConsistentRead: true }),
+  );
   return Item as JobItem | undefined;
 }
 
@@ -42,19 +44,33 @@ export interface Workload {
   ids: string[];
   /** For the jobs to reach a terminal state (default 30 s). */
   timeoutMs?: number;
+  /**
+   * Jobs whose one run ends `failed` in the ledger instead of `succeeded` (e.g. a run Sluice gave up on at the maximum
+   * run time). Everything else is asked of them as of the others: one run, its id in the ledger, not in the DLQ.
+   */
+  failed?: readonly string[];
+  /**
+   * When the pool must be empty by a later moment than one reconcile period after the last run ended (epoch ms): a run
+   * Sluice can only give up on at the maximum run time holds its slot until then.
+   */
+  idleBy?: number;
 }
 
 /**
  * What Sluice guarantees for a workload, whatever went wrong on the way:
- * - every job ends exactly once: one run per job id at the simulator, the ledger in `succeeded` with that run's id;
+ * - every job ends exactly once: one run per job id at the simulator, the ledger in `succeeded` (or `failed`, for the
+ *   jobs listed so) with that run's id;
  * - the simulator never had more runs of the pool in progress than its limit;
  * - no slot is held one reconcile period after the last run ended (or, for a run Sluice learnt of only later, after
- *   it recorded the run: the ledger's startedAt);
+ *   it recorded the run: the ledger's startedAt; or by `idleBy`, when given and later);
  * - none of the jobs is in the dead-letter queue.
  */
-export async function expectEveryJobRanOnce(stack: LocalStack, { pool, limit, ids, timeoutMs = 30_000 }: Workload): Promise<void> {
+export async function expectEveryJobRanOnce(
+  stack: LocalStack,
+  { pool, limit, ids, timeoutMs = 30_000, failed = [], idleBy }: Workload,
+): Promise<void> {
   const states = await waitForJobsDone(stack, ids, timeoutMs);
-  expect(states).toEqual(Object.fromEntries(ids.map((id) => [id, 'succeeded'])));
+  expect(states).toEqual(Object.fromEntries(ids.map((id) => [id, failed.includes(id) ? 'failed' : 'succeeded'])));
 
   const perJob = runsPerJob(stack);
   expect(Object.fromEntries(ids.map((id) => [id, perJob.get(id) ?? 0]))).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
@@ -68,7 +84,7 @@ export async function expectEveryJobRanOnce(stack: LocalStack, { pool, limit, id
   const ends = ids.map((id) => runs.get(id)![0]!.endedAt);
   expect(ends.every((t) => t !== undefined)).toBe(true);
   const settledAt = Math.max(...(ends as number[]), ...records.map((r) => r?.startedAt ?? 0));
-  await waitForPoolIdle(stack, pool, settledAt + reconcilePeriodMs(stack) + RECONCILE_MARGIN_MS);
+  await waitForPoolIdle(stack, pool, Math.max(settledAt + reconcilePeriodMs(stack) + RECONCILE_MARGIN_MS, idleBy ?? 0));
 
   expect(await deadLettered(stack, ids)).toEqual([]);
 }
@@ -86,7 +102,8 @@ export async function deadLettered(stack: LocalStack, ids: readonly string[]): P
         continue;
       }
     }
-    if (jobId !== undefined && wanted.has(jobId)) out.push({ jobId, reason: message.attributes['sluice-reason'] ?? '(no reason: redriven by SQS)' });
+    if (jobId !== undefined && wanted.has(jobId))
+      out.push({ jobId, reason: message.attributes['sluice-reason'] ?? '(no reason: redriven by SQS)' });
   }
   return out;
 }

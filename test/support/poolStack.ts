@@ -4,6 +4,8 @@ import { startTestStack } from './testStack';
 export interface PoolStackOptions extends Omit<LocalStackOptions, 'endpoints' | 'nameSuffix' | 'env'> {
   /** Run time of a flow or job whose name has no "--<n>ms". */
   defaultRunMs?: number;
+  /** The functions' settings on top of the `local` stage's (e.g. MAX_RUN_SECONDS_GLUE), as a stage parameter sets them. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -13,11 +15,11 @@ export interface PoolStackOptions extends Omit<LocalStackOptions, 'endpoints' | 
  */
 export async function startPoolStack(
   pools: Record<string, number>,
-  { defaultRunMs = 200, ...options }: PoolStackOptions = {},
+  { defaultRunMs = 200, env = {}, ...options }: PoolStackOptions = {},
 ): Promise<LocalStack> {
   return startTestStack({
     ...options,
-    env: { POOLS: JSON.stringify(pools), POWERTOOLS_LOG_LEVEL: process.env.SLUICE_DEBUG === '1' ? 'DEBUG' : 'SILENT' },
+    env: { ...env, POOLS: JSON.stringify(pools), POWERTOOLS_LOG_LEVEL: process.env.SLUICE_DEBUG === '1' ? 'DEBUG' : 'SILENT' },
     simulator: {
       group: (_kind, name) => name.split('--')[0]!,
       durationMs: (_kind, name) => Number(/--(\d+)ms/.exec(name)?.[1] ?? defaultRunMs),

@@ -9,6 +9,9 @@ export interface JobApiSimulatorControl {
   setFaults(patch: FaultPatch): Promise<FaultState>;
   faults(): Promise<FaultState>;
   configure(patch: JsonRunBehaviour): Promise<void>;
+  /** As JobApiSimulator.deleteFlow / deleteJob. */
+  deleteFlow(flowName: string): Promise<void>;
+  deleteJob(jobName: string): Promise<void>;
   reset(): Promise<void>;
   records(): Promise<RunRecords>;
   inProgress(): Promise<number>;
@@ -33,6 +36,8 @@ export function jobApiSimulatorControl(endpoint: string): JobApiSimulatorControl
     setFaults: (patch) => call('POST', 'faults', patch),
     faults: () => call('GET', 'faults'),
     configure: async (patch) => void (await call('POST', 'configure', patch)),
+    deleteFlow: async (flowName) => void (await call('POST', 'delete-flow', { flowName })),
+    deleteJob: async (jobName) => void (await call('POST', 'delete-job', { jobName })),
     reset: async () => void (await call('POST', 'reset', {})),
     records,
     inProgress: async () => (await records()).runs.filter((r) => r.endedAt === undefined).length,

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { JobKind } from '../../domain/job';
 import type { FaultPatch } from './faults';
 import { parseObject, sendJson } from './http';
 import type { RunEngine, RunBehaviour } from './runEngine';
@@ -10,6 +11,8 @@ import type { RunEngine, RunBehaviour } from './runEngine';
  *   POST /__sim/faults     <- FaultPatch (merged, as setFaults)
  *   POST /__sim/reset      (as reset())
  *   POST /__sim/configure  <- the JSON-able part of RunBehaviour (constant durationMs / outcome, glueMaxConcurrentRuns, stopDelayMs)
+ *   POST /__sim/delete-flow <- { "flowName": "..." }  (as deleteFlow())
+ *   POST /__sim/delete-job  <- { "jobName": "..." }   (as deleteJob())
  */
 export const CONTROL_PREFIX = '/__sim/';
 
@@ -46,6 +49,14 @@ export function handleControl(engine: RunEngine, method: string | undefined, pat
       if (b.glueMaxConcurrentRuns && typeof b.glueMaxConcurrentRuns === 'object') patch.glueMaxConcurrentRuns = b.glueMaxConcurrentRuns;
       if (typeof b.stopDelayMs === 'number') patch.stopDelayMs = b.stopDelayMs;
       engine.configure(patch);
+      return json(res, 200, {});
+    }
+    case 'POST delete-flow':
+    case 'POST delete-job': {
+      const field = route === 'POST delete-flow' ? 'flowName' : 'jobName';
+      const name = input[field];
+      if (typeof name !== 'string' || name === '') return json(res, 400, { message: `${field} must be a non-empty string` });
+      engine.deleteName(field === 'flowName' ? JobKind.AppFlow : JobKind.Glue, name);
       return json(res, 200, {});
     }
     default:

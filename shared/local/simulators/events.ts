@@ -79,7 +79,11 @@ export interface AppFlowRunFacts {
 
 export function appflowEndFlowRunEvent(ctx: EventContext, run: AppFlowRunFacts): AppFlowEndFlowRunEvent {
   const status =
-    run.outcome === 'succeeded' ? AppFlowEventStatus.Successful : run.outcome === 'stopped' ? AppFlowEventStatus.Canceled : AppFlowEventStatus.Failed;
+    run.outcome === 'succeeded'
+      ? AppFlowEventStatus.Successful
+      : run.outcome === 'stopped'
+        ? AppFlowEventStatus.Canceled
+        : AppFlowEventStatus.Failed;
   const detail: AppFlowEndFlowRunDetail = {
     'flow-name': run.flowName,
     'created-by': `arn:aws:sts::${ctx.account}:assumed-role/SluiceSimulator/simulator`,

@@ -2,14 +2,33 @@ import { JobKind } from '../../domain/job';
 import type { SimErrorName } from './model';
 
 /**
- * Faults of one job kind. Counters (`throttleStarts`, `failStarts.count`, `dropEvents`, `duplicateEvents`,
- * `throttleStatusCalls`) are used up one per call / event; `delayEventsMs` and `startLatencyMs` stay until changed.
+ * A counted start fault. With `namePrefix`, only start calls of flows / jobs whose name begins with it use it up (and
+ * fail); others are untouched.
+ */
+export interface StartFault {
+  count: number;
+  error: SimErrorName;
+  message?: string;
+  namePrefix?: string;
+}
+
+/**
+ * Faults of one job kind. Counters (`throttleStarts`, `failStarts.count`, `failStartsAfterStarting.count`,
+ * `dropEvents`, `duplicateEvents`, `throttleStatusCalls`) are used up one per call / event; `delayEventsMs` and
+ * `startLatencyMs` stay until changed.
  */
 export interface KindFaults {
   /** The next n start calls fail with ThrottlingException. */
   throttleStarts: number;
-  /** The next `count` start calls fail with `error` (checked after throttleStarts). */
-  failStarts?: { count: number; error: SimErrorName; message?: string };
+  /** The next `count` start calls fail with `error` (checked after throttleStarts); nothing starts. */
+  failStarts?: StartFault;
+  /**
+   * The next `count` start calls that create a run create it, then answer `error` all the same (a 5xx such as
+   * InternalServerException / InternalServiceException whose request did its work): the run exists, goes on, ends and
+   * emits as usual, and the status APIs list it. A call answered from an AppFlow client token creates no run and does
+   * not use this up.
+   */
+  failStartsAfterStarting?: StartFault;
   /** The next n end events are not emitted (the run still ends and the status API shows it). */
   dropEvents: number;
   /** The next n end events are emitted twice (same event id). */
@@ -25,7 +44,8 @@ export interface KindFaults {
 /**
  * A merge patch for setFaults. Faults are kept per kind. Top-level fields apply to BOTH kinds (each kind gets its own
  * counter: `{ throttleStarts: 2 }` throttles the next 2 AppFlow starts and the next 2 Glue starts); the `appflow` and
- * `glue` fields apply to one kind and win over top-level fields. `failStarts: undefined` clears that fault.
+ * `glue` fields apply to one kind and win over top-level fields. `failStarts: undefined` (or
+ * `failStartsAfterStarting: undefined`) clears that fault.
  */
 export type FaultPatch = Partial<KindFaults> & { appflow?: Partial<KindFaults>; glue?: Partial<KindFaults> };
 
@@ -42,6 +62,20 @@ export const noFaults = (): KindFaults => ({
 
 const KINDS = [JobKind.AppFlow, JobKind.Glue] as const;
 
+function takeCounted(
+  f: KindFaults,
+  field: 'failStarts' | 'failStartsAfterStarting',
+  name: string,
+): { error: SimErrorName; message: string } | undefined {
+  const fault = f[field];
+  if (!fault || fault.count <= 0) return undefined;
+  if (fault.namePrefix !== undefined && !name.startsWith(fault.namePrefix)) return undefined;
+  const { error, message } = fault;
+  fault.count--;
+  if (fault.count === 0) delete f[field];
+  return { error, message: message ?? `Simulated ${error}` };
+}
+
 export class Faults {
   private state: FaultState = { appflow: noFaults(), glue: noFaults() };
 
@@ -51,6 +85,7 @@ export class Faults {
       const own = kind === JobKind.AppFlow ? appflow : glue;
       const merged = { ...this.state[kind], ...common, ...own };
       if (merged.failStarts) merged.failStarts = { ...merged.failStarts };
+      if (merged.failStartsAfterStarting) merged.failStartsAfterStarting = { ...merged.failStartsAfterStarting };
       this.state[kind] = merged;
     }
   }
@@ -67,20 +102,19 @@ export class Faults {
     return this.state[kind];
   }
 
-  /** Uses up one start-call fault, if any: the error to answer with. */
-  takeStartFault(kind: JobKind): { error: SimErrorName; message: string } | undefined {
+  /** Uses up one start-call fault, if any (before anything starts): the error to answer with. */
+  takeStartFault(kind: JobKind, name = ''): { error: SimErrorName; message: string } | undefined {
     const f = this.state[kind];
     if (f.throttleStarts > 0) {
       f.throttleStarts--;
       return { error: 'ThrottlingException', message: 'Rate exceeded' };
     }
-    if (f.failStarts && f.failStarts.count > 0) {
-      const { error, message } = f.failStarts;
-      f.failStarts.count--;
-      if (f.failStarts.count === 0) delete f.failStarts;
-      return { error, message: message ?? `Simulated ${error}` };
-    }
-    return undefined;
+    return takeCounted(f, 'failStarts', name);
+  }
+
+  /** Uses up one failStartsAfterStarting, if any applies to `name`: the error to answer a start that created a run with. */
+  takeAnswerFault(kind: JobKind, name: string): { error: SimErrorName; message: string } | undefined {
+    return takeCounted(this.state[kind], 'failStartsAfterStarting', name);
   }
 
   takeStatusThrottle(kind: JobKind): boolean {

@@ -26,7 +26,13 @@ export function parseObject(body: string): Record<string, unknown> | undefined {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, contentType: string, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType: string,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': contentType,

@@ -11,7 +11,7 @@
  */
 export { startJobApiSimulator, type JobApiSimulator, type JobApiSimulatorOptions } from './jobApiSimulator';
 export type { RunBehaviour } from './runEngine';
-export type { FaultPatch, FaultState, KindFaults } from './faults';
+export type { FaultPatch, FaultState, KindFaults, StartFault } from './faults';
 export { jobApiSimulatorControl, type JobApiSimulatorControl } from './controlClient';
 export type { JsonRunBehaviour } from './controlRoutes';
 export { concurrencyTimeline, maxConcurrency, type RunRecords } from './runBook';

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { JobKind } from '../../domain/job';
 import { handleAppFlow, isAppFlowRequest, sendAppFlowError } from './appflowProtocol';
 import { CONTROL_PREFIX, handleControl } from './controlRoutes';
 import type { FaultPatch, FaultState } from './faults';
@@ -31,6 +32,12 @@ export interface JobApiSimulator {
   faults(): FaultState;
   /** Changes durations, outcomes, Glue MaxConcurrentRuns or the stop delay for runs started from now on. */
   configure(patch: Partial<RunBehaviour>): void;
+  /**
+   * Deletes a flow / a Glue job: its starts and status calls answer ResourceNotFoundException / EntityNotFoundException
+   * from now on. Runs in progress end on time and emit as usual (lose their events with dropEvents). Undone by reset().
+   */
+  deleteFlow(flowName: string): void;
+  deleteJob(jobName: string): void;
   /** Runs in progress now. */
   inProgress(): number;
   /** Max runs in progress at once, from the run timeline; with `group`, only runs options.group labelled so. */
@@ -41,7 +48,8 @@ export interface JobApiSimulator {
   emitted(): SimEmittedEvent[];
   droppedEvents(): SimDroppedEvent[];
   /**
-   * Forgets ended runs (the status APIs no longer know them), start calls, events, tokens of forgotten runs, and faults.
+   * Forgets ended runs (the status APIs no longer know them), start calls, events, tokens of forgotten runs, faults
+   * and deleted names.
    * Runs in progress go on and end and emit as usual. Options and configure() settings stay.
    */
   reset(): void;
@@ -93,6 +101,8 @@ export async function startJobApiSimulator(options: JobApiSimulatorOptions = {})
     clearFaults: () => engine.faults.clear(),
     faults: () => engine.faults.snapshot(),
     configure: (patch) => engine.configure(patch),
+    deleteFlow: (flowName) => engine.deleteName(JobKind.AppFlow, flowName),
+    deleteJob: (jobName) => engine.deleteName(JobKind.Glue, jobName),
     inProgress: () => engine.book.inProgress(),
     maxObservedConcurrency: (group) => maxConcurrency(engine.book.liveRuns(), group),
     concurrencyTimeline: (group) => concurrencyTimeline(engine.book.liveRuns(), group),

@@ -68,6 +68,7 @@ export interface SimStartCall {
   /** When the simulator answered. */
   respondedAt: number;
   ok: boolean;
+  /** The run the call created or found; on a failed call, the run it created all the same (failStartsAfterStarting). */
   executionId?: string;
   /** Error name sent to the SDK, e.g. `ThrottlingException`. */
   error?: string;
@@ -134,6 +135,8 @@ export class SimServiceError extends Error {
   constructor(
     readonly errorName: SimErrorName,
     message: string,
+    /** The run this failed call created all the same (failStartsAfterStarting). */
+    readonly createdExecutionId?: string,
   ) {
     super(message);
     this.name = 'SimServiceError';

@@ -55,11 +55,20 @@ export function statusOf(kind: JobKind, phase: 'running' | 'stopping' | 'ended',
   if (kind === JobKind.AppFlow) {
     if (phase === 'running') return AppFlowExecutionStatus.InProgress;
     if (phase === 'stopping') return AppFlowExecutionStatus.CancelStarted;
-    return outcome === 'succeeded' ? AppFlowExecutionStatus.Successful : outcome === 'stopped' ? AppFlowExecutionStatus.Canceled : AppFlowExecutionStatus.Error;
+    return outcome === 'succeeded'
+      ? AppFlowExecutionStatus.Successful
+      : outcome === 'stopped'
+        ? AppFlowExecutionStatus.Canceled
+        : AppFlowExecutionStatus.Error;
   }
   if (phase === 'running') return GlueJobRunState.Running;
   if (phase === 'stopping') return GlueJobRunState.Stopping;
-  const byOutcome = { succeeded: GlueJobRunState.Succeeded, failed: GlueJobRunState.Failed, timeout: GlueJobRunState.Timeout, stopped: GlueJobRunState.Stopped } as const;
+  const byOutcome = {
+    succeeded: GlueJobRunState.Succeeded,
+    failed: GlueJobRunState.Failed,
+    timeout: GlueJobRunState.Timeout,
+    stopped: GlueJobRunState.Stopped,
+  } as const;
   return byOutcome[outcome ?? 'failed'];
 }
 
@@ -88,6 +97,7 @@ export class RunEngine {
   private readonly states = new Map<string, RunState>(); // `${kind}:${executionId}`
   private readonly tokens = new Map<string, { executionId: string; at: number }>(); // `${flowName}\0${clientToken}`
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly deleted: Record<JobKind, Set<string>> = { appflow: new Set(), glue: new Set() };
   private seq = 0;
   private closed = false;
 
@@ -128,7 +138,8 @@ export class RunEngine {
       record({ executionId: result.executionId, ...(result.idempotentReplay ? { idempotentReplay: true } : {}) });
       return result;
     } catch (e) {
-      record({ error: e instanceof SimServiceError ? e.errorName : 'InternalServerException' });
+      const created = e instanceof SimServiceError && e.createdExecutionId !== undefined ? { executionId: e.createdExecutionId } : {};
+      record({ error: e instanceof SimServiceError ? e.errorName : 'InternalServerException', ...created });
       throw e;
     }
   }
@@ -136,12 +147,15 @@ export class RunEngine {
   private startNow(kind: JobKind, name: string, args: RunArgs, clientToken: string | undefined, callAt: number): StartResult {
     const isFlow = kind === JobKind.AppFlow;
     if (isFlow && !FLOW_NAME.test(name)) {
-      throw new SimServiceError('ValidationException', `1 validation error detected: Value '${name}' at 'flowName' failed to satisfy constraint`);
+      throw new SimServiceError(
+        'ValidationException',
+        `1 validation error detected: Value '${name}' at 'flowName' failed to satisfy constraint`,
+      );
     }
     if (!isFlow && (name.length === 0 || name.length > 255)) {
       throw new SimServiceError('InvalidInputException', '1 validation error detected: JobName must have length between 1 and 255');
     }
-    const fault = this.faults.takeStartFault(kind);
+    const fault = this.faults.takeStartFault(kind, name);
     if (fault) throw new SimServiceError(fault.error, fault.message);
     if (!this.isKnown(kind, name)) {
       throw isFlow
@@ -151,7 +165,8 @@ export class RunEngine {
     const tokenKey = isFlow && clientToken ? `${name}\0${clientToken}` : undefined;
     if (tokenKey) {
       const seen = this.tokens.get(tokenKey);
-      if (seen && callAt - seen.at < (this.options.idempotencyWindowMs ?? HOURS_8)) return { executionId: seen.executionId, idempotentReplay: true };
+      if (seen && callAt - seen.at < (this.options.idempotencyWindowMs ?? HOURS_8))
+        return { executionId: seen.executionId, idempotentReplay: true };
     }
     if (!isFlow) {
       const max = this.behaviour.glueMaxConcurrentRuns[name];
@@ -182,20 +197,39 @@ export class RunEngine {
       stopping: false,
       recordsProcessed: planned === 'succeeded' ? 100 : 0,
       bytesProcessed: planned === 'succeeded' ? 10_240 : 0,
-      ...(planned === 'failed' ? { errorMessage: 'Simulated failure' } : planned === 'timeout' ? { errorMessage: 'Job run timed out' } : {}),
+      ...(planned === 'failed'
+        ? { errorMessage: 'Simulated failure' }
+        : planned === 'timeout'
+          ? { errorMessage: 'Job run timed out' }
+          : {}),
     };
     this.states.set(`${kind}:${executionId}`, state);
     this.book.addRun(run);
     if (tokenKey) this.tokens.set(tokenKey, { executionId, at: callAt });
     const timer = this.schedule(() => this.finish(state, planned), duration);
     if (timer) state.timer = timer;
+    const answer = this.faults.takeAnswerFault(kind, name);
+    if (answer) throw new SimServiceError(answer.error, answer.message, executionId);
     return { executionId, idempotentReplay: false };
   }
 
-  /** False only when options.knownNames lists the names of this kind and `name` is not one of them. */
+  /**
+   * False when options.knownNames lists the names of this kind and `name` is not one of them, or when the flow / job
+   * was deleted (deleteName).
+   */
   isKnown(kind: JobKind, name: string): boolean {
+    if (this.deleted[kind].has(name)) return false;
     const known = this.options.knownNames?.[kind];
     return !known || known.includes(name);
+  }
+
+  /**
+   * Deletes a flow / job (DeleteFlow with forceDelete, DeleteJob): from now on its starts and status calls answer
+   * ResourceNotFoundException (AppFlow) / EntityNotFoundException (Glue). Runs in progress go on in the record and end
+   * on time; their end events are emitted as usual unless a fault (dropEvents) loses them.
+   */
+  deleteName(kind: JobKind, name: string): void {
+    this.deleted[kind].add(name);
   }
 
   /** Stops runs of one flow / job. No ids: every active run of that name (AppFlow's CancelFlowExecutions without ids). */
@@ -223,9 +257,19 @@ export class RunEngine {
   }
 
   /** The live record of one run (do not mutate), with its result details. */
-  find(kind: JobKind, executionId: string): (Readonly<SimRun> & { errorMessage?: string; recordsProcessed: number; bytesProcessed: number }) | undefined {
+  find(
+    kind: JobKind,
+    executionId: string,
+  ): (Readonly<SimRun> & { errorMessage?: string; recordsProcessed: number; bytesProcessed: number }) | undefined {
     const s = this.states.get(`${kind}:${executionId}`);
-    return s && { ...s.run, recordsProcessed: s.recordsProcessed, bytesProcessed: s.bytesProcessed, ...(s.errorMessage ? { errorMessage: s.errorMessage } : {}) };
+    return (
+      s && {
+        ...s.run,
+        recordsProcessed: s.recordsProcessed,
+        bytesProcessed: s.bytesProcessed,
+        ...(s.errorMessage ? { errorMessage: s.errorMessage } : {}),
+      }
+    );
   }
 
   /** Runs of one flow / job, newest first. */
@@ -236,10 +280,14 @@ export class RunEngine {
       .map((s) => this.find(kind, s.run.executionId)!);
   }
 
-  /** Forgets ended runs, start calls, events and faults; runs in progress go on and will end and emit as usual. */
+  /**
+   * Forgets ended runs, start calls, events, faults and deleted names (every name exists again); runs in progress go
+   * on and will end and emit as usual.
+   */
   reset(): void {
     this.book.clear();
     this.faults.clear();
+    for (const names of Object.values(this.deleted)) names.clear();
     for (const [key, s] of this.states) if (s.run.endedAt !== undefined) this.states.delete(key);
     for (const [key, t] of this.tokens) if (!this.states.has(`${JobKind.AppFlow}:${t.executionId}`)) this.tokens.delete(key);
   }

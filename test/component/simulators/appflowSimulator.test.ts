@@ -43,7 +43,13 @@ test('StartFlow returns an executionId; the run ends after its duration with an 
 
   const event = await waitFor(() => received[0], 2000, 'the end event');
   const [run] = sim.runs();
-  expect(run).toMatchObject({ kind: 'appflow', name: 'orders-sync', executionId: started.executionId, outcome: 'succeeded', status: 'Successful' });
+  expect(run).toMatchObject({
+    kind: 'appflow',
+    name: 'orders-sync',
+    executionId: started.executionId,
+    outcome: 'succeeded',
+    status: 'Successful',
+  });
   expect(run!.endedAt! - run!.startedAt).toBeGreaterThanOrEqual(79);
 
   expect(event).toEqual({
@@ -76,7 +82,11 @@ test('a failed run reports Error and "Execution Failed"', async () => {
   const event = await waitFor(() => received[0]);
   expect(event.detail).toMatchObject({ 'execution-id': executionId, status: 'Execution Failed', 'num-of-record-failures': '1' });
   const { flowExecutions } = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'failing-flow' }));
-  expect(flowExecutions?.[0]).toMatchObject({ executionId, executionStatus: 'Error', executionResult: { errorInfo: { executionMessage: 'Simulated failure' } } });
+  expect(flowExecutions?.[0]).toMatchObject({
+    executionId,
+    executionStatus: 'Error',
+    executionResult: { errorInfo: { executionMessage: 'Simulated failure' } },
+  });
 });
 
 test('the same (flowName, clientToken) within 8 hours returns the same executionId and starts no second run', async () => {
@@ -96,7 +106,9 @@ test('the same (flowName, clientToken) within 8 hours returns the same execution
 
   // Still the same after the run ended; a new run once the 8 hours are over.
   await waitFor(() => sim.inProgress() === 0);
-  expect((await clients.appflow.send(new StartFlowCommand({ flowName: 'orders-sync', clientToken: 'job-42' }))).executionId).toBe(first.executionId);
+  expect((await clients.appflow.send(new StartFlowCommand({ flowName: 'orders-sync', clientToken: 'job-42' }))).executionId).toBe(
+    first.executionId,
+  );
   clockOffsetMs = 8 * 60 * 60 * 1000 + 1;
   const later = await clients.appflow.send(new StartFlowCommand({ flowName: 'orders-sync', clientToken: 'job-42' }));
   expect(later.executionId).not.toBe(first.executionId);
@@ -106,7 +118,9 @@ test('the same (flowName, clientToken) within 8 hours returns the same execution
 test('DescribeFlowExecutionRecords shows InProgress, then Successful', async () => {
   const { executionId } = await clients.appflow.send(new StartFlowCommand({ flowName: 'mid-flow' }));
   const during = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'mid-flow', maxResults: 10 }));
-  expect(during.flowExecutions).toEqual([expect.objectContaining({ executionId, executionStatus: 'InProgress', startedAt: expect.any(Date) })]);
+  expect(during.flowExecutions).toEqual([
+    expect.objectContaining({ executionId, executionStatus: 'InProgress', startedAt: expect.any(Date) }),
+  ]);
   expect(during.flowExecutions?.[0]?.dataPullEndTime).toBeUndefined();
 
   await waitFor(() => received.length === 1);
@@ -121,14 +135,18 @@ test('DescribeFlowExecutionRecords lists newest first and pages with nextToken',
   for (let i = 0; i < 3; i++) ids.push((await clients.appflow.send(new StartFlowCommand({ flowName: 'paged' }))).executionId!);
   const page1 = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'paged', maxResults: 2 }));
   expect(page1.flowExecutions?.map((e) => e.executionId)).toEqual([ids[2], ids[1]]);
-  const page2 = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'paged', maxResults: 2, nextToken: page1.nextToken! }));
+  const page2 = await clients.appflow.send(
+    new DescribeFlowExecutionRecordsCommand({ flowName: 'paged', maxResults: 2, nextToken: page1.nextToken! }),
+  );
   expect(page2.flowExecutions?.map((e) => e.executionId)).toEqual([ids[0]]);
   expect(page2.nextToken).toBeUndefined();
 });
 
 test('CancelFlowExecutions ends the run as Canceled and emits its event; unknown ids come back invalid', async () => {
   const { executionId } = await clients.appflow.send(new StartFlowCommand({ flowName: 'slow-flow' }));
-  const res = await clients.appflow.send(new CancelFlowExecutionsCommand({ flowName: 'slow-flow', executionIds: [executionId!, 'no-such-run'] }));
+  const res = await clients.appflow.send(
+    new CancelFlowExecutionsCommand({ flowName: 'slow-flow', executionIds: [executionId!, 'no-such-run'] }),
+  );
   expect(res.invalidExecutions).toEqual(['no-such-run']);
   expect(sim.runs()[0]).toMatchObject({ outcome: 'stopped', status: 'Canceled' });
   expect(received.map((e) => (e.detail as Record<string, string>).status)).toEqual(['Execution Canceled']);

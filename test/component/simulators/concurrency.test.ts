@@ -120,7 +120,10 @@ test('the control API drives a simulator from another process', async () => {
     expect((await control.faults()).appflow.throttleStarts).toBe(1);
     expect((await rejection(clients.appflow.send(new StartFlowCommand({ flowName: 'f' })))).name).toBe('ThrottlingException');
     await control.configure({ outcome: 'failed' });
-    await Promise.all([clients.glue.send(new StartJobRunCommand({ JobName: 'j' })), clients.glue.send(new StartJobRunCommand({ JobName: 'j' }))]);
+    await Promise.all([
+      clients.glue.send(new StartJobRunCommand({ JobName: 'j' })),
+      clients.glue.send(new StartJobRunCommand({ JobName: 'j' })),
+    ]);
     await waitFor(async () => (await control.inProgress()) === 0);
     const records = await control.records();
     expect(records.runs.map((r) => r.status)).toEqual(['FAILED', 'FAILED']);

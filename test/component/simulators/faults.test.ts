@@ -1,5 +1,12 @@
-import { StartFlowCommand, ThrottlingException as AppFlowThrottling } from '@aws-sdk/client-appflow';
-import { AccessDeniedException, GetJobRunCommand, StartJobRunCommand, ThrottlingException as GlueThrottling } from '@aws-sdk/client-glue';
+import { DescribeFlowExecutionRecordsCommand, StartFlowCommand, ThrottlingException as AppFlowThrottling } from '@aws-sdk/client-appflow';
+import {
+  AccessDeniedException,
+  ConcurrentRunsExceededException,
+  GetJobRunCommand,
+  GetJobRunsCommand,
+  StartJobRunCommand,
+  ThrottlingException as GlueThrottling,
+} from '@aws-sdk/client-glue';
 import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
 import { rejection, sdkClients, waitFor } from './support';
 
@@ -72,10 +79,75 @@ test('failStarts fails the next n starts of one kind with the named error', asyn
   ]);
 });
 
-test.each(['ServiceQuotaExceededException', 'ConflictException', 'ValidationException'])('failStarts %s reaches the AppFlow SDK by name', async (errorName) => {
-  sim.setFaults({ appflow: { failStarts: { count: 1, error: errorName } } });
-  expect((await rejection(startFlow())).name).toBe(errorName);
+test('failStarts with namePrefix fails only starts of names beginning with it; other names do not use it up', async () => {
+  sim.setFaults({ glue: { failStarts: { count: 2, error: 'ConcurrentRunsExceededException', namePrefix: 'steady-' } } });
+  await startJob('other'); // not matched: starts, and the counter stays
+  expect(sim.faults().glue.failStarts?.count).toBe(2);
+  expect(await rejection(startJob('steady-1'))).toBeInstanceOf(ConcurrentRunsExceededException);
+  await startJob('other');
+  expect(await rejection(startJob('steady-2'))).toBeInstanceOf(ConcurrentRunsExceededException);
+  await startJob('steady-1');
+  expect(sim.faults().glue.failStarts).toBeUndefined();
+  expect(sim.startCalls().map((c) => `${c.name}:${c.error ?? 'ok'}`)).toEqual([
+    'other:ok',
+    'steady-1:ConcurrentRunsExceededException',
+    'other:ok',
+    'steady-2:ConcurrentRunsExceededException',
+    'steady-1:ok',
+  ]);
 });
+
+test('failStartsAfterStarting (Glue): the run is created, the answer is a 500 InternalServiceException; the run goes on, is listed and emits', async () => {
+  sim.configure({ durationMs: 150 });
+  sim.setFaults({ glue: { failStartsAfterStarting: { count: 1, error: 'InternalServiceException' } } });
+  const error = await rejection(clients.glue.send(new StartJobRunCommand({ JobName: 'job', Arguments: { '--sluice-job-id': 'j1' } })));
+  expect(error.name).toBe('InternalServiceException');
+  expect(error.$metadata?.httpStatusCode).toBe(500);
+  const [run] = sim.runs();
+  expect(run).toMatchObject({ kind: 'glue', name: 'job', args: { '--sluice-job-id': 'j1' } });
+  expect(sim.startCalls()).toEqual([
+    expect.objectContaining({ ok: false, error: 'InternalServiceException', executionId: run!.executionId }),
+  ]);
+  const { JobRuns } = await clients.glue.send(new GetJobRunsCommand({ JobName: 'job' }));
+  expect(JobRuns?.map((r) => [r.Id, r.JobRunState, r.Arguments?.['--sluice-job-id']])).toEqual([[run!.executionId, 'RUNNING', 'j1']]);
+  await waitFor(() => received.length === 1);
+  expect(sim.emitted()[0]!.executionId).toBe(run!.executionId);
+  // Used up: the next start answers normally (and makes a second run: Glue has no idempotency token).
+  await startJob();
+  expect(sim.faults().glue.failStartsAfterStarting).toBeUndefined();
+  expect(sim.runs()).toHaveLength(2);
+});
+
+test('failStartsAfterStarting (AppFlow): a 500 InternalServerException after the run exists; the same client token then finds that run', async () => {
+  sim.configure({ durationMs: 300 });
+  sim.setFaults({ appflow: { failStartsAfterStarting: { count: 2, error: 'InternalServerException', namePrefix: 'flow' } } });
+  const error = await rejection(clients.appflow.send(new StartFlowCommand({ flowName: 'flow', clientToken: 'sluice-a' })));
+  expect(error.name).toBe('InternalServerException');
+  expect(error.$metadata?.httpStatusCode).toBe(500);
+  const [run] = sim.runs();
+  const { flowExecutions } = await clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'flow' }));
+  expect(flowExecutions?.map((e) => [e.executionId, e.executionStatus])).toEqual([[run!.executionId, 'InProgress']]);
+  // A replay of the token creates no run, so it answers normally and does not use the fault up.
+  const replay = await clients.appflow.send(new StartFlowCommand({ flowName: 'flow', clientToken: 'sluice-a' }));
+  expect(replay.executionId).toBe(run!.executionId);
+  expect(sim.faults().appflow.failStartsAfterStarting?.count).toBe(1);
+  expect(sim.runs()).toHaveLength(1);
+  expect(sim.startCalls().map((c) => [c.ok, c.error, c.executionId, c.idempotentReplay])).toEqual([
+    [false, 'InternalServerException', run!.executionId, undefined],
+    [true, undefined, run!.executionId, true],
+  ]);
+  // Glue starts are not affected by an AppFlow fault.
+  await startJob();
+  expect(sim.runs()).toHaveLength(2);
+});
+
+test.each(['ServiceQuotaExceededException', 'ConflictException', 'ValidationException'])(
+  'failStarts %s reaches the AppFlow SDK by name',
+  async (errorName) => {
+    sim.setFaults({ appflow: { failStarts: { count: 1, error: errorName } } });
+    expect((await rejection(startFlow())).name).toBe(errorName);
+  },
+);
 
 test('dropEvents: the run ends and the status API says so, but no event is emitted', async () => {
   sim.setFaults({ glue: { dropEvents: 1 } });
@@ -140,7 +212,12 @@ test('an emit that throws or rejects is recorded and does not crash anything', a
     await c.glue.send(new StartJobRunCommand({ JobName: 'sync-throw' }));
     await c.glue.send(new StartJobRunCommand({ JobName: 'async-reject' }));
     await waitFor(() => flaky.emitted().filter((e) => e.emitError).length === 2);
-    expect(flaky.emitted().map((e) => e.emitError).sort()).toEqual(['boom', 'bus down']);
+    expect(
+      flaky
+        .emitted()
+        .map((e) => e.emitError)
+        .sort(),
+    ).toEqual(['boom', 'bus down']);
     expect(errors).toHaveLength(2);
   } finally {
     c.destroy();
@@ -158,7 +235,10 @@ test('reset() forgets records and faults but lets runs in progress finish', asyn
   expect(sim.faults().appflow.throttleStarts).toBe(0);
   expect(sim.startCalls()).toEqual([]);
   expect(sim.runs().map((r) => r.executionId)).toEqual([JobRunId]);
-  expect(await rejection(clients.glue.send(new GetJobRunCommand({ JobName: 'quick', RunId: 'x' })))).toHaveProperty('name', 'EntityNotFoundException');
+  expect(await rejection(clients.glue.send(new GetJobRunCommand({ JobName: 'quick', RunId: 'x' })))).toHaveProperty(
+    'name',
+    'EntityNotFoundException',
+  );
   await waitFor(() => sim.emitted().length === 1);
   expect(sim.emitted()[0]!.executionId).toBe(JobRunId);
   // configure() survives reset

@@ -37,7 +37,13 @@ test('StartJobRun returns a JobRunId; GetJobRun shows RUNNING, then SUCCEEDED, a
   expect(JobRunId).toMatch(/^jr_[0-9a-f]{64}$/);
 
   const during = await clients.glue.send(new GetJobRunCommand({ JobName: 'mid-etl', RunId: JobRunId }));
-  expect(during.JobRun).toMatchObject({ Id: JobRunId, JobName: 'mid-etl', JobRunState: 'RUNNING', Arguments: { '--day': '2024-01-01' }, StartedOn: expect.any(Date) });
+  expect(during.JobRun).toMatchObject({
+    Id: JobRunId,
+    JobName: 'mid-etl',
+    JobRunState: 'RUNNING',
+    Arguments: { '--day': '2024-01-01' },
+    StartedOn: expect.any(Date),
+  });
   expect(during.JobRun?.CompletedOn).toBeUndefined();
 
   const event = await waitFor(() => received[0]);
@@ -70,7 +76,8 @@ test('FAILED and TIMEOUT runs carry an ErrorMessage and the matching event', asy
 
 test('every StartJobRun starts a run; GetJobRuns lists them newest first, with paging', async () => {
   const ids: string[] = [];
-  for (let i = 0; i < 3; i++) ids.push((await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-etl', Arguments: { '--same': 'args' } }))).JobRunId!);
+  for (let i = 0; i < 3; i++)
+    ids.push((await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-etl', Arguments: { '--same': 'args' } }))).JobRunId!);
   expect(new Set(ids).size).toBe(3);
   expect(sim.inProgress()).toBe(3);
 
@@ -102,14 +109,21 @@ test("a job's MaxConcurrentRuns gives ConcurrentRunsExceededException; other job
   // Once one of the pair has ended, there is room again.
   await clients.glue.send(new BatchStopJobRunCommand({ JobName: 'slow-pair', JobRunIds: [pair[0]!] }));
   await expect(clients.glue.send(new StartJobRunCommand({ JobName: 'slow-pair' }))).resolves.toHaveProperty('JobRunId');
-  expect(sim.startCalls().filter((c) => !c.ok).map((c) => c.error)).toEqual(['ConcurrentRunsExceededException', 'ConcurrentRunsExceededException']);
+  expect(
+    sim
+      .startCalls()
+      .filter((c) => !c.ok)
+      .map((c) => c.error),
+  ).toEqual(['ConcurrentRunsExceededException', 'ConcurrentRunsExceededException']);
 });
 
 test('BatchStopJobRun ends a run as STOPPED and emits its event; other ids come back as errors', async () => {
   const { JobRunId } = await clients.glue.send(new StartJobRunCommand({ JobName: 'slow-etl' }));
   const res = await clients.glue.send(new BatchStopJobRunCommand({ JobName: 'slow-etl', JobRunIds: [JobRunId!, 'jr_unknown'] }));
   expect(res.SuccessfulSubmissions).toEqual([{ JobName: 'slow-etl', JobRunId }]);
-  expect(res.Errors).toEqual([expect.objectContaining({ JobRunId: 'jr_unknown', ErrorDetail: expect.objectContaining({ ErrorCode: 'InvalidInputException' }) })]);
+  expect(res.Errors).toEqual([
+    expect.objectContaining({ JobRunId: 'jr_unknown', ErrorDetail: expect.objectContaining({ ErrorCode: 'InvalidInputException' }) }),
+  ]);
   expect(received.map((e) => e.detail)).toEqual([expect.objectContaining({ jobRunId: JobRunId, state: 'STOPPED' })]);
   expect((await clients.glue.send(new GetJobRunCommand({ JobName: 'slow-etl', RunId: JobRunId }))).JobRun?.JobRunState).toBe('STOPPED');
   expect(sim.inProgress()).toBe(0);
