@@ -27,7 +27,11 @@ export interface CostAssumptions {
   reconcilePeriodMinutes: number;
   /** Slots of the one pool the reconciler's fixed cost is shared by. */
   limit: number;
-  /** Write / read units per request: items under 1 KB and reads under 4 KB (see the pool item's size). */
+  /**
+   * Units per plain write and per read: items under 1 KB and reads under 4 KB (Sluice's items are). Writes are costed
+   * by their units, RequestsPerJob.dynamodbWriteUnits, which counts a plain write as this one unit and each item of a
+   * transaction as two.
+   */
   unitsPerWrite: number;
   unitsPerRead: number;
   /** The producer's SendMessageBatch of 10: 0.1 request per job (same for any queue-fed design). */
@@ -53,7 +57,7 @@ export function costPerMillionJobs(perJob: RequestsPerJob, reconcilerRun: Reconc
   const sqs = (perJob.sqs + a.producerSqsPerJob) * PRICES.sqsPerMillionRequests;
   const lambdaRequests = perJob.lambda * PRICES.lambdaPerMillionRequests;
   const lambdaDuration = perJob.lambda * 1e6 * gbSecondsPerInvocation * PRICES.lambdaArmPerGbSecond;
-  const dynamodbWrites = perJob.dynamodbWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits;
+  const dynamodbWrites = perJob.dynamodbWriteUnits * PRICES.dynamodbPerMillionWriteUnits;
   const dynamodbReads = perJob.dynamodbReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits;
   const reconciler = reconcilerPerMillion(reconcilerRun, a);
   return finish({
@@ -79,16 +83,14 @@ export function reconcilerPerMillion(r: ReconcilerResult | undefined, a: CostAss
   const pools = Math.max(1, r.pools);
   // Per run with no holders: one listPools query + per-pool reads; count one pool's share.
   const fixedReads = (r.withoutHolders.dynamodbReads - 1) / pools + 1;
-  const fixedWrites = r.withoutHolders.dynamodbWrites / pools;
+  const fixedWrites = r.withoutHolders.dynamodbWriteUnits / pools;
   const perRunShared =
-    (fixedReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits +
-      fixedWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits) /
-      1e6 +
+    (fixedReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits + fixedWrites * PRICES.dynamodbPerMillionWriteUnits) / 1e6 +
     PRICES.lambdaPerMillionRequests / 1e6 +
     gbSeconds * PRICES.lambdaArmPerGbSecond;
   const perHolder =
     (r.perHolder.dynamodbReads * a.unitsPerRead * PRICES.dynamodbPerMillionReadUnits +
-      r.perHolder.dynamodbWrites * a.unitsPerWrite * PRICES.dynamodbPerMillionWriteUnits) /
+      r.perHolder.dynamodbWriteUnits * PRICES.dynamodbPerMillionWriteUnits) /
     1e6;
   return checks * (perHolder + perRunShared / Math.max(1, a.limit)) * 1e6;
 }

@@ -8,7 +8,7 @@ import type { LeaseStore } from '../../ports/leaseStore';
 import type { SimRun } from '../simulators';
 import { type LocalStack, startLocalStack } from '../stack';
 import { rateToMs } from '../infra/schedule';
-import { Tracer } from './tracer';
+import { benchScope, Tracer } from './tracer';
 import { type BenchJob, groupOf } from './workload';
 
 export interface Endpoints {
@@ -24,6 +24,8 @@ export interface HarnessOptions {
   pools: Record<string, number>;
   /** Parallel pollers of the acquirer's queue (the stack's default is 4; Lambda scales its own). */
   pollerConcurrency?: number;
+  /** More environment for the functions, as stage parameters would set it (POOLS comes from `pools`). */
+  env?: Record<string, string>;
   log: (line: string) => void;
 }
 
@@ -35,6 +37,9 @@ export interface CountSnapshot {
   releaser: number;
   reconciler: number;
   emptyReceives: number;
+  /** Items of TransactWriteItems (cancelled ones included) and holders-index entries written by slot changes (Tracer). */
+  transactItems: number;
+  indexWrites: number;
 }
 
 /** Requests per job by service. `lambda` is invocations; `total` adds every column but the read/write split. */
@@ -43,6 +48,13 @@ export interface RequestsPerJob {
   dynamodb: number;
   dynamodbReads: number;
   dynamodbWrites: number;
+  /**
+   * Write units of those writes by DynamoDB's rules, for items under 1 KB (Sluice's are): 1 per plain write, 2 per item
+   * of a TransactWriteItems (a ConditionCheck billed as a write; cancelled transactions counted as if applied), and 2 per
+   * holders-index entry a slot change puts or deletes (what DynamoDB Local reports for it). The capacity scenario
+   * measures them on DynamoDB Local.
+   */
+  dynamodbWriteUnits: number;
   jobApi: number;
   lambda: number;
   total: number;
@@ -68,6 +80,9 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
   const sqs = sum((k) => k.startsWith('sqs.'));
   const dynamodb = sum((k) => k.startsWith('dynamodb.'));
   const reads = sum((k) => /^dynamodb\.(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/.test(k));
+  const transactions = ops['dynamodb.TransactWriteItems'] ?? 0;
+  const writeUnits =
+    dynamodb - reads - transactions + 2 * (to.transactItems - from.transactItems) + 2 * (to.indexWrites - from.indexWrites);
   const jobApi = sum((k) => k.startsWith('appflow.') || k.startsWith('glue.'));
   const lambda = to.acquirer - from.acquirer + (to.releaser - from.releaser) + (to.reconciler - from.reconciler);
   ops['lambda.acquirer'] = to.acquirer - from.acquirer;
@@ -79,6 +94,7 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
     dynamodb: r3(dynamodb / j),
     dynamodbReads: r3(reads / j),
     dynamodbWrites: r3((dynamodb - reads) / j),
+    dynamodbWriteUnits: r3(writeUnits / j),
     jobApi: r3(jobApi / j),
     lambda: r3(lambda / j),
     total: r3((sqs + dynamodb + jobApi + lambda) / j),
@@ -147,7 +163,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     nameSuffix,
     ...(options.pollerConcurrency ? { pollerConcurrency: options.pollerConcurrency } : {}),
     schedules: false, // the bench runs the reconciler itself, only where it belongs (see reconcileEvery)
-    env: { POOLS: JSON.stringify(options.pools) },
+    env: { ...options.env, POOLS: JSON.stringify(options.pools) },
     simulator: { durationMs: (_kind, name) => durations.get(name) ?? 1000, group: (_kind, name) => groupOf(name) },
     bus: { onDeliver: (attempt) => tracer.onDeliver(attempt) },
     onHandlerError: (fn, error) => {
@@ -188,7 +204,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     reconciling ??= (async () => {
       reconcilerInvocations++;
       try {
-        const report = await stack.reconcileNow();
+        // In a scope of its own: the capacity meter counts the reconciler's units apart from the job path.
+        const report = await benchScope.run('reconciler', () => stack.reconcileNow());
         for (const [drift, n] of Object.entries(report?.drift ?? {}))
           reconcilerDrift.set(drift, (reconcilerDrift.get(drift) ?? 0) + (n ?? 0));
       } catch (error) {
@@ -247,6 +264,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       releaser: tracer.releaserInvocations(),
       reconciler: reconcilerInvocations,
       emptyReceives: tracer.emptyReceives,
+      transactItems: tracer.transactItems,
+      indexWrites: tracer.indexWrites,
     }),
     poolAdmin: () => container().poolAdmin,
     leases,
@@ -304,7 +323,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 }
 
 /** Drifts whose correction frees a held slot (the others resend a wake-up or a start, or fill a free slot). */
-const SLOT_FREEING_DRIFTS: readonly string[] = [Drift.LostEvent, Drift.LeakedSlot, Drift.OrphanSlot, Drift.Overdue];
+const SLOT_FREEING_DRIFTS: readonly string[] = [Drift.LostEvent, Drift.KeptSlotFreed, Drift.Revoked, Drift.Overdue];
 
 /** Slots the reconciler has freed so far (subtract an earlier value to get a window's). */
 export function slotsFreedByReconciler(h: Pick<Harness, 'reconcilerDrift'>): number {

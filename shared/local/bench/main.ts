@@ -25,6 +25,10 @@ const USAGE = `npm run bench -- [options]
   --backlogs LIST         backlogs for requests per job (default ${FULL.requests.backlogs.join(',')})
   --window N              jobs measured per backlog (default ${FULL.requests.window})
   --throughput-jobs N     jobs in the throughput run (default ${FULL.throughput.jobs})
+  --capacity-limits LIST  pool limits of the capacity run (default ${FULL.capacity.limits.join(',')}); it runs on DynamoDB Local
+                          (Java 17), in a process of its own, with the SQS of the emulators above
+  --capacity-jobs N       jobs per limit: max(N, ${FULL.capacity.jobsPerSlot} x limit + ${FULL.capacity.extraJobs}) (default ${FULL.capacity.minJobs})
+  --capacity-rate N       completions per second offered at every limit: runs of limit x 1000 / N ms (default ${FULL.capacity.offeredJobsPerSecond})
   --json                  also print results.json to stdout`;
 
 async function spawnEmulators(): Promise<{ sqs: string; dynamodb: string; pid: number; stop(): Promise<void> }> {
@@ -79,6 +83,9 @@ async function main(): Promise<number> {
       backlogs: { type: 'string' },
       window: { type: 'string' },
       'throughput-jobs': { type: 'string' },
+      'capacity-limits': { type: 'string' },
+      'capacity-jobs': { type: 'string' },
+      'capacity-rate': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -121,6 +128,13 @@ async function main(): Promise<number> {
       window: num(values.window, base.requests.window, 'window'),
     },
     throughput: { ...base.throughput, jobs: num(values['throughput-jobs'], base.throughput.jobs, 'throughput-jobs') },
+    capacity: {
+      ...base.capacity,
+      limits: values['capacity-limits'] ? numberList(values['capacity-limits'], 'capacity-limits') : base.capacity.limits,
+      minJobs: num(values['capacity-jobs'], base.capacity.minJobs, 'capacity-jobs'),
+      offeredJobsPerSecond: num(values['capacity-rate'], base.capacity.offeredJobsPerSecond, 'capacity-rate', false),
+      seed: num(values.seed, base.seed, 'seed') + 3,
+    },
   };
   params.cost = { ...params.cost, limit: params.limit };
   const only = values.only ? values.only.split(',').map((s) => s.trim()) : [];

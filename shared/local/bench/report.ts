@@ -53,7 +53,7 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
     `Run on ${r.date.slice(0, 10)} with \`${r.command}\`, in ${Math.floor(r.durationSeconds / 60)} min ${r.durationSeconds % 60} s.`,
   );
   out.push(
-    `Machine: ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}, ${r.machine.platform}; emulators (fauxqs, dynalite) ${r.machine.emulators}. Load average (1/5/15 min) ${r.machine.loadAverage.start.join('/')} at the start, ${r.machine.loadAverage.end.join('/')} at the end: other work on the machine shows up as latency.`,
+    `Machine: ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}, ${r.machine.platform}; emulators (fauxqs, dynalite) ${r.machine.emulators}${r.capacity ? '; the capacity run uses DynamoDB Local (its jar, Java 17) in a process of its own' : ''}. Load average (1/5/15 min) ${r.machine.loadAverage.start.join('/')} at the start, ${r.machine.loadAverage.end.join('/')} at the end: other work on the machine shows up as latency.`,
     "Everything else (Sluice's functions, the AppFlow/Glue simulator, the event bus, the SQS poller, the baselines) runs in the bench process. `bench/results.json` has every number below and more.",
     '',
   );
@@ -64,6 +64,7 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   if (r.handoff) out.push(...handoffSection(r));
   if (r.requestsPerJob) out.push(...requestsSection(r, charts.requestsChart));
   if (r.throughput) out.push(...throughputSection(r));
+  if (r.capacity) out.push(...capacitySection(r));
   if (r.cost) out.push(...costSection(r));
   out.push(...boundsSection(r));
   if (r.handlerErrors.length)
@@ -89,6 +90,17 @@ function utilizationNotes(r: BenchResults): string {
     `- **Sluice**: ${u.sluice.notes}${reconcilerShare(r)}. Its requests on the job path alone, flat in the backlog, are measured below. ${sluiceEarly(r)}`,
     `- Requests per job: each design's own AWS requests (SQS, DynamoDB, job APIs) plus function invocations (Sluice: acquirer and releaser; batches: one scheduled invocation per tick; poller: the start and getStatus functions its state machine calls, transitions not counted; gate: one per non-empty batch plus one counter decrement per completion). Sluice's count includes its event source's idle long polls and the reconciler, over the whole run.`,
   ].join('\n');
+}
+
+/** ", N stale, N over a lowered limit, N conflicts" for the pass cancellations that were not lost races. */
+function passOtherReasons(reasons: { stale: number; overLimit: number; conflict: number; other: number }): string {
+  const parts = [
+    reasons.stale ? `${reasons.stale} because the finished job's record had changed` : '',
+    reasons.overLimit ? `${reasons.overLimit} because the pool was over a lowered limit` : '',
+    reasons.conflict ? `${reasons.conflict} by a conflict with another transaction on one of the items` : '',
+    reasons.other ? `${reasons.other} for other reasons` : '',
+  ].filter(Boolean);
+  return parts.length ? `; ${parts.join(', ')}` : '';
 }
 
 function sluiceEarly(r: BenchResults): string {
@@ -151,12 +163,12 @@ function handoffSection(r: BenchResults): string[] {
     '',
     `Workload: ${d.jobs} jobs, limit ${d.limit}, log-normal runs (median ${d.runTimes.medianMs} ms, sigma ${d.runTimes.sigma}), about ${Math.round((d.n / d.makespanMs) * 1000)} hand-offs per second. The jobs are parked in a paused pool first (limit 0), then the pool is opened: a standing backlog, no arrival burst. The reconciler runs on the stack's compressed schedule.`,
     '',
-    "**Method (exact pairing).** The releaser hands a slot over in one conditional write, `REMOVE holders.#from SET holders.#to`; middleware on Sluice's own DynamoDB client reads both job ids from that write. The finished job's run gives its execution id and so its completion event (timed by the bus's `onDeliver` hook when it is put on the bus); the job let in gives its start call (recorded by the simulator when the request arrives). Latency = start call - event put. Jobs let in some other way (the acquirer's own fill, the reconciler) are not hand-offs and are counted apart: " +
+    "**Method (exact pairing).** The releaser hands a slot over in one transaction, its pass: a TransactWriteItems of a ConditionCheck on the pool counter (`POOL#<pool>`: not over its limit), an Update of the finished job's record (fenced by its version and `holderPool = :pool`; `REMOVE holderPool`) and an Update of the waiting job's record (`SET #state = :reserved, holderPool = :pool`). Middleware on Sluice's own DynamoDB client reads both job ids from the transaction's keys. The finished job's run gives its execution id and so its completion event (timed by the bus's `onDeliver` hook when it is put on the bus); the job let in gives its start call (recorded by the simulator when the request arrives). Latency = start call - event put. Jobs let in some other way (a free slot filled by the pool admin or the reconciler, a take) are not hand-offs and are counted apart: " +
       `${d.otherAdmissions} here, besides the first ${d.direct} let in when the pool opened. (AsyncLocalStorage cannot do this attribution: the SDK's keep-alive sockets carry one invocation's async context into another's calls.)`,
     '',
   );
   out.push(
-    `Races between releasers: ${d.transferWrites.failed} of ${d.transferWrites.attempts} transfer writes failed because another releaser had just reserved the same waiter; the loser skips that waiter (whoever reserved it sends it) and offers its slot to the next one, and ${d.wakeUpsPerHandoff.toFixed(2)} wake-up messages were sent per hand-off (1 is the minimum). Hand-offs whose releaser won its first transfer: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms (${d.firstTry.n}); whose releaser lost a race first: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms (${d.afterLostRace.n}). A lost race costs the failed write and a read of the pool item that tells why before the next write (to the second waiter its first query read; a new query only when both were taken): from its first transfer write to the one that went through, such a releaser spent p50 ${d.transferPhase.afterLostRace.p50Ms} ms, p99 ${d.transferPhase.afterLostRace.p99Ms} ms, against p50 ${d.transferPhase.firstTry.p50Ms} ms, p99 ${d.transferPhase.firstTry.p99Ms} ms for a single write.`,
+    `Races between releasers: ${d.transferWrites.failed} of ${d.transferWrites.attempts} pass transactions were cancelled, ${d.transferWrites.reasons.targetGone} of them because another releaser had just reserved the same waiter (the Update of the waiting job's record failed: no longer queued or waiting without a slot)${passOtherReasons(d.transferWrites.reasons)}. The loser reads that job's record (to drop its waiter item if the job has moved past waiting), then offers its slot to the next waiter (the second its first query read; a new query only when both were taken); whoever reserved the waiter sends it, and ${d.wakeUpsPerHandoff.toFixed(2)} wake-up messages were sent per hand-off (1 is the minimum). Hand-offs whose releaser won its first pass: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms (${d.firstTry.n}); whose releaser lost a race first: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms (${d.afterLostRace.n}). From its first pass to the one that went through, such a releaser spent p50 ${d.transferPhase.afterLostRace.p50Ms} ms, p99 ${d.transferPhase.afterLostRace.p99Ms} ms, against p50 ${d.transferPhase.firstTry.p50Ms} ms, p99 ${d.transferPhase.firstTry.p99Ms} ms for a single transaction.`,
     '',
     `Early completions (events that came before the acquirer had recorded the run): ${earlyText(d.earlyCompletions)}. Slots the periodic reconciler freed during the run: ${reconcilerFreedText(d.reconcilerFreedSlots, d.reconcilerDrift, d.releasedBeforeEvent)}. Reconciler runs the bench had to ask for to free a stalled pool: ${d.reconcilerHeals}.`,
     '',
@@ -245,7 +257,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
   const o = r.requestsOverlapping;
   if (o) {
     out.push(
-      `**Overlapping hand-offs.** The same pool at limit ${o.limit} (backlog ${o.backlog.toLocaleString('en-US')}, ${o.windowJobs} jobs in ${s1(o.windowMs)}): **${o.total}** requests per job. Completions now come close together and releasers race for the same waiter: ${o.transferFailures} of ${o.transferAttempts} transfer writes failed. Each lost race costs the failed write, a read of the pool item that tells why, and another query for the next waiter; the waiter itself is sent once (${o.wakeUpsPerJob} wake-up messages per job). Per operation: ${opsList(o.ops)}.`,
+      `**Overlapping hand-offs.** The same pool at limit ${o.limit} (backlog ${o.backlog.toLocaleString('en-US')}, ${o.windowJobs} jobs in ${s1(o.windowMs)}): **${o.total}** requests per job. Completions now come close together and releasers race for the same waiter: ${o.transferFailures} of ${o.transferAttempts} pass transactions were cancelled, ${o.passFailures?.targetGone ?? '?'} of them lost races. Each lost race costs the cancelled transaction, a read of the waiting job's record, and (when both waiters its query read are taken) another query for the next waiter; the waiter itself is sent once (${o.wakeUpsPerJob} wake-up messages per job). Per operation: ${opsList(o.ops)}.`,
       '',
     );
   }
@@ -268,22 +280,161 @@ const opsList = (ops: Record<string, number>) =>
 
 function throughputSection(r: BenchResults): string[] {
   const t = r.throughput!;
-  const bytesPerHolder = t.maxInUse > 0 ? Math.max(40, Math.round((t.maxPoolItemBytes - 60) / t.maxInUse)) : 60;
-  const wcu = (holders: number) => Math.max(1, Math.ceil((60 + bytesPerHolder * holders) / 1024));
-  const bound = (holders: number) => Math.round(1000 / (Math.max(t.poolItemWritesPerJob, 1) * wcu(holders)));
   const out = ['## Throughput through one pool', ''];
   out.push(
-    `${t.jobs.toLocaleString('en-US')} jobs with runs of ${t.runMs} ms through one pool of limit ${t.limit}, all enqueued at once, ${r.params.pollers} event-source pollers: **${t.jobsPerSecond} jobs/s** in steady state (start calls between the 10th and the 90th percentile), ${t.endToEndJobsPerSecond} jobs/s end to end (first start to the pool empty again). At most ${t.maxInUse} slots were held at once (pool item about ${t.maxPoolItemBytes} bytes).`,
+    `${t.jobs.toLocaleString('en-US')} jobs with runs of ${t.runMs} ms through one pool of limit ${t.limit}, all enqueued at once, ${r.params.pollers} event-source pollers: **${t.jobsPerSecond} jobs/s** in steady state (start calls between the 10th and the 90th percentile), ${t.endToEndJobsPerSecond} jobs/s end to end (first start to the pool empty again). At most ${t.maxInUse} slots were held at once; the pool item stayed a counter of ${t.maxPoolItemBytes} bytes (limit and inUse: the slots are leases on the job records, so it does not grow with them).`,
     '',
     `Early completions (${t.runMs === 0 ? 'a zero-length run can end, and its event reach the releaser, before the acquirer has written the run record' : 'events that came before the acquirer had written the run record'}): ${earlyText(t.earlyCompletions)}. The releaser notes such an event on the run's key (a conditional PutItem); the acquirer's write of the run record hands the note back and the acquirer completes the run at once. Reconciler runs needed to free slots: ${t.reconcilerRuns} (slots freed that way: ${t.reconcilerFreedSlots}).`,
     '',
-    `Per job on the pool's partition: ${t.poolItemWritesPerJob} writes to the pool item (take the slot, give it back; conditional failures would count too), ${t.waiterWritesPerJob} to waiter items, ${t.poolPartitionReadsPerJob} reads. All requests per job in this run: ${t.requestsPerJob.total} (${opsList(t.requestsPerJob.ops)}).`,
+    `Per job on the pool's partition: ${t.poolItemWritesPerJob} writes to the pool counter (each slot change is one transaction with the counter in it: ${t.poolItemUpdatesPerJob} moved it, take and free; ${t.poolItemChecksPerJob} checked it, pass and claim; cancelled ones count too, a failed write costs a unit), ${t.waiterWritesPerJob} to waiter items, ${t.poolPartitionReadsPerJob} reads. All requests per job in this run: ${t.requestsPerJob.total} (${opsList(t.requestsPerJob.ops)}).`,
     '',
-    `- **Emulator**: the pool item takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s (Sluice's lease store, ${r.params.throughput.hotItemConcurrency} take-and-give-back loops on one pool item in Sluice's table, after a warm-up), so the hot item alone would allow about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s. CPU during the run: bench process ${t.cpu.benchProcess} cores${t.cpu.emulatorProcess !== undefined ? `, emulator process ${t.cpu.emulatorProcess} cores` : ''}, of ${t.cpu.cores}; the bench process's event loop was busy ${pct(t.cpu.eventLoopUtilization)} of the time (timers late by up to ${t.cpu.eventLoopDelayP99Ms} ms, p99).`,
-    `- **AWS**: an item takes 1,000 write units/s, and a write costs one unit per KB of the item. The pool item grows about ${bytesPerHolder} bytes per slot held, so the bound depends on how many jobs run at once: ${[8, 50, 100, 1000].map((hld) => `${hld} running: ${wcu(hld)} unit${wcu(hld) > 1 ? 's' : ''} per write, about ${bound(hld)} jobs/s`).join('; ')} (at ${t.poolItemWritesPerJob} pool-item writes per job). Jobs running at once = jobs/s x run time, so with 20-minute runs a full pool of 1,000 needs under 1 job/s; the bound bites only for short jobs with a high limit.`,
+    `- **Emulator**: one counter item takes ${t.emulatorHotItemWritesPerSecond} transactions/s (${r.params.throughput.hotItemConcurrency} loops, each a take-shaped then a free-shaped TransactWriteItems as the lease store writes them: the counter's conditional Update and one item of its own, on a counter in Sluice's table, after a warm-up), so the hot item alone would allow about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s. CPU during the run: bench process ${t.cpu.benchProcess} cores${t.cpu.emulatorProcess !== undefined ? `, emulator process ${t.cpu.emulatorProcess} cores` : ''}, of ${t.cpu.cores}; the bench process's event loop was busy ${pct(t.cpu.eventLoopUtilization)} of the time (timers late by up to ${t.cpu.eventLoopDelayP99Ms} ms, p99).`,
+    `- **AWS**: an item takes 1,000 write units/s. A write costs one unit per KB of the item, and each item of a transaction two (a ConditionCheck is billed as a write): the counter is under 1 KB whatever the slots held, so each of its ${t.poolItemWritesPerJob} writes per job costs 2 units, ${t.awsPoolItemWriteUnitsPerJob} per job, and one pool can take about **${t.awsHotItemBoundJobsPerSecond} jobs/s** at any limit. (Before the counter design, the pool item held one entry per slot and grew about 61 bytes per holder: its writes cost 60 units each with 1,000 running, about 8 jobs/s. The measure it replaces, the bound by jobs running at once, no longer depends on them.) The capacity section below measures these units on DynamoDB Local, failed writes and the holders index included.`,
     '',
   );
   return out;
+}
+
+type CapacityRow = NonNullable<BenchResults['capacity']>['byLimit'][string];
+
+const capacityRows = (r: BenchResults): CapacityRow[] => Object.values(r.capacity!.byLimit).sort((a, b) => a.limit - b.limit);
+const n3 = (x: number) => (Math.round(x * 1000) / 1000).toString();
+const lim = (x: number) => x.toLocaleString('en-US');
+
+function capacitySection(r: BenchResults): string[] {
+  const c = r.capacity!;
+  const p = c.params;
+  const rows = capacityRows(r);
+  const out = ['## Capacity per job by limit (DynamoDB Local)', ''];
+  out.push(
+    `**Method.** The same workload at each limit, on the local stack with DynamoDB Local as the DynamoDB engine (it reports consumed capacity; dynalite does not), in a process of its own: max(${lim(p.minJobs)}, ${p.jobsPerSlot} x limit + ${p.extraJobs}) jobs (${rows.map((x) => `${lim(x.jobs)} at ${lim(x.limit)}`).join(', ')}), each running limit x 1000 / ${p.offeredJobsPerSecond} ms on average (${rows.map((x) => `${s1(x.runMs)} at ${lim(x.limit)}`).join(', ')}; drawn uniformly within +-50%, so the slots do not end in waves), so a full pool of any limit hands slots over at the same ${p.offeredJobsPerSecond} per second and the limits compare at the same load (runs of a few ms would hand slots over as fast as the machine allows, and at the larger limits measure how many releasers race for the same waiters at once rather than what a job costs; \`--capacity-rate\` sets the rate), parked in a paused pool through the real path (SQS, the acquirer: register, a take that finds the pool full, the waiter item, park), then the pool opened at the limit: the first \`limit\` jobs get a free slot (reserve, by the pool admin's fill), every other one a slot handed over by a finishing job (pass), then claim, start, record and their own release. Middleware the bench adds to Sluice's DynamoDB client (never product code) sets \`ReturnConsumedCapacity: INDEXES\` on every call and adds up the units of each answer; everything Sluice's functions and the pool admin consume, divided by the jobs, is the job path. The reconciler is apart (below).`,
+    '',
+    `DynamoDB Local reports single-item calls by DynamoDB's rules, but a transaction of several small items as if it were one (a probe: 2, 3 or 4 items under 1 KB in one TransactWriteItems are reported as 2 units; DynamoDB bills 2 per item). So each transaction is counted by DynamoDB's rule: 2 units per item (a ConditionCheck billed as a write; every item Sluice writes is under 1 KB: the largest plain write reported ${Math.max(...rows.map((x) => x.largestPlainWriteUnits))} unit), plus 2 per holders-index entry the slot change puts or deletes (what DynamoDB Local reports for one; take and reserve put one, free deletes one, pass both, claim none). DynamoDB Local's own figures were ${rows.map((x) => x.wcuReported).join(', ')} WCU per job. A counter item costs ${c.unitsPerCounterCheck} units checked and ${c.unitsPerCounterUpdate} updated in a transaction (measured on DynamoDB Local: a transaction with the counter alone). Failed writes (a condition that did not hold, a cancelled transaction) come back with no units: they are counted apart, with what they may cost (2 per item of a cancelled transaction, 1 per plain write: AWS bills a failed conditional write as a write; whether it bills a cancelled transaction is not documented, so this is an upper bound).`,
+    '',
+    table(
+      [
+        'Limit',
+        'jobs (by hand-off)',
+        'WCU per job',
+        'RCU per job',
+        'counter WCU',
+        'hot item: jobs/s per pool on AWS',
+        'pool partition WCU',
+        'holders index WCU',
+        'failed writes per job (WCU if billed)',
+        'reconciler per job on AWS',
+        'jobs/s here',
+        'hand-off p50 here',
+      ],
+      rows.map((x) => [
+        lim(x.limit),
+        `${lim(x.jobs)} (${lim(x.admitted.handedOff)})`,
+        `**${x.wcu}**`,
+        `**${x.rcu}**`,
+        x.counterWcu,
+        `**${lim(x.hotItemJobsPerSecondAws)}** (${lim(x.hotItemJobsPerSecondAwsWithFailed)} with failed writes)`,
+        `${x.partitionWcu} (${lim(x.hotPartitionJobsPerSecondAws)} jobs/s)`,
+        `${x.gsiWcu} (${lim(x.hotIndexKeyJobsPerSecondAws)} jobs/s)`,
+        `${x.failedWrites} (${x.failedWcuEstimate})`,
+        `${x.reconciler.wcuPerJobAws} WCU, ${x.reconciler.rcuPerJobAws} RCU`,
+        x.jobsPerSecondLocal,
+        `${x.handoff.p50Ms} ms`,
+      ]),
+    ),
+    '',
+    `- **The mix of slot changes** is what moves the totals: the first \`limit\` jobs get their slot from the pool's opening (a reserve, 6 units with its index entry) and the last \`limit\` give theirs back with no one waiting (a free, 6 units), where every other job is handed a slot and hands its own on (a pass, 10 units for both ends): ${rows.map((x) => `${pct(x.admitted.reserved / x.jobs)} of the jobs at ${lim(x.limit)}`).join(', ')} took the reserve and free path. Per slot change the units are the same at every limit.`,
+    `- **Hot keys on AWS**: an item (and a partition) takes 1,000 write units per second. The pool counter takes ${rows.map((x) => x.counterWcu).join(', ')} WCU per job (a check in each pass and claim, an update in each take, reserve and free: 2 units each), so one pool can take 1,000 / counter WCU jobs per second whatever its limit; counting the failed takes of jobs arriving at a full pool (a cancelled transaction with the counter in it), ${rows.map((x) => lim(x.hotItemJobsPerSecondAwsWithFailed)).join(', ')}. The pool's partition key also holds its waiter items (put and deleted once per parked job): ${rows.map((x) => x.partitionWcu).join(', ')} WCU per job on it, unless DynamoDB splits the item collection. Every holder of a pool has the same key in the holders index (holderPool = the pool), so the index's writes for a pool land on one index key too: ${rows.map((x) => x.gsiWcu).join(', ')} WCU per job, ${rows.map((x) => lim(x.hotIndexKeyJobsPerSecondAws)).join(', ')} jobs/s (an index partition takes 1,000 WCU/s as well, and a throttled index throttles the table's writes). With 20-minute runs a full pool of 1,000 turns over under 1 job/s: these bounds bite only for short jobs.`,
+    `- **Races**: slot-change transactions per job (tried, cancelled): ${rows
+      .map(
+        (x) =>
+          `limit ${lim(x.limit)}: ${Object.entries(x.slotChanges)
+            .map(([k, v]) => `${k} ${v.tried} (${v.cancelled})`)
+            .join(', ')}`,
+      )
+      .join('; ')}. Pass transactions cancelled because another releaser had just reserved the same waiter: ${rows.map((x) => lim(x.passFailures.targetGone)).join(', ')} in all; by a conflict with another transaction: ${rows.map((x) => lim(x.slotChanges.pass?.conflicts ?? 0)).join(', ')} per job. Slot-seconds left free while jobs waited (a release whose hand-off and fill both gave up after their rounds): ${rows.map((x) => x.idleSlotSeconds).join(', ')}; the bench ran the reconciler ${rows.map((x) => x.reconciler.idleSlotHeals).join(', ')} times to fill them, as its schedule would.`,
+    `- **Reconciler** (apart from the job path): ${p.reconcilerRuns} runs measured with the pool full at each limit: ${rows.map((x) => `${x.reconciler.wcuPerRun} WCU + ${x.reconciler.rcuPerRun} RCU per run over ${x.reconciler.holdersPerRun} holders`).join('; ')}. A run that finds a job's run ended before its event was handled completes it (racing its releaser), which these runs of seconds make likelier than ${p.jobMinutes}-minute runs do. Its share per job on AWS counts the checking alone: a read of each holder's record and of the index pages that list it, plus the run's reads per pool (the registry, the counters) shared by the pool's holders, ${p.jobMinutes / p.reconcilePeriodMinutes} times per ${p.jobMinutes}-minute job (every ${p.reconcilePeriodMinutes} minutes): ${rows.map((x) => `${x.reconciler.rcuPerJobAws} RCU`).join(', ')}, no writes unless something drifted. Runs the bench asked for (a stalled pool, free slots left while jobs waited): ${rows.map((x) => `${x.reconciler.healRuns} at ${lim(x.limit)}${x.reconciler.healRuns ? ` (${x.reconciler.wcuPerJobLocal} WCU + ${x.reconciler.rcuPerJobLocal} RCU per job)` : ''}`).join(', ')}. Scope check: ${rows.every((x) => x.reconciler.scopeLeaks === 0) ? 'no take or claim (the acquirer\'s alone) was counted in the reconciler\'s or the pool admin\'s scope' : `**${rows.map((x) => x.reconciler.scopeLeaks).join(', ')} takes or claims were counted in the reconciler's or the pool admin's scope: the attribution leaked**`}.`,
+    `- **Here**: jobs/s are start calls between the 10th and the 90th percentile start, at the same ${p.offeredJobsPerSecond} completions per second offered at every limit: a pool that kept up delivers about that many, one whose per-job cost grew with the limit (more calls, slower calls, slots left idle) falls behind. The limits ran one after another in this order in one process (Sluice's functions, fauxqs's client side, the simulator), DynamoDB Local in its own JVM. The limit itself allows ${rows.map((x) => `${lim(x.limitBoundJobsPerSecond)} at ${lim(x.limit)}`).join(', ')} jobs/s at the hand-off latency measured (limit x 1000 / (run + hand-off p50)). Calls took p50 ${rows.map((x) => `${dynamoRange(x.callLatency, 'p50Ms')} ms at ${lim(x.limit)}`).join(', ')} for DynamoDB; the process's event loop was busy ${rows.map((x) => pct(x.process.eventLoopUtilization)).join(', ')} (load average ${r.machine.loadAverage.start.join('/')} at the start of the bench: timings here are the machine's as much as Sluice's).`,
+    '',
+  );
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  const labels = [...new Set(rows.flatMap((x) => Object.keys(x.byCall)))].sort();
+  out.push(
+    `Where the units go, per job (calls, of them failed; WCU; RCU), at limit ${lim(first.limit)}${last !== first ? ` and ${lim(last.limit)}` : ''}:`,
+    '',
+    table(
+      ['Call', ...(last !== first ? [first, last] : [first]).map((x) => `limit ${lim(x.limit)}`)],
+      labels.map((label) => [
+        label,
+        ...(last !== first ? [first, last] : [first]).map((x) => {
+          const cell = x.byCall[label];
+          return cell ? `${cell.calls}${cell.failed ? ` (${cell.failed} failed)` : ''}; ${cell.wcu} / ${cell.rcu}` : '-';
+        }),
+      ]),
+      last !== first ? 'lll' : 'll',
+    ),
+    '',
+  );
+  return out;
+}
+
+/** The calls whose units per job grew the most from the smallest limit to the largest. */
+function growth(first: CapacityRow, last: CapacityRow, key: 'wcu' | 'rcu'): string {
+  const labels = new Set([...Object.keys(first.byCall), ...Object.keys(last.byCall)]);
+  return [...labels]
+    .map((label) => ({ label, d: (last.byCall[label]?.[key] ?? 0) - (first.byCall[label]?.[key] ?? 0) }))
+    .filter((x) => Math.abs(x.d) >= 0.05)
+    .sort((a, b) => b.d - a.d)
+    .slice(0, 5)
+    .map((x) => `${x.label} ${x.d > 0 ? '+' : ''}${n3(x.d)}`)
+    .join(', ');
+}
+
+function capacityFlatnessBound(r: BenchResults): string[] {
+  const rows = capacityRows(r);
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  return [
+    `Per job, WCU ${rows.map((x) => `${x.wcu} at ${lim(x.limit)}`).join(', ')}; RCU ${rows.map((x) => `${x.rcu} at ${lim(x.limit)}`).join(', ')}. No write Sluice makes grows with the limit: the counter is ${r.throughput ? `${r.throughput.maxPoolItemBytes} bytes` : 'a few dozen bytes'} whatever the slots held, each slot change is one transaction of the same items. What grows is how often releasers race for the same waiter: from limit ${lim(first.limit)} to ${lim(last.limit)}, WCU by call: ${growth(first, last, 'wcu') || 'none'}; RCU by call: ${growth(first, last, 'rcu') || 'none'}. A releaser reads the two oldest waiters and passes its slot to the first; the waiter stays listed until its wake-up is sent and its item deleted, so every releaser that ends meanwhile tries the same waiters first, and each lost race costs a cancelled transaction (units only if AWS bills it: failed writes ${rows.map((x) => x.failedWrites).join(', ')} per job), a read of the waiting job's record, and, past the two it read, another query. The more slots, the more releasers at once, the longer that walk (here each call takes tens of ms, which widens the window).`,
+    '',
+    'What would flatten it:',
+    '',
+    "- Delete the waiter item in the pass itself (a fourth item of the transaction, 2 WCU, against the DeleteItem after the send, 1): a waiter let in is gone from the next query at once, so releasers stop meeting it; the wake-up goes out after the commit, and the reconciler re-sends a reservation whose wake-up was lost, as now.",
+    '- Or spread releasers over the oldest waiters (each tries the k-th oldest for a k of its own, falling back to the oldest) instead of all starting at the first.',
+    "- Skip the read of the waiting job's record after a lost race: the cancelled transaction already says its Update failed.",
+  ];
+}
+
+function writeUnitsBound(r: BenchResults): string[] {
+  const rows = capacityRows(r);
+  const first = rows[0]!;
+  const wcuOf = (label: string) => first.byCall[label]?.wcu ?? 0;
+  const parts = Object.entries(first.byCall)
+    .filter(([, c]) => c.wcu > 0)
+    .sort((a, b) => b[1].wcu - a[1].wcu)
+    .map(([label, c]) => `${label} ${c.wcu}`)
+    .join(', ');
+  const pass = wcuOf('TransactWriteItems pass');
+  const claim = wcuOf('TransactWriteItems claim');
+  return [
+    `Even at limit ${lim(first.limit)}, with the fewest races, a job costs ${first.wcu} WCU: ${parts}. Transactions cost 2 units per item, and the slot lives on the job's record, so a hand-off writes three items and two index entries (${n3(pass)} per job for the pass), and a claim two items (${n3(claim)}). The plain writes are one unit each: register the job, park it, its waiter put and deleted, record the run and mark the job running. The failed take of every job that arrives at a full pool would add ${first.failedWcuEstimate} if AWS bills cancelled transactions.`,
+    '',
+    'What would bring it to 15 or under, each with what it would save per job:',
+    '',
+    `- The counter's two ConditionChecks, in every pass and every claim, are what make a lowered limit hold at once (docs/protocol.md: both check \`inUse <= limit\`); they cost 2 units each, and they are why a claim is a transaction at all (its job update 2 units instead of 1). Lowering a limit is rare: keeping that guarantee without touching the counter on every hand-off (for instance a flag on the pool read with the job's record, set while the pool is over its limit) would make the claim a plain conditional update (1 unit instead of ${n3(claim / Math.max(0.001, first.byCall['TransactWriteItems claim']?.calls ?? 1))}) and the pass two items instead of three: about 5 units.`,
+    `- The holders index: ${first.gsiWcu} units per job, 2 per entry a transaction puts or deletes, as DynamoDB Local reports it. If AWS bills an index entry written by a transaction at the plain rate (1 unit; not documented either way), half of that.`,
+    `- A job that arrives at a full pool first tries a take, which is cancelled (up to ${first.failedWcuEstimate} units per job with the other failed writes, if AWS bills them). Reading the counter first (1 read unit) would let it park without the cancelled transaction.`,
+  ];
+}
+
+function capacityThroughputBound(r: BenchResults): string[] {
+  const rows = capacityRows(r);
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  const cpuPerJob = (x: CapacityRow) => (x.jobsPerSecondLocal > 0 ? Math.round(((x.process.cpuCores * 1000) / x.jobsPerSecondLocal) * 10) / 10 : 0);
+  return [
+    `Limit ${lim(last.limit)}: ${last.jobsPerSecondLocal} jobs/s, limit ${lim(first.limit)}: ${first.jobsPerSecondLocal} jobs/s. Requests per job: ${last.requestsPerJob.total} against ${first.requestsPerJob.total}; CPU of the process ${cpuPerJob(last)} against ${cpuPerJob(first)} ms per job; DynamoDB calls p50 ${dynamoRange(last.callLatency, 'p50Ms')} against ${dynamoRange(first.callLatency, 'p50Ms')} ms. The extra requests are the races of the capacity goal above (pass ${last.slotChanges.pass?.tried ?? 0} tried per job against ${first.slotChanges.pass?.tried ?? 0}), and slots left free while jobs waited (${last.idleSlotSeconds} slot-seconds against ${first.idleSlotSeconds}) until a reconciler run filled them. Removing the races (see above) removes both.`,
+  ];
 }
 
 function costSection(r: BenchResults): string[] {
@@ -295,7 +446,7 @@ function costSection(r: BenchResults): string[] {
   return [
     '## Cost per million jobs on AWS',
     '',
-    `From the requests per job at backlog ${Number(c.fromBacklog).toLocaleString('en-US')} (${per.sqs} SQS + ${a.producerSqsPerJob} for the producer's batched send, ${per.dynamodbWrites} DynamoDB writes, ${per.dynamodbReads} reads, ${per.lambda} invocations) and the reconciler for ${a.jobMinutes}-minute jobs. Prices: ${pr.dated}: SQS $${pr.sqsPerMillionRequests}/M requests; Lambda $${pr.lambdaPerMillionRequests}/M requests and $${pr.lambdaArmPerGbSecond}/GB-s (arm64); DynamoDB on demand $${pr.dynamodbPerMillionWriteUnits}/M write units, $${pr.dynamodbPerMillionReadUnits}/M read units; AWS service events on the default bus free.`,
+    `From the requests per job at backlog ${Number(c.fromBacklog).toLocaleString('en-US')} (${per.sqs} SQS + ${a.producerSqsPerJob} for the producer's batched send, ${per.dynamodbWrites} DynamoDB writes costing ${per.dynamodbWriteUnits} write units, ${per.dynamodbReads} reads, ${per.lambda} invocations) and the reconciler for ${a.jobMinutes}-minute jobs. Prices: ${pr.dated}: SQS $${pr.sqsPerMillionRequests}/M requests; Lambda $${pr.lambdaPerMillionRequests}/M requests and $${pr.lambdaArmPerGbSecond}/GB-s (arm64); DynamoDB on demand $${pr.dynamodbPerMillionWriteUnits}/M write units, $${pr.dynamodbPerMillionReadUnits}/M read units; AWS service events on the default bus free.`,
     '',
     table(
       ['Item', 'per million jobs'],
@@ -303,7 +454,10 @@ function costSection(r: BenchResults): string[] {
         ['SQS requests', usd(b.sqs)],
         ['Lambda requests', usd(b.lambdaRequests)],
         [`Lambda duration (${a.invocationMs} ms billed per invocation, ${a.memoryMb} MB)`, usd(b.lambdaDuration)],
-        [`DynamoDB writes (${a.unitsPerWrite} unit each)`, usd(b.dynamodbWrites)],
+        [
+          `DynamoDB writes (${per.dynamodbWriteUnits} write units per job: ${a.unitsPerWrite} per plain write, 2 per item of a transaction, cancelled ones included, and per holders-index entry it writes)`,
+          usd(b.dynamodbWrites),
+        ],
         [`DynamoDB reads (${a.unitsPerRead} unit each, strongly consistent)`, usd(b.dynamodbReads)],
         [`Reconciler (${a.jobMinutes}-minute jobs, every ${a.reconcilePeriodMinutes} min, pool of ${a.limit})`, usd(b.reconciler)],
         ['EventBridge (AWS service events)', usd(b.eventBridge)],
@@ -331,6 +485,9 @@ function boundsSection(r: BenchResults): string[] {
     else if (g.goal.startsWith('efficiency') && r.schedulers) out.push(...efficiencyBound(r));
     else if (g.goal.startsWith('requests') && r.requestsPerJob) out.push(...flatnessBound(r));
     else if (g.goal.startsWith('throughput') && r.throughput) out.push(...throughputBound(r));
+    else if (g.goal.startsWith('capacity per job') && r.capacity) out.push(...capacityFlatnessBound(r));
+    else if (g.goal.startsWith('write units per job') && r.capacity) out.push(...writeUnitsBound(r));
+    else if (g.goal.startsWith('jobs/s through one pool') && r.capacity) out.push(...capacityThroughputBound(r));
     out.push('');
   }
   return out;
@@ -352,7 +509,7 @@ function pathSteps(rows: ProfileRows): ProfileRows[] {
 
 /** "a-b" ms over the DynamoDB item calls of a latency table, for one statistic. */
 function dynamoRange(latency: Record<string, { n: number; p50Ms: number; p99Ms: number }>, stat: 'p50Ms' | 'p99Ms'): string {
-  const values = ['GetItem', 'Query', 'UpdateItem']
+  const values = ['GetItem', 'Query', 'UpdateItem', 'TransactWriteItems']
     .map((op) => latency[`dynamodb.${op}`])
     .filter((v): v is { n: number; p50Ms: number; p99Ms: number } => !!v && v.n >= 20)
     .map((v) => v[stat]);
@@ -378,9 +535,9 @@ function handoffP50Bound(r: BenchResults): string[] {
   const acquirerSteps = steps.filter((step) => step[0]!.phase === 'acquirer').length;
   const p = d.process;
   return [
-    `With nothing else running a hand-off takes ${d.profile.totalP50Ms} ms: ${calls} calls in ${steps.length} steps one after another, ${stepMs} ms of them (${steps.map(describe).join(' -> ')}; [a | b] run side by side), plus the SQS hop between the releaser's send and the acquirer's receive. The path is as long as its round trips: each local call costs a few ms (an HTTP round trip to an emulator and the SDK's work; ${tracedRange} ms for the DynamoDB calls here). Under load (${Math.round((d.n / d.makespanMs) * 1000)} hand-offs/s, DynamoDB calls p50 ${dynamoRange(d.callLatency, 'p50Ms')} ms) the p50 is ${r.handoff!.p50Ms} ms${r.handoff!.p50Ms > d.profile.totalP50Ms ? `, ${round1(r.handoff!.p50Ms - d.profile.totalP50Ms)} ms more than alone: calls queue in the bench process's event loop (busy ${pct(p.eventLoopUtilization)} of the time; it runs all of Sluice's functions, the simulator and the bus) and in the emulators' one process${p.emulatorCpuCores !== undefined ? ` (${p.emulatorCpuCores} cores)` : ''}` : ''}. What would lift it, in calls taken off the path (the acquirer already reads the job record and the pool item side by side):`,
+    `With nothing else running a hand-off takes ${d.profile.totalP50Ms} ms: ${calls} calls in ${steps.length} steps one after another, ${stepMs} ms of them (${steps.map(describe).join(' -> ')}; [a | b] run side by side), plus the SQS hop between the releaser's send and the acquirer's receive. The path is as long as its round trips: each local call costs a few ms (an HTTP round trip to an emulator and the SDK's work; ${tracedRange} ms for the DynamoDB calls here). Under load (${Math.round((d.n / d.makespanMs) * 1000)} hand-offs/s, DynamoDB calls p50 ${dynamoRange(d.callLatency, 'p50Ms')} ms) the p50 is ${r.handoff!.p50Ms} ms${r.handoff!.p50Ms > d.profile.totalP50Ms ? `, ${round1(r.handoff!.p50Ms - d.profile.totalP50Ms)} ms more than alone: calls queue in the bench process's event loop (busy ${pct(p.eventLoopUtilization)} of the time; it runs all of Sluice's functions, the simulator and the bus) and in the emulators' one process${p.emulatorCpuCores !== undefined ? ` (${p.emulatorCpuCores} cores)` : ''}` : ''}. What would lift it, in calls taken off the path (the acquirer reads only the job record, then claims the reserved slot):`,
     '',
-    `- The releaser sends the woken job through SQS, and the acquirer then reads and writes again before it starts the run. If the releaser started the run itself after the transfer (it holds the spec: the waiter item has the body) and kept the SQS message only as the fallback for a failed start, the SendMessage, the receive and the acquirer's ${acquirerSteps} steps would leave the path${send && start ? `: ${round1(start.atMs - send.atMs)} of the ${d.profile.totalP50Ms} ms` : ''}.`,
+    `- The releaser sends the woken job through SQS, and the acquirer then reads and writes again before it starts the run. If the releaser started the run itself after the pass (it holds the spec: the waiter item has the body) and kept the SQS message only as the fallback for a failed start, the SendMessage, the receive and the acquirer's ${acquirerSteps} steps would leave the path${send && start ? `: ${round1(start.atMs - send.atMs)} of the ${d.profile.totalP50Ms} ms` : ''}.`,
     "- The releaser's first call looks up the run record to find the job and its pool, and everything else waits for it. Nothing in the AppFlow or Glue event names the job, so this read has to stay.",
   ];
 }
@@ -403,12 +560,12 @@ function handoffP99Bound(r: BenchResults): string[] {
   const p = d.process;
   const racesBound = d.firstTry.p99Ms <= 100;
   return [
-    `The tail is in "${label[worst[0]] ?? worst[0]}" (p99 ${worst[1].p99Ms} ms against p50 ${worst[1].p50Ms} ms). ${d.afterLostRace.n} of ${d.n} hand-offs (${pct(d.afterLostRace.n / Math.max(1, d.n))}) came from a releaser whose first transfer write lost a race${races ? ` (${races})` : ''}: two runs ending close together make two releasers read the same oldest waiter (the query runs in parallel with the ledger write, before the slot is passed, and the waiter stays listed until its wake-up is sent and its item deleted). The loser no longer sends that waiter again (${d.wakeUpsPerHandoff.toFixed(2)} wake-ups per hand-off), but before its slot moves it still pays two calls more, one after another: the failed transfer and the read that tells why it failed (the next waiter comes from its first query, which reads two; a new query only when both were taken). From its first transfer write to the one that went through, such a releaser spent p50 ${d.transferPhase.afterLostRace.p50Ms} ms, p99 ${d.transferPhase.afterLostRace.p99Ms} ms, against p50 ${d.transferPhase.firstTry.p50Ms} ms, p99 ${d.transferPhase.firstTry.p99Ms} ms for a single write. Those hand-offs: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms; the others: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms.`,
+    `The tail is in "${label[worst[0]] ?? worst[0]}" (p99 ${worst[1].p99Ms} ms against p50 ${worst[1].p50Ms} ms). ${d.afterLostRace.n} of ${d.n} hand-offs (${pct(d.afterLostRace.n / Math.max(1, d.n))}) came from a releaser whose first pass lost a race${races ? ` (${races})` : ''}: two runs ending close together make two releasers read the same oldest waiter (the query runs in parallel with the read of the job's record, before the slot is passed, and the waiter stays listed until its wake-up is sent and its item deleted). The loser does not send that waiter again (${d.wakeUpsPerHandoff.toFixed(2)} wake-ups per hand-off), but before its slot moves it still pays two calls more, one after another: the cancelled transaction (its cancellation reasons say which item failed) and a read of the waiting job's record, to drop the waiter item if the job has moved past waiting (the next waiter comes from its first query, which reads two; a new query only when both were taken). From its first pass to the one that went through, such a releaser spent p50 ${d.transferPhase.afterLostRace.p50Ms} ms, p99 ${d.transferPhase.afterLostRace.p99Ms} ms, against p50 ${d.transferPhase.firstTry.p50Ms} ms, p99 ${d.transferPhase.firstTry.p99Ms} ms for a single transaction. Those hand-offs: p50 ${d.afterLostRace.p50Ms} ms, p99 ${d.afterLostRace.p99Ms} ms; the others: p50 ${d.firstTry.p50Ms} ms, p99 ${d.firstTry.p99Ms} ms.`,
     '',
     `${racesBound ? 'Without the races the p99 would be within the goal; with about one hand-off in ' + Math.max(1, Math.round(d.n / Math.max(1, d.afterLostRace.n))) + ' losing a race, they set the p99.' : `Even without a race the p99 is ${d.firstTry.p99Ms} ms: each call's own tail under bursts adds up over the path.`} During the load run DynamoDB calls took p50 ${dynamoRange(d.callLatency, 'p50Ms')} ms but p99 ${dynamoRange(d.callLatency, 'p99Ms')} ms: a burst of completions queues in the emulators' one process${p.emulatorCpuCores !== undefined ? ` (${p.emulatorCpuCores} cores on average)` : ''} and in the bench process's event loop (busy ${pct(p.eventLoopUtilization)}, timers late by ${p.eventLoopDelayP99Ms} ms at p99). What would lift it:`,
     '',
-    "- Fewer calls for a releaser that lost a race: read the oldest few waiters in the first query, so the loser tries the next one at once instead of querying again; and learn why a transfer failed from the failed write itself (DynamoDB's ReturnValuesOnConditionCheckFailure) instead of a read.",
-    "- Or make the waiter's removal part of the hand-off (a transaction with the transfer, on DynamoDB; dynalite has no transactions), so a second releaser never sees a waiter that is already let in.",
+    "- Fewer calls for a releaser that lost a race: the cancelled pass already says the waiting job was taken (its Update's condition failed; ReturnValuesOnConditionCheckFailure would return its record too), so the read of its record before trying the next waiter could go.",
+    "- Or delete the waiter item inside the pass (a fourth item of the transaction), so a second releaser never reads a waiter that is already let in; the wake-up then goes out after the commit, and one lost to a crash is re-sent by the reconciler after the reservation grace, as now when the send fails.",
     '- Fewer calls on the path at all (see the p50): every call adds its own tail.',
   ];
 }
@@ -432,15 +589,15 @@ function throughputBound(r: BenchResults): string[] {
   const cpuMsPerJob = t.jobsPerSecond > 0 ? Math.round(((t.cpu.benchProcess * 1000) / t.jobsPerSecond) * 10) / 10 : 0;
   const hotIsBound = t.emulatorHotItemBoundJobsPerSecond <= t.jobsPerSecond * 1.5;
   const loopSaturated = t.cpu.eventLoopUtilization >= 0.9;
-  const hot = `the emulator's pool item takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s, room for about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} writes per job`;
+  const hot = `the emulator's pool counter takes ${t.emulatorHotItemWritesPerSecond} transactions/s, room for about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} counter writes per job`;
   const emulators = t.cpu.emulatorProcess !== undefined ? `; the emulators' process used ${t.cpu.emulatorProcess} cores` : '';
   return [
     hotIsBound
-      ? `The emulator's hot item is the bound here: it takes ${t.emulatorHotItemWritesPerSecond} conditional writes/s, about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} writes per job.`
+      ? `The emulator's hot item is the bound here: one counter takes ${t.emulatorHotItemWritesPerSecond} transactions/s, about ${t.emulatorHotItemBoundJobsPerSecond} jobs/s at ${t.poolItemWritesPerJob} counter writes per job.`
       : loopSaturated
         ? `Not the hot item: ${hot}. The bound is the bench process's main thread: its event loop was busy ${pct(t.cpu.eventLoopUtilization)} of the run (timers ran late by ${t.cpu.eventLoopDelayP99Ms} ms at p99), and the process used ${t.cpu.benchProcess} cores of CPU in all (the main thread plus the GC's and libuv's helper threads): about ${cpuMsPerJob} ms of CPU per job, for ${t.requestsPerJob.total} requests. Sluice's three functions, the SDK clients, the AppFlow/Glue simulator, the event bus and the event source share that one event loop${emulators}, of ${t.cpu.cores}.`
         : `Neither the hot item (${hot}) nor the bench process's event loop (busy ${pct(t.cpu.eventLoopUtilization)} of the run, ${t.cpu.benchProcess} cores in all) is saturated${emulators}, of ${t.cpu.cores}: the jobs in flight (${r.params.pollers} event-source pollers, batches of 10) times the latency of each job's calls set the rate.`,
     '',
-    `What would lift it: run the functions in several processes, as Lambda runs each invocation in its own sandbox (at ${cpuMsPerJob} ms per job, 300 jobs/s needs about ${Math.ceil((300 * cpuMsPerJob) / 1000)} cores for the functions alone: more than this machine has); and fewer requests per job on the path (the hand-off section lists the calls that could go), which lowers the CPU per job in the same measure. On AWS the pool item is the bound, at the rates given above.`,
+    `What would lift it: run the functions in several processes, as Lambda runs each invocation in its own sandbox (at ${cpuMsPerJob} ms per job, 300 jobs/s needs about ${Math.ceil((300 * cpuMsPerJob) / 1000)} cores for the functions alone: more than this machine has); and fewer requests per job on the path (the hand-off section lists the calls that could go), which lowers the CPU per job in the same measure. On AWS the pool counter is the bound, at the rate given above (${t.awsHotItemBoundJobsPerSecond} jobs/s per pool); the capacity section has it measured, with the other hot keys.`,
   ];
 }

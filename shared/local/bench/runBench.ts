@@ -1,19 +1,24 @@
+import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
+import { ROOT } from '../infra/serviceDefinition';
+import type { CapacityChildOptions } from './capacityMain';
 import { type CostAssumptions, type CostBreakdown, costPerMillionJobs, PRICES, stepFunctionsPerMillion } from './cost';
 import { type Endpoints, type Harness, type RequestsPerJob, startHarness } from './harness';
 import type { Distribution } from './metrics';
 import { renderResults } from './report';
 import { type HandoffResult, runHandoff } from './scenarios/handoff';
 import { type ReconcilerResult, runReconcilerCost } from './scenarios/reconciler';
+import type { CapacityAtLimit, CapacityParams, CapacityResult } from './scenarios/capacity';
 import { type BacklogResult, poolForBacklog, type RequestsResult, runRequests } from './scenarios/requests';
 import { runThroughput, type ThroughputResult } from './scenarios/throughput';
 import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult } from './scenarios/utilization';
 import { concurrencyChart, logXChart, type Series } from './svg';
 import type { RunTimes } from './workload';
 
-export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput'] as const;
+export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput', 'capacity'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchParams {
@@ -35,6 +40,8 @@ export interface BenchParams {
   /** runMs 0: zero-length runs, so the pool's own path is all there is to measure. */
   throughput: { jobs: number; limit: number; runMs: number; hotItemSeconds: number; hotItemConcurrency: number };
   reconciler: { runMs: number };
+  /** Capacity units per job at each limit, on DynamoDB Local (a process of its own: see capacityMain.ts). */
+  capacity: Omit<CapacityParams, 'timeoutMs'>;
   cost: CostAssumptions;
 }
 
@@ -56,6 +63,21 @@ export const FULL: BenchParams = {
   requests: { backlogs: [10, 100, 1000, 10_000], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 16, window: 300 },
   throughput: { jobs: 3000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32 },
   reconciler: { runMs: 3000 },
+  // 600 jobs at limits 8 and 100, 2,200 at 1,000 (2 x limit + 200): most of them go through a hand-off. Runs of
+  // limit / 10 s on average (0.8 s, 10 s, 100 s): 10 completions per second at every limit, which this stack sustains
+  // on 2 cores with room to spare.
+  capacity: {
+    limits: [8, 100, 1000],
+    minJobs: 600,
+    jobsPerSlot: 2,
+    extraJobs: 200,
+    offeredJobsPerSecond: 10,
+    minRunMs: 20,
+    seed: 45, // the bench's seed + 3
+    reconcilerRuns: 2,
+    jobMinutes: 20,
+    reconcilePeriodMinutes: 2,
+  },
   cost: {
     invocationMs: 100,
     memoryMb: 256,
@@ -85,6 +107,7 @@ export const QUICK: BenchParams = {
   requests: { backlogs: [10, 100], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 2, window: 10 },
   throughput: { jobs: 100, limit: 1000, runMs: 0, hotItemSeconds: 0.3, hotItemConcurrency: 8 },
   reconciler: { runMs: 500 },
+  capacity: { ...FULL.capacity, limits: [2, 20], minJobs: 20, jobsPerSlot: 3, extraJobs: 10, reconcilerRuns: 1 },
 };
 
 export interface BenchOptions {
@@ -135,6 +158,13 @@ export interface BenchResults {
   requestsFlatness: { minTotal: number; maxTotal: number; spread: number } | null;
   reconciler: ReconcilerResult | null;
   throughput: ThroughputResult | null;
+  /**
+   * Capacity units per job by limit (DynamoDB Local): write and read units on the job path, the write units that land
+   * on the pool counter item, and the jobs/s that gives one pool on AWS (1,000 WCU/s per item) and here. `capacity`
+   * has everything else (the reconciler's share, per-call units, failed writes, the other hot keys).
+   */
+  capacityPerJob: Record<string, CapacitySummary> | null;
+  capacity: CapacityResult | null;
   costPerMillionJobsUsd: number | null;
   cost: {
     prices: typeof PRICES;
@@ -145,6 +175,20 @@ export interface BenchResults {
   } | null;
   goals: Goal[];
   handlerErrors: Array<{ fn: string; error: string }>;
+}
+
+export interface CapacitySummary {
+  jobs: number;
+  wcu: number;
+  rcu: number;
+  counterWcu: number;
+  jobsPerSecondLocal: number;
+  hotItemJobsPerSecondAws: number;
+  /** Failed writes' units (not reported by DynamoDB Local; an upper bound) added to wcu. */
+  wcuWithFailed: number;
+  /** The reconciler's units per job on AWS (20-minute jobs, every 2 minutes), apart from wcu / rcu. */
+  reconcilerWcu: number;
+  reconcilerRcu: number;
 }
 
 export interface BenchOutput {
@@ -167,79 +211,99 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     'bench-tput': p.throughput.limit,
   };
   for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
-  const h: Harness = await startHarness({
-    pools,
-    log,
-    pollerConcurrency: p.pollers,
-    ...(options.endpoints ? { endpoints: options.endpoints } : {}),
-    nameSuffix: options.nameSuffix ?? '',
-  });
-  log(`local stack up (emulators: ${options.emulators}); reconciler period ${h.reconcilePeriodMs} ms`);
 
   let handoff: HandoffResult | undefined;
   let utilization: UtilizationResult | undefined;
   let requests: RequestsResult | undefined;
   let reconciler: ReconcilerResult | undefined;
   let throughput: ThroughputResult | undefined;
-  try {
-    if (only.has('handoff')) {
-      handoff = await runHandoff(h, {
-        pool: 'bench-handoff',
-        tracePool: 'bench-trace',
-        limit: p.limit,
-        jobs: p.handoff.jobs,
-        runTimes: p.handoff.runTimes,
-        seed: p.seed,
-        traced: p.handoff.traced,
-        ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
-        timeoutMs,
-      });
-    }
-    if (only.has('utilization')) {
-      utilization = await runUtilization(h, {
-        jobs: p.utilization.jobs,
-        limit: p.limit,
-        runTimes: p.utilization.runTimes,
-        seed: p.seed + 1,
-        timeScale: p.utilization.timeScale,
-        realPollMs: p.utilization.realPollMinutes * 60_000,
-        backoffSeconds: p.utilization.backoffSeconds,
-        parallelBaselines: p.utilization.parallelBaselines,
-        timeoutMs,
-      });
-    }
-    if (only.has('requests')) {
-      requests = await runRequests(h, {
-        backlogs: p.requests.backlogs,
-        limit: p.requests.limit,
-        overlapLimit: p.limit,
-        runMinMs: p.requests.runMinMs,
-        runMaxMs: p.requests.runMaxMs,
-        warmup: p.requests.warmup,
-        window: p.requests.window,
-        seed: p.seed + 2,
-        timeoutMs,
-      });
-      reconciler = await runReconcilerCost(h, { pool: 'bench-recon', limit: p.limit, runMs: p.reconciler.runMs, timeoutMs });
-    }
-    if (only.has('throughput')) {
-      throughput = await runThroughput(
-        h,
-        {
-          pool: 'bench-tput',
-          jobs: p.throughput.jobs,
-          limit: p.throughput.limit,
-          runMs: p.throughput.runMs,
-          hotItemSeconds: p.throughput.hotItemSeconds,
-          hotItemConcurrency: p.throughput.hotItemConcurrency,
+  let capacity: CapacityResult | undefined;
+  const handlerErrors: Array<{ fn: string; error: string }> = [];
+  if ([...only].some((s) => s !== 'capacity')) {
+    const h: Harness = await startHarness({
+      pools,
+      log,
+      pollerConcurrency: p.pollers,
+      ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+      nameSuffix: options.nameSuffix ?? '',
+    });
+    log(`local stack up (emulators: ${options.emulators}); reconciler period ${h.reconcilePeriodMs} ms`);
+    try {
+      if (only.has('handoff')) {
+        handoff = await runHandoff(h, {
+          pool: 'bench-handoff',
+          tracePool: 'bench-trace',
+          limit: p.limit,
+          jobs: p.handoff.jobs,
+          runTimes: p.handoff.runTimes,
+          seed: p.seed,
+          traced: p.handoff.traced,
           ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
           timeoutMs,
-        },
-        os.cpus().length,
-      );
+        });
+      }
+      if (only.has('utilization')) {
+        utilization = await runUtilization(h, {
+          jobs: p.utilization.jobs,
+          limit: p.limit,
+          runTimes: p.utilization.runTimes,
+          seed: p.seed + 1,
+          timeScale: p.utilization.timeScale,
+          realPollMs: p.utilization.realPollMinutes * 60_000,
+          backoffSeconds: p.utilization.backoffSeconds,
+          parallelBaselines: p.utilization.parallelBaselines,
+          timeoutMs,
+        });
+      }
+      if (only.has('requests')) {
+        requests = await runRequests(h, {
+          backlogs: p.requests.backlogs,
+          limit: p.requests.limit,
+          overlapLimit: p.limit,
+          runMinMs: p.requests.runMinMs,
+          runMaxMs: p.requests.runMaxMs,
+          warmup: p.requests.warmup,
+          window: p.requests.window,
+          seed: p.seed + 2,
+          timeoutMs,
+        });
+        reconciler = await runReconcilerCost(h, { pool: 'bench-recon', limit: p.limit, runMs: p.reconciler.runMs, timeoutMs });
+      }
+      if (only.has('throughput')) {
+        throughput = await runThroughput(
+          h,
+          {
+            pool: 'bench-tput',
+            jobs: p.throughput.jobs,
+            limit: p.throughput.limit,
+            runMs: p.throughput.runMs,
+            hotItemSeconds: p.throughput.hotItemSeconds,
+            hotItemConcurrency: p.throughput.hotItemConcurrency,
+            ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
+            timeoutMs,
+          },
+          os.cpus().length,
+        );
+      }
+    } finally {
+      await h.stop();
     }
-  } finally {
-    await h.stop();
+    handlerErrors.push(...h.handlerErrors);
+  }
+  // Last, in a process of its own, once the other scenarios' stack has stopped: DynamoDB Local as the engine.
+  if (only.has('capacity')) {
+    const child = await runCapacityChild(
+      {
+        capacity: { ...p.capacity, timeoutMs },
+        ...(options.endpoints ? { sqsEndpoint: options.endpoints.sqs } : {}),
+        pollers: p.pollers,
+        nameSuffix: `${options.nameSuffix ?? ''}-cap`,
+      },
+      timeoutMs,
+      log,
+    );
+    capacity = child.result;
+    handlerErrors.push(...child.handlerErrors.map((e) => ({ ...e, fn: `${e.fn} (capacity run)` })));
   }
 
   const results = assemble({
@@ -251,7 +315,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     requests,
     reconciler,
     throughput,
-    handlerErrors: h.handlerErrors,
+    capacity,
+    handlerErrors,
   });
   const files: string[] = [];
   if (options.outDir) {
@@ -278,6 +343,7 @@ function assemble(a: {
   requests: RequestsResult | undefined;
   reconciler: ReconcilerResult | undefined;
   throughput: ThroughputResult | undefined;
+  capacity: CapacityResult | undefined;
   handlerErrors: Array<{ fn: string; error: string }>;
 }): BenchResults {
   const p = a.options.params;
@@ -339,6 +405,8 @@ function assemble(a: {
     requestsFlatness: flatness,
     reconciler: a.reconciler ?? null,
     throughput: a.throughput ?? null,
+    capacityPerJob: a.capacity ? capacitySummary(a.capacity) : null,
+    capacity: a.capacity ?? null,
     costPerMillionJobsUsd: breakdown?.total ?? null,
     cost:
       breakdown && largest
@@ -387,7 +455,82 @@ function goals(r: BenchResults): Goal[] {
       measured: `${r.throughput.jobsPerSecond} jobs/s`,
       met: r.throughput.jobsPerSecond >= 300,
     });
+  const c = r.capacity ? Object.values(r.capacity.byLimit).sort((x, y) => x.limit - y.limit) : [];
+  if (c.length > 0) {
+    const spread = (values: number[]) => Math.max(...values) / Math.max(1e-9, Math.min(...values)) - 1;
+    const wcuSpread = spread(c.map((x) => x.wcu));
+    const rcuSpread = spread(c.map((x) => x.rcu));
+    const range = (values: number[]) => `${Math.min(...values)}..${Math.max(...values)}`;
+    out.push({
+      goal: 'capacity per job flat across limits (DynamoDB Local)',
+      target: 'largest within 20% of smallest',
+      measured: `WCU ${range(c.map((x) => x.wcu))} (+${(wcuSpread * 100).toFixed(1)}%), RCU ${range(c.map((x) => x.rcu))} (+${(rcuSpread * 100).toFixed(1)}%) at limits ${c.map((x) => x.limit).join(', ')}`,
+      met: wcuSpread <= 0.2 && rcuSpread <= 0.2,
+    });
+    const worst = c.reduce((x, y) => (y.wcu > x.wcu ? y : x));
+    out.push({
+      goal: 'write units per job (DynamoDB Local)',
+      target: '<= 15',
+      measured: `${worst.wcu} at limit ${worst.limit} (${worst.wcuWithFailed} counting failed writes as billed)`,
+      met: worst.wcu <= 15,
+    });
+    const low = c[0]!;
+    const high = c[c.length - 1]!;
+    if (high.limit > low.limit)
+      out.push({
+        goal: `jobs/s through one pool, limit ${high.limit.toLocaleString('en-US')} vs ${low.limit} (local)`,
+        target: 'within 20%',
+        measured: `${high.jobsPerSecondLocal} vs ${low.jobsPerSecondLocal} jobs/s, ${r.capacity!.params.offeredJobsPerSecond} offered (${((high.jobsPerSecondLocal / Math.max(1, low.jobsPerSecondLocal) - 1) * 100).toFixed(0)}%)`,
+        met: high.jobsPerSecondLocal >= 0.8 * low.jobsPerSecondLocal,
+      });
+  }
   return out;
+}
+
+function capacitySummary(c: CapacityResult): Record<string, CapacitySummary> {
+  const pick = (x: CapacityAtLimit): CapacitySummary => ({
+    jobs: x.jobs,
+    wcu: x.wcu,
+    rcu: x.rcu,
+    counterWcu: x.counterWcu,
+    jobsPerSecondLocal: x.jobsPerSecondLocal,
+    hotItemJobsPerSecondAws: x.hotItemJobsPerSecondAws,
+    wcuWithFailed: x.wcuWithFailed,
+    reconcilerWcu: x.reconciler.wcuPerJobAws,
+    reconcilerRcu: x.reconciler.rcuPerJobAws,
+  });
+  return Object.fromEntries(Object.entries(c.byLimit).map(([limit, x]) => [limit, pick(x)]));
+}
+
+/** Runs capacityMain.ts in a child process; its stderr lines go to `log`, its last stdout line is the result. */
+async function runCapacityChild(
+  options: CapacityChildOptions,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<{ result: CapacityResult; handlerErrors: Array<{ fn: string; error: string }> }> {
+  // tsx as a loader (as for the emulators' process): the pid is the child's own.
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'shared/local/bench/capacityMain.ts'), JSON.stringify(options)],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  readline.createInterface({ input: child.stderr! }).on('line', (line) => log(line));
+  let last = '';
+  readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.trim()) last = line;
+  });
+  // Every limit gets the scenario's timeout for each of its waits; past a few of those the run is stuck.
+  const budgetMs = timeoutMs * (options.capacity.limits.length * 2 + 1);
+  const timer = setTimeout(() => child.kill('SIGTERM'), budgetMs);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (exitCode) => resolve(exitCode)); // after its output is read to the end
+  }).finally(() => clearTimeout(timer));
+  if (code !== 0) throw new Error(`the capacity run failed (exit ${code}); its log is above`);
+  return JSON.parse(last) as { result: CapacityResult; handlerErrors: Array<{ fn: string; error: string }> };
 }
 
 function concurrencySvg(u: UtilizationResult): string {

@@ -1,6 +1,16 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import type { DeliveryAttempt } from '../bus';
 import { groupOf } from './workload';
+
+/**
+ * Who made a call, when the bench knows: the bench runs the reconciler (and, in the capacity run, opens pools) inside
+ * `benchScope.run('reconciler', ...)`, and middleware on Sluice's clients reads the scope at the call's `initialize`
+ * step, which runs in the async context of the code that called `send` (calls made by Sluice's functions invoked by
+ * the bus or the event source have no scope). See Tracer for what this cannot do.
+ */
+export const benchScope = new AsyncLocalStorage<string>();
+export const callerOf = (): string => benchScope.getStore() ?? 'functions';
 
 /** A completion event as the releaser got it. */
 export interface EventTiming {
@@ -20,7 +30,10 @@ export interface OpRecord {
   t0: number;
   t1: number;
   ms: number;
-  /** Pool-item and waiter keys make a call recognisable: `POOL`, `WAIT`, `JOB`, `RUN`. */
+  /**
+   * What the call touched: `POOL` (the pool counter), `WAIT` (waiter items), `JOB`, `RUN`, `holders` (the index); for a
+   * TransactWriteItems the slot change it makes (`take`, `pass`, `claim`, `free`, `reserve`, `revoke`; see slotChangeOf).
+   */
   item?: string;
   ok: boolean;
   /** Order in which the calls were issued (t0 has only millisecond resolution). */
@@ -44,12 +57,55 @@ export interface EarlyCompletions {
 }
 
 export interface PartitionTraffic {
-  /** Writes to the pool item itself (acquire, release, transfer, limit), conditional failures included: they cost a write unit too. */
+  /**
+   * Writes to the pool counter item (pk POOL#<pool>, sk POOL), failed ones included (a failed conditional write costs a
+   * write unit too): every transaction with a counter Update or ConditionCheck in it (DynamoDB bills a ConditionCheck
+   * as a write), and the plain writes of a limit (setLimit, createPool).
+   */
   itemWrites: number;
+  /** Of those, transactions whose counter item is an Update (take, free, reserve, revoke: the count moves). */
+  counterUpdates: number;
+  /** ... and transactions whose counter item is a ConditionCheck (pass, claim: the count stays). */
+  counterChecks: number;
   /** Writes to waiter items (same partition key as the pool item). */
   waiterWrites: number;
   /** Reads of the pool item and queries of its waiters. */
   reads: number;
+}
+
+/** The slot changes Sluice makes, each one TransactWriteItems (shared/adapters/dynamodb/leaseStore.ts). */
+export type SlotChange = 'take' | 'pass' | 'claim' | 'free' | 'reserve' | 'revoke' | 'other';
+
+/** One TransactWriteItems of Sluice's lease store, read from its input. */
+export interface SlotTransaction {
+  change: SlotChange;
+  pool?: string;
+  /** The job giving up its slot (pass, free, revoke) or taking, keeping or receiving one (take, claim, reserve). */
+  jobId?: string;
+  /** pass: the waiting job the slot goes to. */
+  toJobId?: string;
+  /** How the counter item takes part: moved (Update), checked (ConditionCheck), or not at all. */
+  counter: 'update' | 'check' | 'none';
+  items: number;
+}
+
+export interface SlotChangeCounts {
+  tried: number;
+  cancelled: number;
+  conflicts: number;
+}
+
+/** Why a pass transaction was cancelled (its items' cancellation reasons, in item order: counter, from, to). */
+export interface PassFailures {
+  /** The waiting job's Update failed (no longer queued or waiting with no slot): another releaser reserved it first. */
+  targetGone: number;
+  /** The finished job's Update failed: its record changed since the releaser read it. */
+  stale: number;
+  /** The counter's ConditionCheck failed: the pool is over a lowered limit. */
+  overLimit: number;
+  /** Cancelled because another transaction held one of the items (DynamoDB; the store tries again). */
+  conflict: number;
+  other: number;
 }
 
 type Input = Record<string, unknown> & {
@@ -63,7 +119,20 @@ type Input = Record<string, unknown> & {
   UpdateExpression?: string;
   ExpressionAttributeNames?: Record<string, string>;
   ExpressionAttributeValues?: Record<string, unknown>;
+  ConditionExpression?: string;
+  IndexName?: string;
+  TransactItems?: TransactItem[];
 };
+
+interface TransactAction {
+  TableName?: string;
+  Key?: Record<string, unknown>;
+  Item?: Record<string, unknown>;
+  UpdateExpression?: string;
+  ConditionExpression?: string;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+type TransactItem = Partial<Record<'Update' | 'ConditionCheck' | 'Put' | 'Delete', TransactAction>>;
 
 interface MiddlewareClient {
   middlewareStack: {
@@ -80,8 +149,109 @@ interface MiddlewareClient {
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
 const READS = new Set(['GetItem', 'Query']);
 
+/** A string attribute, as the document client gives it (plain) or the low-level client (`{ S }`). */
 const str = (v: unknown): string | undefined =>
   typeof v === 'string' ? v : v && typeof v === 'object' && 'S' in v ? String((v as { S: unknown }).S) : undefined;
+/** A number attribute, plain or `{ N }`. */
+const num = (v: unknown): number | undefined =>
+  typeof v === 'number' ? v : v && typeof v === 'object' && 'N' in v ? Number((v as { N: unknown }).N) : undefined;
+
+const isCounterKey = (key: Record<string, unknown> | undefined) => str(key?.pk)?.startsWith('POOL#') === true && str(key?.sk) === 'POOL';
+const jobIdOfKey = (key: Record<string, unknown> | undefined) => {
+  const pk = str(key?.pk);
+  return pk?.startsWith('JOB#') ? pk.slice('JOB#'.length) : undefined;
+};
+
+/**
+ * Reads a TransactWriteItems of the lease store from its input. The slot changes have these shapes (leaseStore.ts):
+ * - take: counter Update (+1, `inUse < #limit`) and the job's Update that sets `holderPool = :holderPool`;
+ * - reserve: counter Update (+1) and the waiting job's Update `SET #state = :reserved, holderPool = :pool` (receive);
+ * - free / revoke: counter Update (-1; revoke: only while `inUse > #limit`) and the job's Update `REMOVE holderPool`;
+ * - pass: counter ConditionCheck, the finished job's Update (`holderPool = :pool` fence, `REMOVE holderPool`) and the
+ *   waiting job's Update (`SET #state = :reserved, holderPool = :pool`);
+ * - claim: counter ConditionCheck and the reserved job's Update (`#state = :reserved` in its condition).
+ */
+export function slotChangeOf(input: { TransactItems?: TransactItem[] }): SlotTransaction {
+  const items = input.TransactItems ?? [];
+  let counter: SlotTransaction['counter'] = 'none';
+  let pool: string | undefined;
+  let delta: number | undefined;
+  let counterCondition = '';
+  const receiving: string[] = [];
+  const releasing: string[] = [];
+  const taking: string[] = [];
+  const keeping: string[] = [];
+  for (const item of items) {
+    const check = item.ConditionCheck;
+    const update = item.Update;
+    if (check && isCounterKey(check.Key)) {
+      counter = 'check';
+      pool = str(check.Key?.pk)!.slice('POOL#'.length);
+      continue;
+    }
+    if (!update) continue;
+    if (isCounterKey(update.Key)) {
+      counter = 'update';
+      pool = str(update.Key?.pk)!.slice('POOL#'.length);
+      delta = num(update.ExpressionAttributeValues?.[':delta']);
+      counterCondition = update.ConditionExpression ?? '';
+      continue;
+    }
+    const jobId = jobIdOfKey(update.Key);
+    if (!jobId) continue;
+    const expression = update.UpdateExpression ?? '';
+    if (/SET #state = :reserved, holderPool = :pool/.test(expression)) receiving.push(jobId);
+    else if (/REMOVE[^]*holderPool/.test(expression)) releasing.push(jobId);
+    else if (/holderPool = :holderPool/.test(expression)) taking.push(jobId);
+    else keeping.push(jobId);
+  }
+  const base = { counter, items: items.length, ...(pool !== undefined ? { pool } : {}) };
+  if (counter === 'check' && releasing.length === 1 && receiving.length === 1)
+    return { ...base, change: 'pass', jobId: releasing[0], toJobId: receiving[0] };
+  if (counter === 'check' && keeping.length === 1) return { ...base, change: 'claim', jobId: keeping[0] };
+  if (counter === 'update' && delta === 1 && taking.length === 1) return { ...base, change: 'take', jobId: taking[0] };
+  if (counter === 'update' && delta === 1 && receiving.length === 1) return { ...base, change: 'reserve', jobId: receiving[0] };
+  if (counter === 'update' && delta === -1 && releasing.length === 1)
+    return { ...base, change: /inUse > #limit/.test(counterCondition) ? 'revoke' : 'free', jobId: releasing[0] };
+  return { ...base, change: 'other' };
+}
+
+/**
+ * A short name for what one DynamoDB call touched: the item kind of its key (`POOL` for the pool counter, `WAIT`,
+ * `JOB`, `RUN`, `POOLS` for the registry), `holders` for a query of the index, the slot change of a transaction.
+ */
+export function itemOf(op: string, input: Input): string | undefined {
+  if (op === 'TransactWriteItems') return slotChangeOf(input).change;
+  if (op === 'Query') {
+    if (input.IndexName) return input.IndexName;
+    const pk = str(input.ExpressionAttributeValues?.[':pk']);
+    return pk?.startsWith('POOL#') ? 'WAIT' : pk;
+  }
+  const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
+  const pk = str(input.Key?.pk) ?? str(input.Item?.pk);
+  if (sk?.startsWith('WAIT#')) return 'WAIT';
+  return pk?.split('#')[0];
+}
+
+/** Holders-index entries a slot change puts or deletes (holderPool, the index key, is set by take and receive, removed by a release). */
+export const INDEX_WRITES: Record<SlotChange, number> = { take: 1, reserve: 1, free: 1, revoke: 1, pass: 2, claim: 0, other: 0 };
+
+const isConflict = (error: unknown) =>
+  ((error as { CancellationReasons?: Array<{ Code?: string }> } | undefined)?.CancellationReasons ?? []).some(
+    (r) => r.Code === 'TransactionConflict',
+  );
+
+/** What a cancelled transaction's reasons say, for a pass (items: counter check, from, to). */
+function passFailure(error: unknown): keyof PassFailures {
+  const reasons = (error as { name?: string; CancellationReasons?: Array<{ Code?: string }> } | undefined)?.CancellationReasons;
+  if (!reasons) return 'other';
+  const failed = (i: number) => reasons[i]?.Code === 'ConditionalCheckFailed';
+  if (failed(1)) return 'stale';
+  if (failed(2)) return 'targetGone';
+  if (failed(0)) return 'overLimit';
+  if (reasons.some((r) => r.Code === 'TransactionConflict')) return 'conflict';
+  return 'other';
+}
 
 function jobIdOfBody(body: string | undefined): string | undefined {
   if (!body) return undefined;
@@ -107,11 +277,16 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 
 /**
  * Watches Sluice from the outside, without changing it: the bus's onDeliver hook times each completion event, and
- * middleware on Sluice's own SDK clients sees every call it makes. A hand-off is read from the releaser's slot-transfer
- * write itself (`REMOVE holders.#from SET holders.#to`), which names the finished job and the job let in.
+ * middleware on Sluice's own SDK clients sees every call it makes. A hand-off is read from the releaser's pass
+ * transaction itself (a TransactWriteItems: ConditionCheck on the pool counter, Update of JOB#<finished> removing its
+ * holderPool, Update of JOB#<waiting> setting it reserved with holderPool), which names the finished job and the job
+ * let in.
  *
- * (AsyncLocalStorage cannot attribute calls to a releaser invocation here: the SDK's keep-alive sockets carry the async
- * context of whoever opened them into later, unrelated calls.)
+ * (AsyncLocalStorage cannot attribute calls to a releaser invocation here: the bus and the event source invoke the
+ * functions from callbacks, and the SDK's keep-alive sockets carry the async context of whoever opened them into later,
+ * unrelated calls. Only the bench's own entry points carry a scope, benchScope: a reconciler run it starts, the pool
+ * admin in the capacity run. Their calls are made by code awaiting inside the scope, so the scope holds for them; the
+ * capacity run checks it did not leak: no take or claim, which only the acquirer makes, ever shows in the reconciler's.)
  */
 export const minusEarly = (a: EarlyCompletions, b: EarlyCompletions): EarlyCompletions => ({
   events: a.events - b.events,
@@ -119,10 +294,21 @@ export const minusEarly = (a: EarlyCompletions, b: EarlyCompletions): EarlyCompl
   completedByAcquirer: a.completedByAcquirer - b.completedByAcquirer,
 });
 
+/** Pass failures between two readings of Tracer.passFailures. */
+export function minusPassFailures(a: PassFailures, b: PassFailures): PassFailures {
+  return {
+    targetGone: a.targetGone - b.targetGone,
+    stale: a.stale - b.stale,
+    overLimit: a.overLimit - b.overLimit,
+    conflict: a.conflict - b.conflict,
+    other: a.other - b.other,
+  };
+}
+
 export class Tracer {
   /** Completion events by execution id. */
   readonly events = new Map<string, EventTiming>();
-  /** Successful slot transfers: job let in -> the finished job whose slot it got, and when the write returned. */
+  /** Successful hand-offs (pass transactions): job let in -> the finished job whose slot it got, and when the write returned. */
   readonly transfers = new Map<string, { from: string; at: number }>();
   /** Job messages sent to the job queue without delay, by job id (issue times). */
   readonly sends = new Map<string, number[]>();
@@ -134,13 +320,26 @@ export class Tracer {
    * the losers return empty; SQS keeps them waiting. So these are counted apart, not as Sluice's requests.
    */
   emptyReceives = 0;
-  /** Transfer writes tried and failed (the target already held a slot: another releaser reserved the same waiter). */
+  /** Pass transactions tried, and cancelled (any reason: see passFailures). */
   transferAttempts = 0;
   transferFailures = 0;
-  /** Transfer writes per finished job (its releaser's tries; more than 1: it lost a race for a waiter). */
+  /** Cancelled pass transactions by reason; `targetGone` are the lost races (another releaser reserved the same waiter). */
+  readonly passFailures: PassFailures = { targetGone: 0, stale: 0, overLimit: 0, conflict: 0, other: 0 };
+  /** Pass transactions per finished job (its releaser's tries, cancelled ones included). */
   readonly transferTries = new Map<string, number>();
-  /** When each finished job's releaser issued its first transfer write (with transfers[].at: what lost races cost). */
+  /** Races lost per finished job: its pass transactions cancelled because the waiting job was already reserved. */
+  readonly transferRaceLosses = new Map<string, number>();
+  /** When each finished job's releaser issued its first pass transaction (with transfers[].at: what lost races cost). */
   readonly firstTransferAt = new Map<string, number>();
+  /**
+   * Slot-change transactions by kind (take, pass, claim, ...): tried, cancelled, and of those cancelled because another
+   * transaction held one of their items (TransactionConflict: DynamoDB; the dynalite shim makes transactions wait instead).
+   */
+  readonly slotChanges = new Map<SlotChange, SlotChangeCounts>();
+  /** Items in every TransactWriteItems so far, cancelled ones included (DynamoDB bills each item of a transaction as two writes per KB). */
+  transactItems = 0;
+  /** Holders-index entries put or deleted by applied slot changes (take, reserve: a put; free, revoke: a delete; pass: both). */
+  indexWrites = 0;
   /**
    * Early completions, by group: completion events whose run the releaser looked up and did not find (GetItem RUN#...,
    * no item). For a Sluice pool the event beat the acquirer's write of the run record (the run ended at once).
@@ -234,20 +433,22 @@ export class Tracer {
         this.before(service, op, input, t0);
         let ok = false;
         let output: unknown;
+        let failure: unknown;
         try {
           const result = await next(args);
           output = result.output;
           ok = true;
           return result;
+        } catch (error) {
+          failure = error;
+          throw error;
         } finally {
           const t1 = Date.now();
           const ms = performance.now() - p0;
           push(this.opDurations, `${service}.${op}`, ms);
-          this.after(service, op, input, output, ok, t0, t1);
+          this.after(service, op, input, output, ok, t0, t1, failure);
           if (this.recording) {
-            const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
-            const pk = str(input.Key?.pk) ?? str(input.Item?.pk) ?? str(input.ExpressionAttributeValues?.[':pk']);
-            const item = sk?.startsWith('WAIT#') || op === 'Query' ? 'WAIT' : pk?.split('#')[0];
+            const item = service === 'dynamodb' ? itemOf(op, input) : undefined;
             const jobId =
               op === 'SendMessage'
                 ? jobIdOfBody(input.MessageBody)
@@ -272,35 +473,57 @@ export class Tracer {
         if (jobId) push(this.sends, jobId, t0);
       }
     }
-    if (service === 'dynamodb') {
-      const pk = str(input.Key?.pk) ?? str(input.Item?.pk) ?? str(input.ExpressionAttributeValues?.[':pk']);
-      if (!pk?.startsWith('POOL#')) return;
-      const pool = pk.slice('POOL#'.length);
+    if (service !== 'dynamodb') return;
+    const trafficOf = (pool: string) => {
       let traffic = this.partitions.get(pool);
-      if (!traffic) this.partitions.set(pool, (traffic = { itemWrites: 0, waiterWrites: 0, reads: 0 }));
-      const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
-      if (WRITES.has(op)) {
-        if (sk === 'POOL') traffic.itemWrites++;
-        else traffic.waiterWrites++;
-      } else if (READS.has(op)) traffic.reads++;
+      if (!traffic)
+        this.partitions.set(pool, (traffic = { itemWrites: 0, counterUpdates: 0, counterChecks: 0, waiterWrites: 0, reads: 0 }));
+      return traffic;
+    };
+    if (op === 'TransactWriteItems') {
+      this.transactItems += input.TransactItems?.length ?? 0;
+      const tx = slotChangeOf(input);
+      if (tx.pool === undefined || tx.counter === 'none') return;
+      const traffic = trafficOf(tx.pool);
+      traffic.itemWrites++;
+      if (tx.counter === 'update') traffic.counterUpdates++;
+      else traffic.counterChecks++;
+      return;
     }
+    if (op === 'Query' && input.IndexName) return; // the holders index: not the pool's partition
+    const pk = str(input.Key?.pk) ?? str(input.Item?.pk) ?? str(input.ExpressionAttributeValues?.[':pk']);
+    if (!pk?.startsWith('POOL#')) return;
+    const traffic = trafficOf(pk.slice('POOL#'.length));
+    const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
+    if (WRITES.has(op)) {
+      if (sk === 'POOL') traffic.itemWrites++;
+      else traffic.waiterWrites++;
+    } else if (READS.has(op)) traffic.reads++;
   }
 
-  private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t0: number, t1: number): void {
-    // The hand-off write (DynamoLeaseStore.transfer): one slot moves from #from to #to.
-    const names = input.ExpressionAttributeNames;
-    if (
-      service === 'dynamodb' &&
-      op === 'UpdateItem' &&
-      names?.['#from'] &&
-      names['#to'] &&
-      /holders\.#from/.test(input.UpdateExpression ?? '')
-    ) {
-      this.transferAttempts++;
-      this.transferTries.set(names['#from'], (this.transferTries.get(names['#from']) ?? 0) + 1);
-      if (!this.firstTransferAt.has(names['#from'])) this.firstTransferAt.set(names['#from'], t0);
-      if (!ok) this.transferFailures++;
-      else if (!this.transfers.has(names['#to'])) this.transfers.set(names['#to'], { from: names['#from'], at: t1 });
+  private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t0: number, t1: number, failure: unknown): void {
+    // Slot changes (DynamoLeaseStore: one TransactWriteItems each); a pass is the hand-off: one slot moves from the
+    // finished job to the waiting one.
+    if (service === 'dynamodb' && op === 'TransactWriteItems') {
+      const tx = slotChangeOf(input);
+      let counts = this.slotChanges.get(tx.change);
+      if (!counts) this.slotChanges.set(tx.change, (counts = { tried: 0, cancelled: 0, conflicts: 0 }));
+      counts.tried++;
+      if (!ok) counts.cancelled++;
+      if (!ok && isConflict(failure)) counts.conflicts++;
+      if (ok) this.indexWrites += INDEX_WRITES[tx.change];
+      if (tx.change === 'pass' && tx.jobId && tx.toJobId) {
+        const from = tx.jobId;
+        this.transferAttempts++;
+        this.transferTries.set(from, (this.transferTries.get(from) ?? 0) + 1);
+        if (!this.firstTransferAt.has(from)) this.firstTransferAt.set(from, t0);
+        if (!ok) {
+          this.transferFailures++;
+          const why = passFailure(failure);
+          this.passFailures[why]++;
+          if (why === 'targetGone') this.transferRaceLosses.set(from, (this.transferRaceLosses.get(from) ?? 0) + 1);
+        } else if (!this.transfers.has(tx.toJobId)) this.transfers.set(tx.toJobId, { from, at: t1 });
+      }
     }
     // Early completions (DynamoJobLedger.findRun, noteEarlyCompletion, recordRun on the run's key RUN#<kind>#<id>).
     const runPk = service === 'dynamodb' ? (str(input.Key?.pk) ?? str(input.Item?.pk)) : undefined;

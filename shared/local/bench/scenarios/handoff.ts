@@ -1,7 +1,7 @@
 import type { SimRun } from '../../simulators';
 import { driftSince, type Harness, slotsFreedByReconciler, waitUntil } from '../harness';
 import { distribution, type Distribution, jobIdOfRun, median, percentile, type ProcessLoad, watchProcess } from '../metrics';
-import type { EarlyCompletions, Tracer } from '../tracer';
+import { type EarlyCompletions, minusPassFailures, type PassFailures, type Tracer } from '../tracer';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
 
 export interface HandoffParams {
@@ -44,8 +44,9 @@ export interface HandoffMeasurement extends Distribution {
    */
   earlyCompletions: EarlyCompletions;
   /**
-   * Hand-offs whose releaser got the slot across with its first transfer write, and those whose first write lost a race
-   * for the same waiter to another releaser (it then sends that waiter again and queries for the next one).
+   * Hand-offs whose releaser got the slot across with its first pass transaction, and those whose releaser first lost a
+   * race for the same waiter to another releaser (its pass was cancelled on the waiting job's record; it then reads that
+   * job's record and offers the slot to the next waiter).
    */
   firstTry: Distribution;
   afterLostRace: Distribution;
@@ -54,12 +55,13 @@ export interface HandoffMeasurement extends Distribution {
    * reconciler, finding the run ended) got there first, and the event then found the slot free.
    */
   releasedBeforeEvent: number;
-  /** Hand-offs by the number of transfer writes their releaser lost before one went through ("0": won the first). */
+  /** Hand-offs by the number of races their releaser lost before its pass went through ("0": won the first). */
   lostRaces: Record<string, number>;
   /**
-   * From the releaser's first transfer write being issued to its successful one returning: one write for a releaser that
-   * won at once (`firstTry`), and for one that lost a race the failed write, the read of why (and a new query if
-   * both waiters its first query read were taken) and the next write (`afterLostRace`), as the releaser saw them.
+   * From the releaser's first pass transaction being issued to its successful one returning: one transaction for a
+   * releaser that won at once (`firstTry`), and for one that lost a race the cancelled transaction, the read of the
+   * waiting job's record (and a new query if both waiters its first query read were taken) and the next transaction
+   * (`afterLostRace`), as the releaser saw them.
    */
   transferPhase: { firstTry: Distribution; afterLostRace: Distribution };
 }
@@ -80,8 +82,11 @@ export interface HandoffResult extends HandoffMeasurement {
   limit: number;
   runTimes: RunTimes;
   makespanMs: number;
-  /** Transfer writes in the load run and how many failed because another releaser had reserved the same waiter. */
-  transferWrites: { attempts: number; failed: number };
+  /**
+   * Pass transactions in the load run, how many were cancelled, and why (`reasons.targetGone`: another releaser had
+   * reserved the same waiter, a lost race).
+   */
+  transferWrites: { attempts: number; failed: number; reasons: PassFailures };
   /** Reconciler runs the bench had to ask for because the pool stalled with a slot held once the runs had ended. */
   reconcilerHeals: number;
   /** Slots the (periodic) reconciler freed during the load run: a lost event, a leaked or orphaned slot, an overdue run. */
@@ -99,7 +104,7 @@ export interface HandoffResult extends HandoffMeasurement {
 const firstAtOrAfter = (times: readonly number[] | undefined, t: number) => times?.find((x) => x >= t);
 
 /**
- * Pairs each run that was let in with the completion event that freed its slot. The releaser's transfer write names
+ * Pairs each run that was let in with the completion event that freed its slot. The releaser's pass transaction names
  * both jobs (finished -> let in); the finished job's run gives the event, the job let in gives the start call.
  */
 export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: number): HandoffMeasurement {
@@ -125,11 +130,11 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
       continue;
     }
     total.push(run.startCallAt - event.putAt);
-    const tries = tracer.transferTries.get(handOff.from) ?? 1;
-    (tries > 1 ? afterLostRace : firstTry).push(run.startCallAt - event.putAt);
-    lostRaces[String(tries - 1)] = (lostRaces[String(tries - 1)] ?? 0) + 1;
+    const lost = tracer.transferRaceLosses.get(handOff.from) ?? 0;
+    (lost > 0 ? afterLostRace : firstTry).push(run.startCallAt - event.putAt);
+    lostRaces[String(lost)] = (lostRaces[String(lost)] ?? 0) + 1;
     const firstWrite = tracer.firstTransferAt.get(handOff.from);
-    if (firstWrite !== undefined) (tries > 1 ? phase.afterLostRace : phase.firstTry).push(handOff.at - firstWrite);
+    if (firstWrite !== undefined) (lost > 0 ? phase.afterLostRace : phase.firstTry).push(handOff.at - firstWrite);
     wakeUps += tracer.sends.get(id)?.filter((t) => t >= handOff.at - 50).length ?? 0;
     seg.bus.push(event.invokedAt - event.putAt);
     const sendAt = firstAtOrAfter(tracer.sends.get(id), event.invokedAt);
@@ -184,7 +189,7 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
   const jobs = makeJobs({ group, pool: p.pool, durations: logNormalRunTimes(p.jobs, p.runTimes, p.seed), tag: 'h' });
   h.log(`hand-off: ${p.jobs} jobs, limit ${p.limit}, log-normal runs (median ${p.runTimes.medianMs} ms, sigma ${p.runTimes.sigma})`);
   const stopReconciler = h.reconcileEvery(h.reconcilePeriodMs);
-  const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures };
+  const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures, reasons: { ...h.tracer.passFailures } };
   let freed0 = 0;
   let drift0 = new Map<string, number>();
   let load: ProcessLoad | undefined;
@@ -204,14 +209,18 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
   }
   const reconcilerFreedSlots = slotsFreedByReconciler(h) - freed0;
   const reconcilerDrift = driftSince(h, drift0);
-  const transferWrites = { attempts: h.tracer.transferAttempts - t0.attempts, failed: h.tracer.transferFailures - t0.failed };
+  const transferWrites = {
+    attempts: h.tracer.transferAttempts - t0.attempts,
+    failed: h.tracer.transferFailures - t0.failed,
+    reasons: minusPassFailures(h.tracer.passFailures, t0.reasons),
+  };
   const runs = h.runsOf(group);
   const measured = measureHandoffs(runs, h.tracer, p.limit);
   const callLatencies = callLatency(h.tracer.opDurations);
   const first = Math.min(...runs.map((r) => r.startCallAt));
   const last = Math.max(...runs.map((r) => r.endedAt ?? r.startedAt));
   h.log(
-    `  ${measured.n} hand-offs: p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, max ${measured.maxMs} ms; ${measured.wakeUpsPerHandoff.toFixed(2)} wake-up messages per hand-off, ${transferWrites.failed}/${transferWrites.attempts} transfers failed, ${measured.earlyCompletions.events} early completions (${measured.earlyCompletions.completedByAcquirer} completed by the acquirer), ${reconcilerFreedSlots} slots freed by the reconciler; CPU ${load!.cpuCores} cores, event loop ${load!.eventLoopUtilization} busy`,
+    `  ${measured.n} hand-offs: p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms, max ${measured.maxMs} ms; ${measured.wakeUpsPerHandoff.toFixed(2)} wake-up messages per hand-off, ${transferWrites.failed}/${transferWrites.attempts} passes cancelled (${transferWrites.reasons.targetGone} lost races), ${measured.earlyCompletions.events} early completions (${measured.earlyCompletions.completedByAcquirer} completed by the acquirer), ${reconcilerFreedSlots} slots freed by the reconciler; CPU ${load!.cpuCores} cores, event loop ${load!.eventLoopUtilization} busy`,
   );
   const profile = await traceHandoffs(h, p);
   return {
@@ -286,9 +295,10 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
       counters.set(k, n + 1);
       return n;
     };
-    // Nothing else runs: calls from the releaser's invocation up to its wake-up are the releaser's, calls after the
-    // wake-up is received up to the start call are the acquirer's, except the releaser's own last step (forgetting
-    // the waiter item), which runs after its send and is off the path. The acquirer's writes after the start call
+    // Nothing else runs: calls from the releaser's invocation up to its wake-up are the releaser's (a TransactWriteItems
+    // is labelled with its slot change: the releaser's is a pass), calls after the wake-up is received up to the start
+    // call are the acquirer's (reading the job, then its claim), except the releaser's own last step (forgetting the
+    // waiter item), which runs after its send and is off the path. The acquirer's writes after the start call
     // (recording the run, marking the job running) are off the path too and not listed.
     for (const op of ops) {
       if (op.op === 'ReceiveMessage') {

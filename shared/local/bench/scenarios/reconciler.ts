@@ -52,6 +52,7 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
     dynamodb: diff('dynamodb'),
     dynamodbReads: diff('dynamodbReads'),
     dynamodbWrites: diff('dynamodbWrites'),
+    dynamodbWriteUnits: diff('dynamodbWriteUnits'),
     jobApi: diff('jobApi'),
     lambda: 0,
     total: diff('total'),

@@ -1,5 +1,5 @@
 import { type Harness, perJob, type RequestsPerJob, waitUntil } from '../harness';
-import { type EarlyCompletions, minusEarly } from '../tracer';
+import { type EarlyCompletions, minusEarly, minusPassFailures, type PassFailures } from '../tracer';
 import { makeJobs, uniformRunTimes } from '../workload';
 
 export interface RequestsParams {
@@ -40,8 +40,18 @@ export const poolForBacklog = (backlog: number) => `bench-rpj-${backlog}`;
 
 export interface RequestsResult {
   byBacklog: Record<string, BacklogResult>;
-  /** The largest backlog again, at `overlapLimit`: what racing releasers add (duplicate wake-ups, failed transfers). */
-  overlapping?: BacklogResult & { limit: number; wakeUpsPerJob: number; transferFailures: number; transferAttempts: number };
+  /**
+   * The largest backlog again, at `overlapLimit`: what racing releasers add (duplicate wake-ups, cancelled passes).
+   * transferAttempts / transferFailures count pass transactions; passFailures says why they were cancelled (targetGone:
+   * a race lost to another releaser for the same waiter).
+   */
+  overlapping?: BacklogResult & {
+    limit: number;
+    wakeUpsPerJob: number;
+    transferFailures: number;
+    transferAttempts: number;
+    passFailures: PassFailures;
+  };
 }
 
 /**
@@ -119,7 +129,7 @@ export async function runRequests(h: Harness, p: RequestsParams): Promise<Reques
     try {
       out[String(backlog)] = await measure(p.limit);
       if (backlog === largest && p.overlapLimit > 0) {
-        const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures };
+        const t0 = { attempts: h.tracer.transferAttempts, failed: h.tracer.transferFailures, reasons: { ...h.tracer.passFailures } };
         const result = await measure(p.overlapLimit);
         overlapping = {
           ...result,
@@ -127,6 +137,7 @@ export async function runRequests(h: Harness, p: RequestsParams): Promise<Reques
           wakeUpsPerJob: result.ops['sqs.SendMessage'] ?? 0,
           transferAttempts: h.tracer.transferAttempts - t0.attempts,
           transferFailures: h.tracer.transferFailures - t0.failed,
+          passFailures: minusPassFailures(h.tracer.passFailures, t0.reasons),
         };
       }
     } finally {

@@ -78,6 +78,7 @@ function baselineRequests(
     dynamodb: 0,
     dynamodbReads: 0,
     dynamodbWrites: 0,
+    dynamodbWriteUnits: 0,
     jobApi: per(jobApi),
     lambda: per(invocations),
     total: per(sqs + jobApi + invocations),
