@@ -69,6 +69,9 @@ export class Acquirer {
       return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
     }
     let record = first;
+    // Names this invocation's claim on the record: a write whose answer was lost (the SDK's retry then meets its own
+    // effect and fails) is recognised as ours by it. Not the message id alone: SQS may deliver one message twice at once.
+    const attempt = `${message.messageId}/${Math.floor(this.deps.random() * 2 ** 32).toString(36)}`;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
@@ -78,7 +81,7 @@ export class Acquirer {
       // Once a start is asked for, a run may exist whatever the answer: every later start looks for it first.
       const claim: RecordPatch = {
         startRequested: true,
-        attempt: message.messageId,
+        attempt,
         claimableAt: now + this.deps.settings.startGraceMs,
         firstStartAt: record.firstStartAt ?? now,
       };
@@ -109,9 +112,13 @@ export class Acquirer {
         this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool, kind: record.kind });
         if (await ledger.move(move, now)) return this.start(claimed(record, move, now), record.startRequested === true);
       }
-      // Another writer moved the job since it was read: decide again on what it did.
+      // Another writer moved the job since it was read, or our own write applied and its answer was lost: look.
       const again = await ledger.get(record.jobId);
       if (!again) throw new Error(`job ${record.jobId} vanished from the ledger`);
+      if (again.attempt === attempt && again.version === record.version + 1 && again.state === JobState.Starting) {
+        const sentAt = decision.step === 'claim' && message.reservedHint ? message.sentAt : undefined;
+        return this.start(again, record.startRequested === true, sentAt);
+      }
       record = again;
     }
     return this.duplicate(record, 'other deliveries keep moving it');

@@ -32,7 +32,7 @@ export interface JobRecord {
   lastError?: string;
   /** A start call was made at least once: a run may exist even if no answer said so. */
   startRequested?: boolean;
-  /** In `starting`: the message (SQS message id) whose invocation owns the current start attempt. */
+  /** In `starting`: the invocation that owns the current start attempt (its SQS message id and a random token). */
   attempt?: string;
   /** In `starting`: when another delivery may take over the start (the attempt is presumed dead, or its retry is due). */
   claimableAt?: number;

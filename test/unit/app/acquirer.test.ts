@@ -295,6 +295,37 @@ describe('Acquirer', () => {
     });
   });
 
+  test('a take whose answer was lost (the SDK retry met its own write) is recognised as its own: the job starts at once', async () => {
+    const world = makeDeps();
+    await world.leases.createPool('default', 2);
+    // The transaction applies; its answer is lost and the SDK sends it again, which its own effect cancels (Stale).
+    const take = world.leases.take.bind(world.leases);
+    jest.spyOn(world.leases, 'take').mockImplementationOnce(async (pool, move, now) => {
+      expect(await take(pool, move, now)).toBe('taken');
+      return take(pool, move, now);
+    });
+    expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Started);
+    expect(world.starters.glue.runsOf('g1')).toHaveLength(1);
+    expect(world.leases.poolView('default')).toMatchObject({ inUse: 1 });
+  });
+
+  test("another delivery's claim is not taken for this one's, even of the same message (SQS may deliver it twice at once)", async () => {
+    const world = makeDeps();
+    await world.leases.createPool('default', 2);
+    const message = messageOf(glueJob('g1'));
+    // Copy A's take lands between copy B's read and B's take: B finds the job moved on, and its attempt is not B's.
+    const take = world.leases.take.bind(world.leases);
+    let copyA: Promise<AcquireResult> | undefined;
+    jest.spyOn(world.leases, 'take').mockImplementationOnce(async (pool, move, now) => {
+      copyA = world.acquirer.process(message);
+      await copyA;
+      return take(pool, move, now);
+    });
+    const copyB = await world.acquirer.process(message);
+    expect([await copyA, copyB]).toEqual([AcquireResult.Started, AcquireResult.Duplicate]);
+    expect(world.starters.glue.startCalls).toHaveLength(1);
+  });
+
   describe('an acquirer that died mid-start', () => {
     /** An acquirer that dies right after the call `at` took effect; the world's own acquirer stays healthy. */
     function crashingAcquirer(world: FakeWorld, at: string): Acquirer {
