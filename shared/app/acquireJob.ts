@@ -5,7 +5,6 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { isValidLimit } from '../domain/pool';
 import { PROTOCOL } from '../domain/protocol';
-import { waitKey } from '../domain/waiting';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownPoolError } from '../errors';
 import type { JobRecord, Move, RecordPatch } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome } from '../ports/leaseStore';
@@ -14,6 +13,7 @@ import { MetricName, type SluiceDeps } from './deps';
 import { HandOff } from './handOff';
 import { parseJob } from './parseJob';
 import { revokeReservation } from './revoke';
+import { waiterFor } from './waiters';
 
 export const AcquireResult = {
   Started: 'started',
@@ -72,6 +72,8 @@ export class Acquirer {
     // Names this invocation's claim on the record: a write whose answer was lost (the SDK's retry then meets its own
     // effect and fails) is recognised as ours by it. Not the message id alone: SQS may deliver one message twice at once.
     const attempt = `${message.messageId}/${Math.floor(this.deps.random() * 2 ** 32).toString(36)}`;
+    // A reserved job's start reports its hand-off latency, from when its wake-up was sent.
+    const handOffSentAt = message.reservedHint ? message.sentAt : undefined;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
@@ -98,8 +100,7 @@ export class Acquirer {
         }
       } else if (decision.step === 'claim') {
         const outcome = await this.deps.leases.claim(record.pool, move, now);
-        if (outcome === ClaimOutcome.Claimed)
-          return this.start(claimed(record, move, now), record.startRequested === true, message.reservedHint ? message.sentAt : undefined);
+        if (outcome === ClaimOutcome.Claimed) return this.start(claimed(record, move, now), record.startRequested === true, handOffSentAt);
         if (outcome === ClaimOutcome.OverLimit && (await revokeReservation(this.deps, record))) {
           this.deps.log.info('reservation taken back: the pool is over its lowered limit', {
             jobId: record.jobId,
@@ -116,8 +117,7 @@ export class Acquirer {
       const again = await ledger.get(record.jobId);
       if (!again) throw new Error(`job ${record.jobId} vanished from the ledger`);
       if (again.attempt === attempt && again.version === record.version + 1 && again.state === JobState.Starting) {
-        const sentAt = decision.step === 'claim' && message.reservedHint ? message.sentAt : undefined;
-        return this.start(again, record.startRequested === true, sentAt);
+        return this.start(again, record.startRequested === true, decision.step === 'claim' ? handOffSentAt : undefined);
       }
       record = again;
     }
@@ -186,14 +186,7 @@ export class Acquirer {
     const { leases, ledger, clock, metrics, log } = this.deps;
     const { spec } = record;
     // The waiter first: a job in `waiting` always has one, so a hand-off can find it.
-    await leases.addWaiter({
-      pool: spec.pool,
-      jobId: spec.id,
-      kind: spec.kind,
-      waitKey: waitKey(record.firstSeenAt, spec.id),
-      body: encodeJobBody(spec),
-      since: record.firstSeenAt,
-    });
+    await leases.addWaiter(waiterFor(record));
     if (!(await ledger.move({ jobId: spec.id, version: record.version, to: PROTOCOL.park.to }, clock.now()))) return undefined;
     // A slot freed between the failed take and parking would have found no waiter: look once more.
     const pool = await leases.getPool(spec.pool);

@@ -3,6 +3,7 @@ import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 import { InvalidJobError } from '../errors';
 import type { SluiceDeps } from './deps';
 import { HandOff } from './handOff';
+import { allHolders } from './holders';
 import { revokeReservation } from './revoke';
 
 export interface PoolView {
@@ -53,14 +54,7 @@ export class PoolAdmin {
   }
 
   private async holders(pool: string): Promise<string[]> {
-    const all: string[] = [];
-    let after: string | undefined;
-    do {
-      const page = await this.deps.leases.holders(pool, { after });
-      all.push(...page.holders.map((holder) => holder.jobId));
-      after = page.next;
-    } while (after !== undefined);
-    return all;
+    return (await allHolders(this.deps.leases, pool)).map((holder) => holder.jobId);
   }
 
   private async revokeOverLimit(pool: string): Promise<number> {

@@ -2,13 +2,14 @@ import { keepsSlot } from '../domain/decisions';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
-import { reservationIsStale, waitKey } from '../domain/waiting';
+import { reservationIsStale } from '../domain/waiting';
 import type { JobRecord } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { HandOff } from './handOff';
 import { revokeReservation } from './revoke';
+import { waiterFor } from './waiters';
 
 /** What the reconciler found wrong and put right. */
 export const Drift = {
@@ -130,7 +131,7 @@ export class Reconciler {
   private async staleReservation(record: JobRecord): Promise<Drift | undefined> {
     const pool = await this.deps.leases.getPool(record.pool);
     if (pool && pool.inUse > pool.limit) return (await revokeReservation(this.deps, record)) ? Drift.Revoked : undefined;
-    const waiter = await this.deps.leases.getWaiter(record.pool, waitKey(record.firstSeenAt, record.jobId));
+    const waiter = await this.deps.leases.getWaiter(record.pool, waiterFor(record).waitKey);
     if (waiter) await this.handOff.dispatch(waiter);
     else await this.deps.queue.send(encodeJobBody(record.spec), 0, { reserved: true });
     return Drift.LostWakeUp;
@@ -165,17 +166,15 @@ export class Reconciler {
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
     if (record.startedAt === undefined || now - record.startedAt <= maxRunMs) return undefined;
     if (this.deps.settings.stopOverdueRuns && status !== RunStatus.Succeeded && status !== RunStatus.Failed) {
-      await starter
-        .stop(record.spec, executionId)
-        .catch((error: unknown) =>
-          this.deps.log.error('could not stop an overdue run', {
-            jobId: record.jobId,
-            pool: record.pool,
-            kind: record.kind,
-            executionId,
-            error: String(error),
-          }),
-        );
+      await starter.stop(record.spec, executionId).catch((error: unknown) =>
+        this.deps.log.error('could not stop an overdue run', {
+          jobId: record.jobId,
+          pool: record.pool,
+          kind: record.kind,
+          executionId,
+          error: String(error),
+        }),
+      );
     }
     const result = await this.completeRun.complete(
       {

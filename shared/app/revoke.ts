@@ -1,9 +1,8 @@
-import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
-import { waitKey } from '../domain/waiting';
 import type { JobRecord } from '../ports/jobLedger';
 import type { SluiceDeps } from './deps';
+import { waiterFor } from './waiters';
 
 /**
  * Takes back a reservation while the pool is over its (lowered) limit: the job waits again, in its old place (protocol
@@ -12,14 +11,7 @@ import type { SluiceDeps } from './deps';
  */
 export async function revokeReservation(deps: Pick<SluiceDeps, 'leases' | 'clock'>, record: JobRecord): Promise<boolean> {
   if (record.state !== JobState.Reserved || !record.lease) return false;
-  await deps.leases.addWaiter({
-    pool: record.pool,
-    jobId: record.jobId,
-    kind: record.kind,
-    waitKey: waitKey(record.firstSeenAt, record.jobId),
-    body: encodeJobBody(record.spec),
-    since: record.firstSeenAt,
-  });
+  await deps.leases.addWaiter(waiterFor(record));
   const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.revoke.to };
   return deps.leases.freeOverLimit(record.pool, move, deps.clock.now());
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { Acquirer } from '../../shared/app/acquireJob';
+import { allHolders } from '../../shared/app/holders';
 import { CompleteRun } from '../../shared/app/completeRun';
 import { noMetrics, type SluiceDeps, type SluiceSettings } from '../../shared/app/deps';
 import { PoolAdmin } from '../../shared/app/poolAdmin';
@@ -504,14 +505,7 @@ export class SchedulerModel {
 
   /** The jobs holding a slot of the pool, every page. */
   async holdersOf(pool: string): Promise<string[]> {
-    const all: string[] = [];
-    let after: string | undefined;
-    do {
-      const page = await this.leases.holders(pool, { after });
-      all.push(...page.holders.map((holder) => holder.jobId));
-      after = page.next;
-    } while (after !== undefined);
-    return all;
+    return (await allHolders(this.leases, pool)).map((holder) => holder.jobId);
   }
 
   describe(): string {

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoLeaseStore } from '../../shared/adapters/dynamodb/leaseStore';
+import { allHolders } from '../../shared/app/holders';
 import { randomUUID } from 'node:crypto';
 import { enqueueJobs } from '../../shared/cli/enqueue';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../shared/local/stack';
@@ -59,14 +60,8 @@ export async function poolItem(
     new GetCommand({ TableName: stack.tableName, Key: { pk: `POOL#${pool}`, sk: 'POOL' }, ConsistentRead: true }),
   );
   if (!Item) return undefined;
-  const holders: Record<string, unknown> = {};
-  let after: string | undefined;
   const leases = new DynamoLeaseStore(testClients(stack).doc, stack.tableName);
-  do {
-    const page = await leases.holders(pool, { after });
-    for (const holder of page.holders) holders[holder.jobId] = { kind: holder.kind, since: holder.since };
-    after = page.next;
-  } while (after !== undefined);
+  const holders = Object.fromEntries((await allHolders(leases, pool)).map(({ jobId, kind, since }) => [jobId, { kind, since }]));
   return { ...(Item as { limit: number; inUse: number }), holders };
 }
 

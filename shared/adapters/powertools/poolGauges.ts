@@ -1,5 +1,7 @@
 import { type Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SluiceDeps } from '../../app/deps';
+import { allHolders } from '../../app/holders';
+import type { JobKind } from '../../domain/job';
 import { POOL_DIMENSION } from './emfMetrics';
 
 type GaugeDeps = Pick<SluiceDeps, 'leases' | 'clock' | 'settings'>;
@@ -36,18 +38,12 @@ export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
   for (const pool of await leases.listPools()) {
     const snapshot = await leases.getPool(pool);
     if (!snapshot) continue;
-    const overdue: string[] = [];
-    let after: string | undefined;
-    do {
-      const page = await leases.holders(pool, { after });
-      for (const holder of page.holders) {
-        // A slot may be kept through the whole retry budget (a start of unknown outcome), then for the longest run.
-        const deadline =
-          settings.maxRunMs[holder.kind] + settings.backoff.retryForSeconds * 1000 + settings.startGraceMs + settings.reservationGraceMs;
-        if (clock.now() - holder.since > deadline) overdue.push(holder.jobId);
-      }
-      after = page.next;
-    } while (after !== undefined);
+    // A slot may be kept through the whole retry budget (a start of unknown outcome), then for the longest run.
+    const deadline = (kind: JobKind) =>
+      settings.maxRunMs[kind] + settings.backoff.retryForSeconds * 1000 + settings.startGraceMs + settings.reservationGraceMs;
+    const overdue = (await allHolders(leases, pool))
+      .filter((holder) => clock.now() - holder.since > deadline(holder.kind))
+      .map((holder) => holder.jobId);
     gauges.push({ pool, limit: snapshot.limit, inUse: snapshot.inUse, waiting: await leases.countWaiters(pool), overdue });
   }
   return gauges;

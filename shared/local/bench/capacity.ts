@@ -1,4 +1,4 @@
-import { callerOf, INDEX_WRITES, itemOf, slotChangeOf } from './tracer';
+import { callerOf, INDEX_WRITES, itemOf, type MiddlewareClient, slotChangeOf } from './tracer';
 
 /**
  * Capacity units of Sluice's DynamoDB calls, as the engine reports them: middleware on Sluice's own client (the bench
@@ -109,18 +109,6 @@ function unitsOf(c: Consumed, isRead: boolean): { r: number; w: number; gsi: num
 }
 
 const add = (a: number, b: number) => Math.round((a + b) * 1000) / 1000;
-
-interface MiddlewareClient {
-  middlewareStack: {
-    add(
-      middleware: (
-        next: (args: unknown) => Promise<{ output?: unknown }>,
-        context: { commandName?: string },
-      ) => (args: unknown) => Promise<unknown>,
-      options: { step: 'initialize'; name: string },
-    ): void;
-  };
-}
 
 type Input = Record<string, unknown> & {
   Key?: Record<string, unknown>;

@@ -134,7 +134,8 @@ interface TransactAction {
 }
 type TransactItem = Partial<Record<'Update' | 'ConditionCheck' | 'Put' | 'Delete', TransactAction>>;
 
-interface MiddlewareClient {
+/** Any SDK v3 client, as far as adding an initialize-step middleware goes. */
+export interface MiddlewareClient {
   middlewareStack: {
     add(
       middleware: (

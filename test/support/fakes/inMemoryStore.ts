@@ -153,25 +153,12 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   async free(pool: string, move: Move, now: number): Promise<boolean> {
     await this.enter();
-    const stored = this.fenced(move);
-    const row = this.pools.get(pool);
-    if (!stored || stored.record.lease?.pool !== pool || !row) return false;
-    row.inUse -= 1;
-    delete stored.record.lease;
-    this.apply(stored, move, now);
-    return true;
+    return this.release(pool, move, now, () => true);
   }
 
   async freeOverLimit(pool: string, move: Move, now: number): Promise<boolean> {
     await this.enter();
-    const row = this.pools.get(pool);
-    if (!row || row.inUse <= row.limit) return false;
-    const stored = this.fenced(move);
-    if (!stored || stored.record.lease?.pool !== pool) return false;
-    row.inUse -= 1;
-    delete stored.record.lease;
-    this.apply(stored, move, now);
-    return true;
+    return this.release(pool, move, now, (row) => row.inUse > row.limit);
   }
 
   async pass(pool: string, from: Move, toJobId: string, now: number): Promise<PassOutcome> {
@@ -297,6 +284,17 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   private fenced(move: Move): StoredJob | undefined {
     const stored = this.jobs.get(move.jobId);
     return stored && stored.record.version === move.version ? stored : undefined;
+  }
+
+  /** A fenced move of a job holding a slot of `pool`, freeing it, while `poolAllows` the counter's change. */
+  private release(pool: string, move: Move, now: number, poolAllows: (row: PoolRow) => boolean): boolean {
+    const row = this.pools.get(pool);
+    const stored = this.fenced(move);
+    if (!row || !poolAllows(row) || !stored || stored.record.lease?.pool !== pool) return false;
+    row.inUse -= 1;
+    delete stored.record.lease;
+    this.apply(stored, move, now);
+    return true;
   }
 
   private apply(stored: StoredJob, move: Move, now: number): void {
