@@ -51,7 +51,7 @@ export class HandOff {
         await leases.removeWaiter(pool, next.waitKey);
         continue;
       }
-      switch (await leases.pass(pool, move, next.jobId, clock.now())) {
+      switch (await leases.pass(pool, move, next.jobId, clock.now(), next.waitKey)) {
         case PassOutcome.Passed:
           await this.dispatch(next);
           this.deps.metrics.count(MetricName.Releases, 1, pool);
@@ -83,7 +83,7 @@ export class HandOff {
       if (waiters.length === 0) return admitted;
       for (const waiter of waiters.slice(0, free)) {
         passed.add(waiter.waitKey);
-        const outcome = await leases.reserve(pool, waiter.jobId, clock.now());
+        const outcome = await leases.reserve(pool, waiter.jobId, clock.now(), waiter.waitKey);
         if (outcome === ReserveOutcome.TargetGone) {
           await this.forgetIfStale(waiter);
           continue;
@@ -96,10 +96,12 @@ export class HandOff {
     return admitted;
   }
 
-  /** Sends a reserved job to the queue, then forgets its waiter: a crash in between sends it twice, never zero times. */
+  /**
+   * Sends a reserved job's wake-up. Its waiter item went in the transaction that reserved it; a crash before the send
+   * leaves a reservation with no message, which the reconciler re-sends after the reservation grace.
+   */
   async dispatch(waiter: Waiter): Promise<void> {
     await this.deps.queue.send(waiter.body, 0, { reserved: true });
-    await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
     this.deps.metrics.count(MetricName.HandOffs, 1, waiter.pool);
     this.deps.log.debug('waiting job let in', {
       jobId: waiter.jobId,

@@ -131,9 +131,8 @@ export class Reconciler {
   private async staleReservation(record: JobRecord): Promise<Drift | undefined> {
     const pool = await this.deps.leases.getPool(record.pool);
     if (pool && pool.inUse > pool.limit) return (await revokeReservation(this.deps, record)) ? Drift.Revoked : undefined;
-    const waiter = await this.deps.leases.getWaiter(record.pool, waiterFor(record).waitKey);
-    if (waiter) await this.handOff.dispatch(waiter);
-    else await this.deps.queue.send(encodeJobBody(record.spec), 0, { reserved: true });
+    // Its waiter item went with the reservation: the wake-up is the job's own spec.
+    await this.handOff.dispatch(waiterFor(record));
     return Drift.LostWakeUp;
   }
 

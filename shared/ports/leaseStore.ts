@@ -86,16 +86,19 @@ export interface LeaseStore {
   freeOverLimit(pool: string, move: Move, now: number): Promise<boolean>;
   /**
    * Moves the finished job (fenced by its version) and hands its slot to `toJobId`, which must be queued or waiting
-   * with no slot (it becomes reserved), provided the pool is not over its limit: one transaction.
+   * with no slot (it becomes reserved), provided the pool is not over its limit: one transaction. Its waiter item
+   * (`waitKey`) is deleted in the same transaction: a removal after the wake-up was sent could delete the item a
+   * revoke had just put back, leaving a waiting job no hand-off can find.
    */
-  pass(pool: string, from: Move, toJobId: string, now: number): Promise<PassOutcome>;
+  pass(pool: string, from: Move, toJobId: string, now: number, waitKey?: string): Promise<PassOutcome>;
   /**
    * Moves a reserved job to starting (fenced by its version), provided the pool is not over its limit: a reservation
    * made before a limit was lowered never starts over the new limit.
    */
   claim(pool: string, move: Move, now: number): Promise<ClaimOutcome>;
-  /** Gives a free slot to `jobId` (queued or waiting with no slot; it becomes reserved), if the pool has room. */
-  reserve(pool: string, jobId: string, now: number): Promise<ReserveOutcome>;
+  /** Gives a free slot to `jobId` (queued or waiting with no slot; it becomes reserved), if the pool has room; deletes
+   * its waiter item (`waitKey`) in the same transaction, as pass does. */
+  reserve(pool: string, jobId: string, now: number, waitKey?: string): Promise<ReserveOutcome>;
 
   /** Parks a waiting job (idempotent for one wait key). */
   addWaiter(waiter: Waiter): Promise<void>;

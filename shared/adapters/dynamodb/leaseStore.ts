@@ -156,12 +156,13 @@ export class DynamoLeaseStore implements LeaseStore {
     return failedCondition(reasons[1]) ? ClaimOutcome.Stale : ClaimOutcome.OverLimit;
   }
 
-  async pass(pool: string, from: Move, toJobId: string, now: number): Promise<PassOutcome> {
+  async pass(pool: string, from: Move, toJobId: string, now: number, waitKey?: string): Promise<PassOutcome> {
     if (from.jobId === toJobId) throw new Error(`cannot pass a slot from job ${toJobId} to itself`);
     const reasons = await this.transact([
       this.counterCheck(pool, POOL_WITHIN_LIMIT),
       this.holding(pool, from, now, 'free'),
       this.receiving(pool, toJobId, now),
+      ...this.waiterGone(pool, waitKey),
     ]);
     if (!reasons) return PassOutcome.Passed;
     if (failedCondition(reasons[1])) return PassOutcome.Stale;
@@ -169,8 +170,12 @@ export class DynamoLeaseStore implements LeaseStore {
     return PassOutcome.OverLimit;
   }
 
-  async reserve(pool: string, jobId: string, now: number): Promise<ReserveOutcome> {
-    const reasons = await this.transact([this.counter(pool, POOL_HAS_ROOM, 1, true), this.receiving(pool, jobId, now)]);
+  async reserve(pool: string, jobId: string, now: number, waitKey?: string): Promise<ReserveOutcome> {
+    const reasons = await this.transact([
+      this.counter(pool, POOL_HAS_ROOM, 1, true),
+      this.receiving(pool, jobId, now),
+      ...this.waiterGone(pool, waitKey),
+    ]);
     if (!reasons) return ReserveOutcome.Reserved;
     if (failedCondition(reasons[1])) return ReserveOutcome.TargetGone;
     return reasons[0]?.Item ? ReserveOutcome.Full : ReserveOutcome.NoPool;
@@ -300,6 +305,11 @@ export class DynamoLeaseStore implements LeaseStore {
         },
       },
     };
+  }
+
+  /** The waiter item of a job receiving a slot, deleted in the same transaction (none when no wait key is given). */
+  private waiterGone(pool: string, waitKey: string | undefined): TransactItem[] {
+    return waitKey === undefined ? [] : [{ Delete: { TableName: this.tableName, Key: waiterKey(pool, waitKey) } }];
   }
 
   private job(update: UpdateParts, jobId: string): TransactItem {

@@ -161,7 +161,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     return this.release(pool, move, now, (row) => row.inUse > row.limit);
   }
 
-  async pass(pool: string, from: Move, toJobId: string, now: number): Promise<PassOutcome> {
+  async pass(pool: string, from: Move, toJobId: string, now: number, waitKey?: string): Promise<PassOutcome> {
     await this.enter();
     if (from.jobId === toJobId) throw new Error(`ValidationException: a slot cannot pass from job ${toJobId} to itself`);
     const row = this.pools.get(pool);
@@ -172,7 +172,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     if (row.inUse > row.limit) return PassOutcome.OverLimit;
     delete source.record.lease;
     this.apply(source, from, now);
-    this.receive(target, pool, now);
+    this.receive(target, pool, now, waitKey);
     return PassOutcome.Passed;
   }
 
@@ -186,7 +186,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     return ClaimOutcome.Claimed;
   }
 
-  async reserve(pool: string, jobId: string, now: number): Promise<ReserveOutcome> {
+  async reserve(pool: string, jobId: string, now: number, waitKey?: string): Promise<ReserveOutcome> {
     await this.enter();
     const row = this.pools.get(pool);
     const target = this.jobs.get(jobId);
@@ -194,7 +194,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     if (!row) return ReserveOutcome.NoPool;
     if (row.inUse >= row.limit) return ReserveOutcome.Full;
     row.inUse += 1;
-    this.receive(target, pool, now);
+    this.receive(target, pool, now, waitKey);
     return ReserveOutcome.Reserved;
   }
 
@@ -308,7 +308,8 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     if (isTerminal(move.to) && !stored.record.lease) stored.expiresAt = Math.floor(now / 1000) + this.options.retentionDays * 86_400;
   }
 
-  private receive(target: StoredJob, pool: string, now: number): void {
+  private receive(target: StoredJob, pool: string, now: number, waitKey: string | undefined): void {
+    if (waitKey !== undefined) this.waiters.get(pool)?.delete(waitKey);
     target.record.lease = { pool, since: now };
     target.record.state = JobState.Reserved;
     target.record.updatedAt = now;
