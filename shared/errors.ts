@@ -12,6 +12,12 @@ export class InvalidJobError extends SluiceError {}
 /** The pool named by a job is neither configured nor present in the table. */
 export class UnknownPoolError extends InvalidJobError {}
 
+/** A keyed limit named by a job is neither set in the table nor has a configured default for its prefix. */
+export class UnknownLimitError extends InvalidJobError {}
+
+/** A job's weight is more than one of its limits can ever hold. */
+export class WeightTooLargeError extends InvalidJobError {}
+
 /** A completion event that does not have the shape its source promises. */
 export class InvalidEventError extends SluiceError {}
 

@@ -1,15 +1,16 @@
 import { withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
 import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
-import type { JobSpec } from '../domain/job';
+import { demandOf, type JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
-import { isValidLimit } from '../domain/pool';
+import { isKeyGate, keyOf } from '../domain/limits';
 import { PROTOCOL } from '../domain/protocol';
-import { InvalidJobError, PermanentStartError, TransientStartError, UnknownPoolError } from '../errors';
+import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import type { JobRecord, Move, RecordPatch } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome } from '../ports/leaseStore';
 import { CompleteRun } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
+import { blockingGate, createConfiguredGate, overLimitGate } from './gates';
 import { HandOff } from './handOff';
 import { parseJob } from './parseJob';
 import { revokeReservation } from './revoke';
@@ -32,6 +33,9 @@ export interface InboundMessage {
   /** When the message was sent (epoch ms, SQS SentTimestamp): a reserved job's start reports its hand-off latency. */
   sentAt?: number;
 }
+
+/** The take failed for want of room that is there now (or a limit just created): take again. */
+const TAKE_AGAIN = 'take-again';
 
 /** Reads lost to concurrent writers before a delivery gives up (each loss means another writer moved the job on). */
 const MAX_ROUNDS = 10;
@@ -89,19 +93,18 @@ export class Acquirer {
       };
       const move: Move = { jobId: record.jobId, version: record.version, to: PROTOCOL[decision.step].to, patch: claim };
       if (decision.step === 'take') {
-        const outcome = await this.take(record, move, now);
-        if (outcome === TakeOutcome.Full) {
-          const parked = await this.park(record);
-          if (parked) return parked;
-        } else if (outcome === TakeOutcome.NoPool) {
-          return this.reject(record);
-        } else if (outcome === TakeOutcome.Taken) {
-          return this.start(claimed(record, move, now), record.startRequested === true);
+        const outcome = await this.deps.leases.take(demandOf(record.spec), move, now);
+        if (outcome === TakeOutcome.Taken) return this.start(claimed(record, move, now), record.startRequested === true);
+        if (outcome !== TakeOutcome.Stale) {
+          const next = await this.cannotTake(record);
+          if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
+          if (next) return next;
         }
       } else if (decision.step === 'claim') {
-        const outcome = await this.deps.leases.claim(record.pool, move, now);
+        const outcome = await this.deps.leases.claim(demandOf(record.spec), move, now);
         if (outcome === ClaimOutcome.Claimed) return this.start(claimed(record, move, now), record.startRequested === true, handOffSentAt);
-        if (outcome === ClaimOutcome.OverLimit && (await revokeReservation(this.deps, record))) {
+        const overGate = outcome === ClaimOutcome.OverLimit ? await overLimitGate(this.deps.leases, demandOf(record.spec)) : undefined;
+        if (overGate !== undefined && (await revokeReservation(this.deps, record, overGate))) {
           this.deps.log.info('reservation taken back: the pool is over its lowered limit', {
             jobId: record.jobId,
             pool: record.pool,
@@ -124,11 +127,25 @@ export class Acquirer {
     return this.duplicate(record, 'other deliveries keep moving it');
   }
 
-  /** Takes a free slot, creating a configured pool on first use. */
-  private async take(record: JobRecord, move: Move, now: number): Promise<TakeOutcome> {
-    const outcome = await this.deps.leases.take(record.pool, move, now);
-    if (outcome !== TakeOutcome.NoPool || !(await this.createConfiguredPool(record.pool))) return outcome;
-    return this.deps.leases.take(record.pool, move, now);
+  /**
+   * A take found a limit of the job without room, or missing. Reads which: a missing one is created from configuration
+   * (then take again) or the job is rejected; a job heavier than a limit can ever hold is rejected; otherwise the job
+   * parks on the list of the limit that holds it back. Take again also when every limit has room by now; undefined when
+   * the record moved while parking (read it again).
+   */
+  private async cannotTake(record: JobRecord): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
+    const blocked = await blockingGate(this.deps.leases, demandOf(record.spec));
+    if (!blocked) return TAKE_AGAIN;
+    if (blocked.missing) {
+      if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;
+      return this.reject(record, unknownGateReason(blocked.gate));
+    }
+    const units = demandOf(record.spec).units;
+    if (blocked.limit > 0 && units > blocked.limit) {
+      const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
+      return this.reject(record, new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message);
+    }
+    return this.park(record, blocked.gate);
   }
 
   private async start(record: JobRecord, mayHaveStartedBefore: boolean, handOffSentAt?: number): Promise<AcquireResult> {
@@ -181,26 +198,30 @@ export class Acquirer {
     }
   }
 
-  /** Parks the job in its pool's waiting list; undefined if its record moved meanwhile (decide again). */
-  private async park(record: JobRecord): Promise<AcquireResult | undefined> {
+  /**
+   * Parks the job on the waiting list of `gate` (the limit with no room for it); undefined if its record moved meanwhile
+   * (decide again). A job with a fairness key gets its round first, kept on its record for when it waits again.
+   */
+  private async park(record: JobRecord, gate: string): Promise<AcquireResult | undefined> {
     const { leases, ledger, clock, metrics, log } = this.deps;
     const { spec } = record;
+    const waitRank = record.waitRank ?? (spec.fairnessKey === undefined ? undefined : await leases.fairRank(spec.pool, spec.fairnessKey));
+    const parked = { ...record, waitRank };
     // The waiter first: a job in `waiting` always has one, so a hand-off can find it.
-    await leases.addWaiter(waiterFor(record));
-    if (!(await ledger.move({ jobId: spec.id, version: record.version, to: PROTOCOL.park.to }, clock.now()))) return undefined;
-    // A slot freed between the failed take and parking would have found no waiter: look once more.
-    const pool = await leases.getPool(spec.pool);
-    if (pool && pool.inUse < pool.limit) await this.handOff.fill(spec.pool);
+    await leases.addWaiter(waiterFor(parked, gate));
+    if (!(await ledger.move({ jobId: spec.id, version: record.version, to: PROTOCOL.park.to, patch: { waitRank } }, clock.now()))) return undefined;
+    // Units freed between the failed take and parking would have found no waiter: look once more.
+    const counter = await leases.getPool(gate);
+    if (counter && counter.inUse < counter.limit) await this.handOff.fill(gate);
     metrics.count(MetricName.Parked, 1, spec.pool);
-    log.debug('pool full, job waits', { jobId: spec.id, pool: spec.pool, kind: spec.kind });
+    log.debug('limit full, job waits', { jobId: spec.id, pool: spec.pool, kind: spec.kind, waitsOn: gate });
     return AcquireResult.Waiting;
   }
 
-  /** The pool is neither configured nor in the table: the job can never run. */
-  private async reject(record: JobRecord): Promise<AcquireResult> {
-    const reason = new UnknownPoolError(`unknown pool '${record.pool}': configure it or set its limit first`).message;
+  /** The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason. */
+  private async reject(record: JobRecord, reason: string): Promise<AcquireResult> {
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.reject.to, patch: { lastError: reason } };
-    if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return this.duplicate(record, 'moved on while its pool was looked up');
+    if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return this.duplicate(record, 'moved on while its limits were looked up');
     return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
   }
 
@@ -255,7 +276,7 @@ export class Acquirer {
         // Hold: the retry message resumes the start when it arrives (claimableAt), looking for the run first.
         const applied =
           step === 'backoff'
-            ? await this.handOff.release(spec.pool, move({}))
+            ? await this.handOff.release(demandOf(spec), move({}))
             : await this.deps.ledger.move(move({ claimableAt: now + Math.max(0, delay - 1) * 1000 }), now);
         if (!applied) return this.duplicate(record, 'moved on while its start failed');
         await this.deps.queue.send(encodeJobBody(spec), delay);
@@ -270,7 +291,7 @@ export class Acquirer {
         const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
         const applied =
           step === 'giveUp'
-            ? await this.handOff.release(spec.pool, move({ lastError: reason }))
+            ? await this.handOff.release(demandOf(spec), move({ lastError: reason }))
             : await this.deps.ledger.move(move({ lastError: reason, leaseUntil: now + settings.maxRunMs[spec.kind] }), now);
         if (!applied) return this.duplicate(record, 'moved on while its start failed');
         if (step === 'giveUpKeep') log.warn('job given up; its slot is kept while a run it may have started could still be going', keys);
@@ -299,13 +320,15 @@ export class Acquirer {
     });
     return AcquireResult.Duplicate;
   }
+}
 
-  private async createConfiguredPool(pool: string): Promise<boolean> {
-    const limit = this.deps.settings.pools[pool];
-    if (limit === undefined || !isValidLimit(limit)) return false;
-    await this.deps.leases.createPool(pool, limit);
-    return true;
-  }
+/** Why a job naming a gate that neither exists nor is configured can never run. */
+function unknownGateReason(gate: string): string {
+  if (!isKeyGate(gate)) return new UnknownPoolError(`unknown pool '${gate}': configure it or set its limit first`).message;
+  const key = keyOf(gate);
+  return new UnknownLimitError(
+    `unknown limit '${key}': set it with \`sluice limit set ${key} N\` or configure a default for the prefix '${key.split(':')[0]}' (KEY_LIMITS)`,
+  ).message;
 }
 
 /** The record as a successful move left it (the store bumps the version by one). */

@@ -1,5 +1,5 @@
 import { onCompletion } from '../domain/decisions';
-import { type RunCompletion, RunOutcome } from '../domain/job';
+import { demandOf, type RunCompletion, RunOutcome } from '../domain/job';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
 import type { RunRef } from '../ports/jobLedger';
@@ -82,7 +82,7 @@ export class CompleteRun {
           lastError: failed && decision.step === 'complete' ? (completion.detail ?? 'run failed') : undefined,
         },
       };
-      if (await this.handOff.release(record!.pool, move, round === 0 ? oldest : undefined)) {
+      if (await this.handOff.release(demandOf(record!.spec), move, round === 0 ? oldest : undefined)) {
         log.info('run ended, slot released', { ...keys, outcome: completion.outcome });
         return CompletionResult.Released;
       }

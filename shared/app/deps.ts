@@ -42,6 +42,11 @@ export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 export interface SluiceSettings {
   /** Pools known without a table entry, with their initial limit. */
   pools: Readonly<Record<string, number>>;
+  /**
+   * The maximum a keyed limit gets when a job first names it, by the key's prefix ("org" for "org:acme"). A key whose
+   * prefix has none must be set (`sluice limit set`) before jobs name it; such a job is dead-lettered.
+   */
+  keyLimits?: Readonly<Record<string, number>>;
   backoff: BackoffPolicy;
   /** A job in `starting` longer than this was abandoned by a crashed acquirer and may be resumed. */
   startGraceMs: number;

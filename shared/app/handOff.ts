@@ -1,9 +1,11 @@
+import { type Demand, gatesOf } from '../domain/limits';
 import { freeSlots } from '../domain/pool';
-import type { Waiter } from '../domain/waiting';
+import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
 import { JobState } from '../domain/jobState';
 import type { Move } from '../ports/jobLedger';
-import { PassOutcome, ReserveOutcome } from '../ports/leaseStore';
+import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore';
 import { MetricName, type SluiceDeps } from './deps';
+import { blockingGate } from './gates';
 
 /** Bounds the retry loops below; each round makes progress unless other writers keep winning races. */
 const MAX_ROUNDS = 25;
@@ -14,47 +16,43 @@ const MAX_ROUNDS = 25;
  */
 export const HAND_OFF_CANDIDATES = 2;
 
+type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>;
+
 /**
- * Lets waiting jobs in. A released slot is handed straight to the oldest waiting job in the same transaction that
+ * Lets waiting jobs in. A released slot is handed straight to the first waiting job in the same transaction that
  * moves the finished job (so a newcomer cannot take it), then that job's spec is sent to the queue again: the acquirer
  * finds the job reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
+ *
+ * Each limit (gate) has its own waiting list; a job waits on the list of the limit that had no room for it. A release
+ * looks at the heads of the lists of every limit it gives units back to and hands the slot to the first of them in
+ * wait order. A waiter that another of its limits still holds back is moved to that limit's list (one transaction),
+ * so no list is ever scanned past jobs that cannot run.
  */
 export class HandOff {
-  constructor(private readonly deps: Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>) {}
+  constructor(private readonly deps: HandOffDeps) {}
 
   /**
    * Applies `move` (a job giving up its slot: protocol steps complete, backoff, giveUp, giveBack), passing the slot to
-   * the oldest waiter if there is one. Returns false, changing nothing, if the job's record changed since it was read.
-   * `oldest` is the result of `oldestWaiters(pool, HAND_OFF_CANDIDATES)` when the caller fetched it already.
+   * the first waiter if there is one. Returns false, changing nothing, if the job's record changed since it was read.
+   * `oldest` is the result of `oldestWaiters(demand.pool, HAND_OFF_CANDIDATES)` when the caller fetched it already.
    */
-  async release(pool: string, move: Move, oldest?: Promise<Waiter[]>): Promise<boolean> {
+  async release(demand: Demand, move: Move, oldest?: Promise<Waiter[]>): Promise<boolean> {
     const { leases, clock } = this.deps;
-    // Waiters this call passed over (reserved by a concurrent hand-off, or stale). The list read last is used up
-    // before a new read.
-    const passed = new Set<string>();
-    let candidates = oldest ? await oldest : undefined;
-    // A read that returned fewer waiters than it asked for saw all of them: no need to read again.
-    let sawAll = candidates !== undefined && candidates.length < HAND_OFF_CANDIDATES;
+    const lists = gatesOf(demand).map((gate, i) => new WaitList(leases, gate, i === 0 ? oldest : undefined));
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      let next = candidates?.find((waiter) => !passed.has(waiter.waitKey));
-      if (!next) {
-        if (sawAll) break;
-        const wanted = passed.size + HAND_OFF_CANDIDATES;
-        candidates = await leases.oldestWaiters(pool, wanted);
-        sawAll = candidates.length < wanted;
-        next = candidates.find((waiter) => !passed.has(waiter.waitKey));
-        if (!next) break;
-      }
-      passed.add(next.waitKey);
+      const heads = await Promise.all(lists.map((list) => list.head()));
+      const next = heads.reduce<Waiter | undefined>((first, head) => (head && (!first || head.waitKey < first.waitKey) ? head : first), undefined);
+      if (!next) break;
+      lists.find((list) => list.gate === waiterGate(next))!.skip(next);
       if (next.jobId === move.jobId) {
         // The releasing job's own waiter item, left by a crash: it is not waiting.
-        await leases.removeWaiter(pool, next.waitKey);
+        await leases.removeWaiter(waiterGate(next), next.waitKey);
         continue;
       }
-      switch (await leases.pass(pool, move, next.jobId, clock.now(), next.waitKey)) {
+      switch (await leases.pass(demand, move, receiverOf(next), clock.now())) {
         case PassOutcome.Passed:
           await this.dispatch(next);
-          this.deps.metrics.count(MetricName.Releases, 1, pool);
+          this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
           return true;
         case PassOutcome.Stale:
           return false;
@@ -62,35 +60,47 @@ export class HandOff {
           await this.forgetIfStale(next);
           continue;
         case PassOutcome.OverLimit:
-          // The limit was lowered: this slot goes away instead of being passed on.
-          return this.freeThenFill(pool, move);
+          // A limit was lowered, or the waiter needs room the release does not give: free the units, then let in
+          // whoever fits (the waiter moves to the list of the limit that holds it back).
+          return this.freeThenFill(demand, move);
       }
     }
-    return this.freeThenFill(pool, move);
+    return this.freeThenFill(demand, move);
   }
 
-  /** Reserves free slots for the oldest waiting jobs and sends them. Returns how many it let in. */
-  async fill(pool: string): Promise<number> {
+  /** Reserves free units of the gate for the first waiting jobs of its list and sends them. Returns how many it let in. */
+  async fill(gate: string, depth = 0): Promise<number> {
     const { leases, clock } = this.deps;
     let admitted = 0;
     const passed = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const snapshot = await leases.getPool(pool);
+      const snapshot = await leases.getPool(gate);
       if (!snapshot) return admitted;
       const free = freeSlots(snapshot);
       if (free === 0) return admitted;
-      const waiters = (await leases.oldestWaiters(pool, free + passed.size)).filter((waiter) => !passed.has(waiter.waitKey));
+      const waiters = (await leases.oldestWaiters(gate, free + passed.size))
+        .filter((waiter) => !passed.has(waiter.waitKey))
+        .map((waiter) => ({ ...waiter, gate: waiter.gate ?? gate }));
       if (waiters.length === 0) return admitted;
       for (const waiter of waiters.slice(0, free)) {
         passed.add(waiter.waitKey);
-        const outcome = await leases.reserve(pool, waiter.jobId, clock.now(), waiter.waitKey);
+        const outcome = await leases.reserve(receiverOf(waiter), clock.now());
+        if (outcome === ReserveOutcome.Reserved) {
+          await this.dispatch(waiter);
+          admitted++;
+          continue;
+        }
         if (outcome === ReserveOutcome.TargetGone) {
           await this.forgetIfStale(waiter);
           continue;
         }
-        if (outcome !== ReserveOutcome.Reserved) return admitted;
-        await this.dispatch(waiter);
-        admitted++;
+        const blocked = await blockingGate(leases, waiterDemand(waiter));
+        // This gate has no room for the waiter's units: it keeps its place at the head (strict order, no starvation
+        // of heavy jobs); the gate's next release tries it again. (A missing gate cannot happen: a job parks only
+        // once every gate it names exists, and gates are never deleted; it would keep its place too.)
+        if (!blocked || blocked.gate === gate || blocked.missing) return admitted;
+        // Another of its limits holds it back: it waits on that limit's list from now on.
+        if ((await leases.moveWaiter(waiter, blocked.gate)) && depth === 0) admitted += await this.fill(blocked.gate, depth + 1);
       }
     }
     return admitted;
@@ -109,6 +119,9 @@ export class HandOff {
       kind: waiter.kind,
       waitedMs: this.deps.clock.now() - waiter.since,
     });
+    const rank = rankOf(waiter.waitKey);
+    // Fair-share rounds: a tenant arriving later starts at the round being let in now, not at round 1.
+    if (rank > 0) await this.deps.leases.advanceRound(waiter.pool, rank);
   }
 
   /**
@@ -118,16 +131,57 @@ export class HandOff {
   private async forgetIfStale(waiter: Waiter): Promise<void> {
     const record = await this.deps.ledger.get(waiter.jobId);
     if (record && (record.state === JobState.Reserved || record.state === JobState.Queued || record.state === JobState.Waiting)) return;
-    await this.deps.leases.removeWaiter(waiter.pool, waiter.waitKey);
+    await this.deps.leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
   }
 
-  private async freeThenFill(pool: string, move: Move): Promise<boolean> {
-    const freed = await this.deps.leases.free(pool, move, this.deps.clock.now());
-    // A job may have parked after we looked for waiters and before the release, seeing the pool full: let it in.
+  private async freeThenFill(demand: Demand, move: Move): Promise<boolean> {
+    const freed = await this.deps.leases.free(demand, move, this.deps.clock.now());
+    // A job may have parked after we looked for waiters and before the release, seeing the limit full: let it in.
     if (freed) {
-      this.deps.metrics.count(MetricName.Releases, 1, pool);
-      await this.fill(pool);
+      this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
+      for (const gate of gatesOf(demand)) await this.fill(gate);
     }
     return freed;
+  }
+}
+
+/** The receiving side of a pass or reserve: the waiter's job, what it takes, and its waiter item. */
+export function receiverOf(waiter: Waiter): Receiver {
+  return { jobId: waiter.jobId, demand: waiterDemand(waiter), gate: waiterGate(waiter), waitKey: waiter.waitKey };
+}
+
+/**
+ * One gate's waiting list as a release walks it: read HAND_OFF_CANDIDATES at a time, each waiter tried at most once.
+ * A read that returned fewer waiters than it asked for saw all of them.
+ */
+class WaitList {
+  private readonly passed = new Set<string>();
+  private read?: Waiter[];
+  private sawAll = false;
+
+  constructor(
+    private readonly leases: HandOffDeps['leases'],
+    readonly gate: string,
+    private readonly prefetched?: Promise<Waiter[]>,
+  ) {}
+
+  async head(): Promise<Waiter | undefined> {
+    if (!this.read && this.prefetched) this.remember(await this.prefetched, HAND_OFF_CANDIDATES);
+    let next = this.read?.find((waiter) => !this.passed.has(waiter.waitKey));
+    if (next || this.sawAll) return next;
+    const wanted = this.passed.size + HAND_OFF_CANDIDATES;
+    this.remember(await this.leases.oldestWaiters(this.gate, wanted), wanted);
+    next = this.read!.find((waiter) => !this.passed.has(waiter.waitKey));
+    return next;
+  }
+
+  skip(waiter: Waiter): void {
+    this.passed.add(waiter.waitKey);
+  }
+
+  private remember(waiters: Waiter[], wanted: number): void {
+    // Items written before keyed limits carry no gate: they are on this list.
+    this.read = waiters.map((waiter) => ({ ...waiter, gate: waiter.gate ?? this.gate }));
+    this.sawAll = waiters.length < wanted;
   }
 }

@@ -1,4 +1,5 @@
 import { keepsSlot } from '../domain/decisions';
+import { demandOf } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
@@ -7,6 +8,7 @@ import type { JobRecord } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
+import { overLimitGate } from './gates';
 import { HandOff } from './handOff';
 import { revokeReservation } from './revoke';
 import { waiterFor } from './waiters';
@@ -127,10 +129,10 @@ export class Reconciler {
     }
   }
 
-  /** A reservation whose wake-up never came: taken back if the pool is over a lowered limit, else sent again. */
+  /** A reservation whose wake-up never came: taken back if one of its limits is over a lowered limit, else sent again. */
   private async staleReservation(record: JobRecord): Promise<Drift | undefined> {
-    const pool = await this.deps.leases.getPool(record.pool);
-    if (pool && pool.inUse > pool.limit) return (await revokeReservation(this.deps, record)) ? Drift.Revoked : undefined;
+    const overGate = await overLimitGate(this.deps.leases, demandOf(record.spec));
+    if (overGate !== undefined) return (await revokeReservation(this.deps, record, overGate)) ? Drift.Revoked : undefined;
     // Its waiter item went with the reservation: the wake-up is the job's own spec.
     await this.handOff.dispatch(waiterFor(record));
     return Drift.LostWakeUp;
@@ -199,7 +201,7 @@ export class Reconciler {
       return undefined;
     }
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.giveBack.to };
-    return (await this.handOff.release(record.pool, move)) ? Drift.KeptSlotFreed : undefined;
+    return (await this.handOff.release(demandOf(record.spec), move)) ? Drift.KeptSlotFreed : undefined;
   }
 }
 

@@ -1,14 +1,20 @@
+import { demandOf } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { type Waiter, waitKey } from '../domain/waiting';
 import type { JobRecord } from '../ports/jobLedger';
 
-/** The waiter item of a job: its place in its pool's waiting list (by first arrival) and the body sent when let in. */
-export function waiterFor(record: JobRecord): Waiter {
+/**
+ * The waiter item of a job: its place in the waiting list of `gate` (its pool unless a keyed limit holds it back), by
+ * priority, fair-share round and first arrival, and the body sent when it is let in.
+ */
+export function waiterFor(record: JobRecord, gate: string = record.pool): Waiter {
   return {
     pool: record.pool,
+    gate,
+    demand: demandOf(record.spec),
     jobId: record.jobId,
     kind: record.kind,
-    waitKey: waitKey(record.firstSeenAt, record.jobId),
+    waitKey: waitKey(record.firstSeenAt, record.jobId, { priority: record.spec.priority, rank: record.waitRank }),
     body: encodeJobBody(record.spec),
     since: record.firstSeenAt,
   };

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { type Demand, MAX_KEYS_PER_JOB, MAX_WEIGHT } from './limits';
+import { MAX_PRIORITY } from './waiting';
 
 /** Job kinds Sluice can start. */
 export const JobKind = { AppFlow: 'appflow', Glue: 'glue' } as const;
@@ -13,6 +15,18 @@ const key = (what: string) => z.string().regex(KEY_PATTERN, `${what} must be 1-1
 const base = {
   id: key('id'),
   pool: key('pool').default(DEFAULT_POOL),
+  /** keyed limits the job counts against besides its pool ("org:acme"): it starts only when every one has room */
+  limits: z
+    .array(key('limit key'))
+    .max(MAX_KEYS_PER_JOB, `a job may name at most ${MAX_KEYS_PER_JOB} keyed limits`)
+    .refine((keys) => new Set(keys).size === keys.length, 'limits must not repeat a key')
+    .optional(),
+  /** the units it takes from its pool and from each keyed limit (a Glue job of 10 DPUs in a budget of DPUs) */
+  weight: z.number().int('weight must be a whole number').min(1).max(MAX_WEIGHT).optional(),
+  /** higher starts first among the jobs waiting in its pool */
+  priority: z.number().int('priority must be a whole number').min(-MAX_PRIORITY).max(MAX_PRIORITY).optional(),
+  /** jobs with fairness keys take turns (round robin by key) among the waiting jobs of one priority */
+  fairnessKey: key('fairnessKey').optional(),
 };
 
 /** AppFlow flow names: [a-zA-Z0-9][\w!@#.-]+, at most 256 characters. */
@@ -77,4 +91,9 @@ export interface RunCompletion {
   /** flow or job name, for logs */
   name: string;
   detail?: string;
+}
+
+/** What the job takes while it holds its slot: its weight in units, from its pool and from each of its keyed limits. */
+export function demandOf(spec: Pick<JobSpec, 'pool' | 'limits' | 'weight'>): Demand {
+  return { pool: spec.pool, keys: spec.limits ?? [], units: spec.weight ?? 1 };
 }

@@ -38,6 +38,8 @@ export interface JobRecord {
   claimableAt?: number;
   /** Dead with a slot kept: when the run it may have started must have ended, so the slot can be given back. */
   leaseUntil?: number;
+  /** Its fair-share round once it first waited (jobs with a fairness key): it keeps its place when it waits again. */
+  waitRank?: number;
   /** Dead: when its copy was sent to the DLQ (a dead job without it has its copy sent when its message comes back). */
   deadLetteredAt?: number;
 }
@@ -57,6 +59,7 @@ export type RecordPatch = Partial<
     | 'claimableAt'
     | 'leaseUntil'
     | 'deadLetteredAt'
+    | 'waitRank'
   >
 >;
 

@@ -1,4 +1,5 @@
 import type { JobKind } from '../domain/job';
+import type { Demand } from '../domain/limits';
 import type { PoolSnapshot } from '../domain/pool';
 import type { Waiter } from '../domain/waiting';
 import type { Move } from './jobLedger';
@@ -22,7 +23,10 @@ export const PassOutcome = {
   Stale: 'stale',
   /** the waiting job is no longer waiting (reserved by another hand-off, started, finished): try the next */
   TargetGone: 'target-gone',
-  /** the pool is over its (lowered) limit: the slot must be freed, not passed on */
+  /**
+   * A limit of the waiting job has no room for it once the finished job's units are back (a pool over its lowered
+   * limit, a keyed limit full, a heavier job): the slot must be freed, not passed on.
+   */
   OverLimit: 'over-limit',
 } as const;
 export type PassOutcome = (typeof PassOutcome)[keyof typeof PassOutcome];
@@ -38,12 +42,22 @@ export type ClaimOutcome = (typeof ClaimOutcome)[keyof typeof ClaimOutcome];
 
 export const ReserveOutcome = {
   Reserved: 'reserved',
+  /** some limit of the job has no room for it */
   Full: 'full',
   NoPool: 'no-pool',
   /** the job is no longer queued or waiting without a slot */
   TargetGone: 'target-gone',
 } as const;
 export type ReserveOutcome = (typeof ReserveOutcome)[keyof typeof ReserveOutcome];
+
+/** A job a slot is handed to: queued or waiting with no slot; its waiter item, if any, goes in the same transaction. */
+export interface Receiver {
+  jobId: string;
+  demand: Demand;
+  /** the gate whose waiting list holds its waiter item (absent: its pool) */
+  gate?: string;
+  waitKey?: string;
+}
 
 /** A job holding a slot, as the holders index shows it. */
 export interface HolderView {
@@ -60,51 +74,69 @@ export interface HolderPage {
 }
 
 /**
- * Slots and waiting jobs of pools. A pool is a small counter item (limit, inUse); a slot is a lease on the holding
- * job's own record. Every change of a slot moves the job record and the counter in one transaction, fenced by the
- * version of the record read: the count always equals the leases, and a stale writer's change fails as a whole.
- * Every write costs the same whatever the limit.
+ * Slots and waiting jobs. Every limit (a pool, or a keyed limit: a "gate", see shared/domain/limits.ts) is a small
+ * counter item (limit, inUse, room); a slot is a lease on the holding job's own record, taking the job's units from
+ * every gate of its demand. Every change of a slot moves the job record and all the counters it touches in one
+ * transaction, fenced by the version of the record read: the counts always equal the leases, and a stale writer's
+ * change fails as a whole. Every write costs the same whatever the limit.
  */
 export interface LeaseStore {
-  getPool(pool: string): Promise<PoolSnapshot | undefined>;
+  /** The counter of a gate (a pool by its name, a keyed limit by `key/<key>`). */
+  getPool(gate: string): Promise<PoolSnapshot | undefined>;
+  /** Every gate created so far: pools and keyed limits. */
   listPools(): Promise<string[]>;
-  /** Creates the pool with this limit unless it exists; returns whether it created it. */
-  createPool(pool: string, limit: number): Promise<boolean>;
-  /** Sets the limit (creating the pool if needed). Held slots are never taken away by this call. */
-  setLimit(pool: string, limit: number): Promise<void>;
+  /** Creates the gate with this limit unless it exists; returns whether it created it. */
+  createPool(gate: string, limit: number): Promise<boolean>;
+  /** Sets the limit (creating the gate if needed). Held slots are never taken away by this call. */
+  setLimit(gate: string, limit: number): Promise<void>;
   /**
    * The jobs holding a slot in the pool, a page at a time (`after` is the previous page's `next`). Read from an index
    * that may lag a moment behind the table: callers read each job's record before acting on it.
    */
   holders(pool: string, options?: { after?: string; max?: number }): Promise<HolderPage>;
 
-  /** Moves the job (fenced by its version) and gives it a slot, if the pool has room (inUse < limit). */
-  take(pool: string, move: Move, now: number): Promise<TakeOutcome>;
-  /** Moves the job (fenced by its version) and frees the slot it holds. False if its record changed. */
-  free(pool: string, move: Move, now: number): Promise<boolean>;
-  /** As free, but only while the pool is over its limit (a reservation taken back after the limit was lowered). */
-  freeOverLimit(pool: string, move: Move, now: number): Promise<boolean>;
+  /** Moves the job (fenced by its version) and takes its units from every gate, if each has room for them. */
+  take(demand: Demand, move: Move, now: number): Promise<TakeOutcome>;
+  /** Moves the job (fenced by its version) and gives back the units it holds. False if its record changed. */
+  free(demand: Demand, move: Move, now: number): Promise<boolean>;
   /**
-   * Moves the finished job (fenced by its version) and hands its slot to `toJobId`, which must be queued or waiting
-   * with no slot (it becomes reserved), provided the pool is not over its limit: one transaction. Its waiter item
-   * (`waitKey`) is deleted in the same transaction: a removal after the wake-up was sent could delete the item a
-   * revoke had just put back, leaving a waiting job no hand-off can find.
+   * As free, but only while `overGate` is over its limit (a reservation taken back after a limit was lowered).
    */
-  pass(pool: string, from: Move, toJobId: string, now: number, waitKey?: string): Promise<PassOutcome>;
+  freeOverLimit(demand: Demand, overGate: string, move: Move, now: number): Promise<boolean>;
   /**
-   * Moves a reserved job to starting (fenced by its version), provided the pool is not over its limit: a reservation
-   * made before a limit was lowered never starts over the new limit.
+   * Moves the finished job (fenced by its version) and hands its slot to `to` (queued or waiting with no slot; it
+   * becomes reserved), provided every gate of `to` has room for it once the finished job's units are back: one
+   * transaction. Its waiter item is deleted in the same transaction: a removal after the wake-up was sent could delete
+   * the item a revoke had just put back, leaving a waiting job no hand-off can find.
    */
-  claim(pool: string, move: Move, now: number): Promise<ClaimOutcome>;
-  /** Gives a free slot to `jobId` (queued or waiting with no slot; it becomes reserved), if the pool has room; deletes
-   * its waiter item (`waitKey`) in the same transaction, as pass does. */
-  reserve(pool: string, jobId: string, now: number, waitKey?: string): Promise<ReserveOutcome>;
+  pass(from: Demand, move: Move, to: Receiver, now: number): Promise<PassOutcome>;
+  /**
+   * Moves a reserved job to starting (fenced by its version), provided none of its gates is over its limit: a
+   * reservation made before a limit was lowered never starts over the new limit.
+   */
+  claim(demand: Demand, move: Move, now: number): Promise<ClaimOutcome>;
+  /** Gives free units of every gate to `to` (queued or waiting with no slot; it becomes reserved), if each has room;
+   * deletes its waiter item in the same transaction, as pass does. */
+  reserve(to: Receiver, now: number): Promise<ReserveOutcome>;
 
-  /** Parks a waiting job (idempotent for one wait key). */
+  /** Parks a waiting job on the list of its gate (idempotent for one wait key). */
   addWaiter(waiter: Waiter): Promise<void>;
-  /** The oldest waiting jobs of the pool, first in first out. */
-  oldestWaiters(pool: string, count: number): Promise<Waiter[]>;
-  getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined>;
-  removeWaiter(pool: string, waitKey: string): Promise<void>;
-  countWaiters(pool: string): Promise<number>;
+  /**
+   * Moves a waiter to the list of `toGate` (the limit that has no room for it now), in one transaction with its
+   * removal from the list it is on. False, changing nothing, if it is no longer there (let in meanwhile).
+   */
+  moveWaiter(waiter: Waiter, toGate: string): Promise<boolean>;
+  /** The first waiting jobs of the gate's list, in wait-key order. */
+  oldestWaiters(gate: string, count: number): Promise<Waiter[]>;
+  getWaiter(gate: string, waitKey: string): Promise<Waiter | undefined>;
+  removeWaiter(gate: string, waitKey: string): Promise<void>;
+  countWaiters(gate: string): Promise<number>;
+
+  /**
+   * The fair-share round of a tenant's next waiting job in the pool: one after the tenant's last, and never behind the
+   * pool's current round (a tenant back after a pause does not jump ahead with old rounds, nor fall behind).
+   */
+  fairRank(pool: string, tenant: string): Promise<number>;
+  /** Notes that a job of round `rank` was let in: the pool's current round moves up to it (never down). */
+  advanceRound(pool: string, rank: number): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { JobSpec } from '../../shared/domain/job';
 import { JobState, TERMINAL_STATES } from '../../shared/domain/jobState';
 import type { JobLedger, JobRecord, Move, RecordPatch } from '../../shared/ports/jobLedger';
 import { type LeaseStore, TakeOutcome } from '../../shared/ports/leaseStore';
+import { receiver, unit } from '../support/demands';
 
 /**
  * The job records and the pools live in one store (one table on DynamoDB, one InMemoryStore in memory): the ledger and
@@ -162,6 +163,7 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
           claimableAt: T + 60_000,
           leaseUntil: T + 3_600_000,
           deadLetteredAt: T + 4,
+          waitRank: 7,
         };
         expect(await ledger.move(from(record, 'starting', patch), T + 10)).toBe(true);
         expect(await ledger.get('j1')).toEqual({ ...record, ...patch, version: record.version + 1, updatedAt: T + 10 });
@@ -225,7 +227,7 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         // Prepare
         await fixture.leases.createPool('default', 1);
         const queued = (await ledger.register(appflow('j1'), T)).record;
-        expect(await fixture.leases.take('default', from(queued, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect(await fixture.leases.take(unit('default'), from(queued, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
         const starting = (await ledger.get('j1'))!;
         // Act
         expect(await ledger.move(from(starting, 'running', { executionId: 'exec-1' }), T + 2)).toBe(true);
@@ -260,13 +262,13 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         // Prepare: given up while a run may exist (giveUpKeep)
         await fixture.leases.createPool('default', 1);
         const queued = (await ledger.register(appflow('j1'), T)).record;
-        expect(await fixture.leases.take('default', from(queued, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect(await fixture.leases.take(unit('default'), from(queued, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
         const starting = (await ledger.get('j1'))!;
         // Act
         expect(await ledger.move(from(starting, 'dead', { lastError: 'timeout', leaseUntil: T + 3_600_000 }), T + 2)).toBe(true);
         const dead = (await ledger.get('j1'))!;
         const keptExpiry = await fixture.expiresAtOf('j1');
-        expect(await fixture.leases.free('default', from(dead, 'dead'), T + 3_600_001)).toBe(true);
+        expect(await fixture.leases.free(unit('default'), from(dead, 'dead'), T + 3_600_001)).toBe(true);
         // Assess
         expect(dead).toMatchObject({ state: 'dead', lease: { pool: 'default', since: T + 1 } });
         expect(keptExpiry).toBeUndefined();

@@ -1,15 +1,19 @@
 import type { JobKind } from '../../shared/domain/job';
 import type { JobState } from '../../shared/domain/jobState';
+import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
 import type { JobLedger, JobRecord, Move, RecordPatch } from '../../shared/ports/jobLedger';
-import { ClaimOutcome, type LeaseStore, PassOutcome, ReserveOutcome, TakeOutcome } from '../../shared/ports/leaseStore';
+import { ClaimOutcome, type LeaseStore, PassOutcome, type Receiver, ReserveOutcome, TakeOutcome } from '../../shared/ports/leaseStore';
 import { appflow, expiryOf, type StoreFixture, T } from './jobLedger.contract';
+import { receiver, unit } from '../support/demands';
 
 export type LeaseStoreFixture = StoreFixture;
 
 function waiter(pool: string, jobId: string, firstSeenAt: number, kind: JobKind = 'glue'): Waiter {
   return {
     pool,
+    gate: pool,
+    demand: unit(pool),
     jobId,
     kind,
     waitKey: waitKey(firstSeenAt, jobId),
@@ -61,7 +65,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
     /** Queued, then takes a slot of `pool` and moves to `to` (starting unless told). */
     async function holding(jobId: string, pool = 'p', since = T + 2, to: JobState = 'starting'): Promise<JobRecord> {
       const record = await queued(jobId, pool);
-      expect(await store.take(pool, from(record, to, { attempt: `msg-${jobId}` }), since)).toBe(TakeOutcome.Taken);
+      expect(await store.take(unit(pool), from(record, to, { attempt: `msg-${jobId}` }), since)).toBe(TakeOutcome.Taken);
       return read(jobId);
     }
 
@@ -80,7 +84,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
 
     async function reserved(jobId: string, pool = 'p', since = T + 3): Promise<JobRecord> {
       await waiting(jobId, pool);
-      expect(await store.reserve(pool, jobId, since)).toBe(ReserveOutcome.Reserved);
+      expect(await store.reserve(receiver(jobId, pool), since)).toBe(ReserveOutcome.Reserved);
       return read(jobId);
     }
 
@@ -162,7 +166,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.getPool('fresh')).toEqual({ name: 'fresh', limit: 1, inUse: 0 });
         expect(await store.listPools()).toContain('fresh');
         const record = await queued('j1', 'fresh');
-        expect(await store.take('fresh', from(record, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect(await store.take(unit('fresh'), from(record, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
       });
 
       test('lowering the limit below inUse never takes a lease away; new takes are Full', async () => {
@@ -176,7 +180,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         for (const record of held) expect(await ledger.get(record.jobId)).toEqual(record);
         expect(await allHolders('p')).toEqual(['j1', 'j2', 'j3']);
         const late = await queued('j4');
-        expect(await store.take('p', from(late, 'starting'), T + 9)).toBe(TakeOutcome.Full);
+        expect(await store.take(unit('p'), from(late, 'starting'), T + 9)).toBe(TakeOutcome.Full);
       });
     });
 
@@ -234,8 +238,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const b = await running('b');
         await waiting('w');
         // Act
-        expect(await store.free('p', from(a, 'succeeded'), T + 10)).toBe(true);
-        expect(await store.pass('p', from(b, 'failed'), 'w', T + 11)).toBe(PassOutcome.Passed);
+        expect(await store.free(unit('p'), from(a, 'succeeded'), T + 10)).toBe(true);
+        expect(await store.pass(unit('p'), from(b, 'failed'), receiver('w', 'p'), T + 11)).toBe(PassOutcome.Passed);
         // Assess
         expect(await allHolders('p')).toEqual(['w']);
         expect(await store.holders('p')).toEqual({ holders: [{ jobId: 'w', kind: 'appflow', since: T + 11 }] });
@@ -250,7 +254,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 2);
         const record = await queued('j1');
         // Act
-        const outcome = await store.take('p', from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5);
+        const outcome = await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5);
         // Assess
         expect(outcome).toBe(TakeOutcome.Taken);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
@@ -275,7 +279,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const late = await queued('j3');
         const before = await observe('p', ['j1', 'j2', 'j3']);
         // Act
-        const outcome = await store.take('p', from(late, 'starting'), T + 9);
+        const outcome = await store.take(unit('p'), from(late, 'starting'), T + 9);
         // Assess
         expect(outcome).toBe(TakeOutcome.Full);
         expect(await observe('p', ['j1', 'j2', 'j3'])).toEqual(before);
@@ -285,14 +289,14 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       test('a pool with limit 0 is paused: take is Full', async () => {
         await store.createPool('paused', 0);
         const record = await queued('j1', 'paused');
-        expect(await store.take('paused', from(record, 'starting'), T + 1)).toBe(TakeOutcome.Full);
+        expect(await store.take(unit('paused'), from(record, 'starting'), T + 1)).toBe(TakeOutcome.Full);
         expect(await store.getPool('paused')).toEqual({ name: 'paused', limit: 0, inUse: 0 });
         expect(await ledger.get('j1')).toEqual(record);
       });
 
       test('NoPool: the pool does not exist; nothing is created and the record is unchanged', async () => {
         const record = await queued('j1', 'ghost');
-        expect(await store.take('ghost', from(record, 'starting'), T + 1)).toBe(TakeOutcome.NoPool);
+        expect(await store.take(unit('ghost'), from(record, 'starting'), T + 1)).toBe(TakeOutcome.NoPool);
         expect(await store.getPool('ghost')).toBeUndefined();
         expect(await store.listPools()).toEqual([]);
         expect(await ledger.get('j1')).toEqual(record);
@@ -305,7 +309,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await ledger.move(from(read1, 'waiting'), T + 1)).toBe(true);
         const before = await observe('p', ['j1']);
         // Act
-        const outcome = await store.take('p', from(read1, 'starting'), T + 2);
+        const outcome = await store.take(unit('p'), from(read1, 'starting'), T + 2);
         // Assess
         expect(outcome).toBe(TakeOutcome.Stale);
         expect(await observe('p', ['j1'])).toEqual(before);
@@ -320,8 +324,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const inQ = await holding('b', 'q');
         const before = { p: await observe('p', ['a', 'b']), q: await observe('q', ['a', 'b']) };
         // Act
-        const again = await store.take('p', from(inP, 'starting'), T + 9);
-        const other = await store.take('p', from(inQ, 'starting'), T + 9);
+        const again = await store.take(unit('p'), from(inP, 'starting'), T + 9);
+        const other = await store.take(unit('p'), from(inQ, 'starting'), T + 9);
         // Assess
         expect([again, other]).toEqual([TakeOutcome.Stale, TakeOutcome.Stale]);
         expect({ p: await observe('p', ['a', 'b']), q: await observe('q', ['a', 'b']) }).toEqual(before);
@@ -329,7 +333,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
 
       test('Stale: an unknown job; no record is created and the counter is unchanged', async () => {
         await store.createPool('p', 1);
-        expect(await store.take('p', { jobId: 'nobody', version: 1, to: 'starting' }, T)).toBe(TakeOutcome.Stale);
+        expect(await store.take(unit('p'), { jobId: 'nobody', version: 1, to: 'starting' }, T)).toBe(TakeOutcome.Stale);
         expect(await ledger.get('nobody')).toBeUndefined();
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 0 });
       });
@@ -340,7 +344,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const stale = await queued('b');
         expect(await ledger.move(from(stale, 'waiting'), T + 1)).toBe(true);
         const before = await observe('p', ['a', 'b']);
-        expect(await store.take('p', from(stale, 'starting'), T + 2)).toBe(TakeOutcome.Stale);
+        expect(await store.take(unit('p'), from(stale, 'starting'), T + 2)).toBe(TakeOutcome.Stale);
         expect(await observe('p', ['a', 'b'])).toEqual(before);
       });
     });
@@ -354,7 +358,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const record = await running('j1');
         await holding('j2');
         // Act
-        const freed = await store.free('p', from(record, 'succeeded', { endedAt: T + 50 }), T + 50);
+        const freed = await store.free(unit('p'), from(record, 'succeeded', { endedAt: T + 50 }), T + 50);
         // Assess
         expect(freed).toBe(true);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
@@ -373,7 +377,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       test('a refused start frees the slot and queues the job again (no expiresAt)', async () => {
         await store.createPool('p', 1);
         const record = await holding('j1');
-        expect(await store.free('p', from(record, 'queued', { lastError: 'refused' }), T + 9)).toBe(true);
+        expect(await store.free(unit('p'), from(record, 'queued', { lastError: 'refused' }), T + 9)).toBe(true);
         expect(await read('j1')).toMatchObject({ state: 'queued', lastError: 'refused', version: record.version + 1 });
         expect(await read('j1')).not.toHaveProperty('lease');
         expect(await fixture.expiresAtOf('j1')).toBeUndefined();
@@ -385,13 +389,13 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const record = await holding('j1');
         expect(await ledger.move(from(record, 'starting', { lastError: 'noted' }), T + 9)).toBe(true);
         const before = await observe('p', ['j1']);
-        expect(await store.free('p', from(record, 'succeeded'), T + 10)).toBe(false);
+        expect(await store.free(unit('p'), from(record, 'succeeded'), T + 10)).toBe(false);
         expect(await observe('p', ['j1'])).toEqual(before);
 
         const current = await read('j1');
-        expect(await store.free('p', from(current, 'succeeded'), T + 11)).toBe(true);
+        expect(await store.free(unit('p'), from(current, 'succeeded'), T + 11)).toBe(true);
         const after = await observe('p', ['j1']);
-        expect(await store.free('p', from(current, 'succeeded'), T + 12)).toBe(false);
+        expect(await store.free(unit('p'), from(current, 'succeeded'), T + 12)).toBe(false);
         expect(await observe('p', ['j1'])).toEqual(after);
       });
 
@@ -404,7 +408,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const inQ = await holding('c', 'q');
         const before = { p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) };
         // Act
-        const results = [await store.free('p', from(free, 'dead'), T + 9), await store.free('p', from(inQ, 'succeeded'), T + 9)];
+        const results = [await store.free(unit('p'), from(free, 'dead'), T + 9), await store.free(unit('p'), from(inQ, 'succeeded'), T + 9)];
         // Assess
         expect(results).toEqual([false, false]);
         expect({ p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) }).toEqual(before);
@@ -413,7 +417,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       test('on a pool that does not exist: false, nothing created', async () => {
         await store.createPool('p', 1);
         const record = await holding('j1');
-        expect(await store.free('ghost', from(record, 'succeeded'), T + 9)).toBe(false);
+        expect(await store.free(unit('ghost'), from(record, 'succeeded'), T + 9)).toBe(false);
         expect(await store.getPool('ghost')).toBeUndefined();
         expect(await ledger.get('j1')).toEqual(record);
       });
@@ -421,9 +425,9 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       test('a freed slot can be taken again', async () => {
         await store.createPool('p', 1);
         const a = await running('a');
-        expect(await store.free('p', from(a, 'succeeded'), T + 10)).toBe(true);
+        expect(await store.free(unit('p'), from(a, 'succeeded'), T + 10)).toBe(true);
         const b = await queued('b');
-        expect(await store.take('p', from(b, 'starting'), T + 11)).toBe(TakeOutcome.Taken);
+        expect(await store.take(unit('p'), from(b, 'starting'), T + 11)).toBe(TakeOutcome.Taken);
         await expectConsistent('p', ['a', 'b']);
       });
     });
@@ -434,7 +438,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const r = await reserved('r');
         await holding('a');
         const before = await observe('p', ['r', 'a']);
-        expect(await store.freeOverLimit('p', from(r, 'waiting'), T + 9)).toBe(false);
+        expect(await store.freeOverLimit(unit('p'), 'p', from(r, 'waiting'), T + 9)).toBe(false);
         expect(await observe('p', ['r', 'a'])).toEqual(before);
       });
 
@@ -446,10 +450,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const r2 = await reserved('r2');
         await store.setLimit('p', 1);
         // Act
-        const first = await store.freeOverLimit('p', from(r1, 'waiting'), T + 10);
-        const second = await store.freeOverLimit('p', from(r2, 'waiting'), T + 11);
+        const first = await store.freeOverLimit(unit('p'), 'p', from(r1, 'waiting'), T + 10);
+        const second = await store.freeOverLimit(unit('p'), 'p', from(r2, 'waiting'), T + 11);
         const before = await observe('p', ['a', 'r1', 'r2']);
-        const third = await store.freeOverLimit('p', from(await read('a'), 'queued'), T + 12);
+        const third = await store.freeOverLimit(unit('p'), 'p', from(await read('a'), 'queued'), T + 12);
         // Assess
         expect([first, second, third]).toEqual([true, true, false]);
         expect(await observe('p', ['a', 'r1', 'r2'])).toEqual(before);
@@ -465,10 +469,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await holding('a');
         const r = await reserved('r');
         await store.setLimit('p', 1);
-        expect(await store.claim('p', from(r, 'starting'), T + 5)).toBe(ClaimOutcome.OverLimit);
+        expect(await store.claim(unit('p'), from(r, 'starting'), T + 5)).toBe(ClaimOutcome.OverLimit);
         const before = await observe('p', ['a', 'r']);
-        expect(await store.freeOverLimit('p', { ...from(r, 'waiting'), version: r.version - 1 }, T + 7)).toBe(false);
-        expect(await store.freeOverLimit('p', { ...from(r, 'waiting'), version: r.version + 1 }, T + 7)).toBe(false);
+        expect(await store.freeOverLimit(unit('p'), 'p', { ...from(r, 'waiting'), version: r.version - 1 }, T + 7)).toBe(false);
+        expect(await store.freeOverLimit(unit('p'), 'p', { ...from(r, 'waiting'), version: r.version + 1 }, T + 7)).toBe(false);
         expect(await observe('p', ['a', 'r'])).toEqual(before);
       });
 
@@ -479,7 +483,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.setLimit('p', 1);
         const w = await waiting('w');
         const before = await observe('p', ['a', 'b', 'w']);
-        expect(await store.freeOverLimit('p', from(w, 'waiting'), T + 9)).toBe(false);
+        expect(await store.freeOverLimit(unit('p'), 'p', from(w, 'waiting'), T + 9)).toBe(false);
         expect(await observe('p', ['a', 'b', 'w'])).toEqual(before);
       });
     });
@@ -492,7 +496,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 2);
         const r = await reserved('r', 'p', T + 3);
         // Act
-        const outcome = await store.claim('p', from(r, 'starting', { attempt: 'msg-9', claimableAt: T + 60_000 }), T + 10);
+        const outcome = await store.claim(unit('p'), from(r, 'starting', { attempt: 'msg-9', claimableAt: T + 60_000 }), T + 10);
         // Assess
         expect(outcome).toBe(ClaimOutcome.Claimed);
         expect(await read('r')).toEqual({
@@ -511,19 +515,19 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 2);
         await holding('a');
         const r = await reserved('r');
-        expect(await store.claim('p', from(r, 'starting'), T + 10)).toBe(ClaimOutcome.Claimed);
+        expect(await store.claim(unit('p'), from(r, 'starting'), T + 10)).toBe(ClaimOutcome.Claimed);
       });
 
       test('Stale: the record changed since it was read; nothing changes', async () => {
         await store.createPool('p', 2);
         const r = await reserved('r');
         const before = await observe('p', ['r']);
-        expect(await store.claim('p', { ...from(r, 'starting'), version: r.version - 1 }, T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await store.claim(unit('p'), { ...from(r, 'starting'), version: r.version - 1 }, T + 6)).toBe(ClaimOutcome.Stale);
         expect(await observe('p', ['r'])).toEqual(before);
         // A second claim of one read (a duplicated wake-up) finds the job claimed already.
-        expect(await store.claim('p', from(r, 'starting', { attempt: 'm1' }), T + 7)).toBe(ClaimOutcome.Claimed);
+        expect(await store.claim(unit('p'), from(r, 'starting', { attempt: 'm1' }), T + 7)).toBe(ClaimOutcome.Claimed);
         const claimed = await observe('p', ['r']);
-        expect(await store.claim('p', from(r, 'starting', { attempt: 'm2' }), T + 8)).toBe(ClaimOutcome.Stale);
+        expect(await store.claim(unit('p'), from(r, 'starting', { attempt: 'm2' }), T + 8)).toBe(ClaimOutcome.Stale);
         expect(await observe('p', ['r'])).toEqual(claimed);
       });
 
@@ -532,8 +536,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const s = await holding('s');
         const w = await waiting('w');
         const before = await observe('p', ['s', 'w']);
-        expect(await store.claim('p', from(s, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
-        expect(await store.claim('p', from(w, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await store.claim(unit('p'), from(s, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await store.claim(unit('p'), from(w, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
         expect(await observe('p', ['s', 'w'])).toEqual(before);
       });
 
@@ -542,7 +546,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('q', 2);
         const r = await reserved('r', 'q');
         const before = { p: await observe('p', ['r']), q: await observe('q', ['r']) };
-        expect(await store.claim('p', from(r, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
+        expect(await store.claim(unit('p'), from(r, 'starting'), T + 6)).toBe(ClaimOutcome.Stale);
         expect({ p: await observe('p', ['r']), q: await observe('q', ['r']) }).toEqual(before);
       });
 
@@ -555,7 +559,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.setLimit('p', 2);
         const before = await observe('p', ['a', 'b', 'r']);
         // Act
-        const outcome = await store.claim('p', from(r, 'starting'), T + 9);
+        const outcome = await store.claim(unit('p'), from(r, 'starting'), T + 9);
         // Assess
         expect(outcome).toBe(ClaimOutcome.OverLimit);
         expect(await observe('p', ['a', 'b', 'r'])).toEqual(before);
@@ -573,7 +577,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await holding('other');
         const w = await waiting('w');
         // Act
-        const outcome = await store.pass('p', from(done, 'succeeded', { endedAt: T + 20 }), 'w', T + 21);
+        const outcome = await store.pass(unit('p'), from(done, 'succeeded', { endedAt: T + 20 }), receiver('w', 'p'), T + 21);
         // Assess
         expect(outcome).toBe(PassOutcome.Passed);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
@@ -595,7 +599,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 1);
         const done = await running('done');
         const q = await queued('q');
-        expect(await store.pass('p', from(done, 'failed'), 'q', T + 9)).toBe(PassOutcome.Passed);
+        expect(await store.pass(unit('p'), from(done, 'failed'), receiver('q', 'p'), T + 9)).toBe(PassOutcome.Passed);
         expect(await read('q')).toMatchObject({ state: 'reserved', version: q.version + 1, lease: { pool: 'p', since: T + 9 } });
         await expectConsistent('p', ['done', 'q']);
       });
@@ -607,8 +611,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await running('c');
         await waiting('w');
         await store.setLimit('p', 2);
-        expect(await store.free('p', from(a, 'succeeded'), T + 10)).toBe(true);
-        expect(await store.pass('p', from(b, 'succeeded'), 'w', T + 11)).toBe(PassOutcome.Passed);
+        expect(await store.free(unit('p'), from(a, 'succeeded'), T + 10)).toBe(true);
+        expect(await store.pass(unit('p'), from(b, 'succeeded'), receiver('w', 'p'), T + 11)).toBe(PassOutcome.Passed);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
         expect(await allHolders('p')).toEqual(['c', 'w']);
       });
@@ -619,7 +623,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await ledger.move(from(done, 'starting', { lastError: 'noted' }), T + 5)).toBe(true);
         await waiting('w');
         const before = await observe('p', ['done', 'w']);
-        expect(await store.pass('p', from(done, 'succeeded'), 'w', T + 6)).toBe(PassOutcome.Stale);
+        expect(await store.pass(unit('p'), from(done, 'succeeded'), receiver('w', 'p'), T + 6)).toBe(PassOutcome.Stale);
         expect(await observe('p', ['done', 'w'])).toEqual(before);
       });
 
@@ -632,8 +636,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await waiting('w');
         const ids = ['a', 'none', 'inQ', 'w'];
         const before = { p: await observe('p', ids), q: await observe('q', ids) };
-        expect(await store.pass('p', from(none, 'dead'), 'w', T + 6)).toBe(PassOutcome.Stale);
-        expect(await store.pass('p', from(inQ, 'succeeded'), 'w', T + 6)).toBe(PassOutcome.Stale);
+        expect(await store.pass(unit('p'), from(none, 'dead'), receiver('w', 'p'), T + 6)).toBe(PassOutcome.Stale);
+        expect(await store.pass(unit('p'), from(inQ, 'succeeded'), receiver('w', 'p'), T + 6)).toBe(PassOutcome.Stale);
         expect({ p: await observe('p', ids), q: await observe('q', ids) }).toEqual(before);
       });
 
@@ -654,7 +658,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         if (target === 'running') await running('t');
         if (target === 'succeeded') {
           const t = await running('t');
-          expect(await store.free('p', from(t, 'succeeded'), T + 5)).toBe(true);
+          expect(await store.free(unit('p'), from(t, 'succeeded'), T + 5)).toBe(true);
         }
         if (target === 'dead') {
           const t = await queued('t');
@@ -663,7 +667,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         if (target === 'queued-leased') await queuedWithLease('t');
         const before = await observe('p', ['done', 't']);
         // Act
-        const outcome = await store.pass('p', from(done, 'succeeded'), 't', T + 6);
+        const outcome = await store.pass(unit('p'), from(done, 'succeeded'), receiver('t', 'p'), T + 6);
         // Assess
         expect(outcome).toBe(PassOutcome.TargetGone);
         expect(await observe('p', ['done', 't'])).toEqual(before);
@@ -680,7 +684,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.setLimit('p', 2);
         const before = await observe('p', ['done', 'b', 'c', 'w']);
         // Act
-        const outcome = await store.pass('p', from(done, 'succeeded'), 'w', T + 9);
+        const outcome = await store.pass(unit('p'), from(done, 'succeeded'), receiver('w', 'p'), T + 9);
         // Assess
         expect(outcome).toBe(PassOutcome.OverLimit);
         expect(await observe('p', ['done', 'b', 'c', 'w'])).toEqual(before);
@@ -690,7 +694,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 1);
         const done = await running('done');
         const before = await observe('p', ['done']);
-        await expect(store.pass('p', from(done, 'succeeded'), 'done', T + 9)).rejects.toThrow();
+        await expect(store.pass(unit('p'), from(done, 'succeeded'), receiver('done', 'p'), T + 9)).rejects.toThrow();
         expect(await observe('p', ['done'])).toEqual(before);
       });
     });
@@ -703,7 +707,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         async (state) => {
           await store.createPool('p', 2);
           const record = state === 'waiting' ? await waiting('j1') : await queued('j1');
-          expect(await store.reserve('p', 'j1', T + 7)).toBe(ReserveOutcome.Reserved);
+          expect(await store.reserve(receiver('j1', 'p'), T + 7)).toBe(ReserveOutcome.Reserved);
           expect(await read('j1')).toEqual({
             ...record,
             state: 'reserved',
@@ -722,15 +726,15 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await holding('b');
         await waiting('w');
         const before = await observe('p', ['a', 'b', 'w']);
-        expect(await store.reserve('p', 'w', T + 9)).toBe(ReserveOutcome.Full);
+        expect(await store.reserve(receiver('w', 'p'), T + 9)).toBe(ReserveOutcome.Full);
         await store.setLimit('p', 1);
-        expect(await store.reserve('p', 'w', T + 10)).toBe(ReserveOutcome.Full);
+        expect(await store.reserve(receiver('w', 'p'), T + 10)).toBe(ReserveOutcome.Full);
         expect(await observe('p', ['a', 'b', 'w'])).toEqual({ ...before, pool: { ...before.pool, limit: 1 } });
       });
 
       test('NoPool: the pool does not exist; nothing created, the job unchanged', async () => {
         const w = await waiting('w', 'ghost');
-        expect(await store.reserve('ghost', 'w', T + 9)).toBe(ReserveOutcome.NoPool);
+        expect(await store.reserve(receiver('w', 'ghost'), T + 9)).toBe(ReserveOutcome.NoPool);
         expect(await store.getPool('ghost')).toBeUndefined();
         expect(await store.listPools()).toEqual([]);
         expect(await ledger.get('w')).toEqual(w);
@@ -749,7 +753,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           }
           if (state === 'queued-leased') await queuedWithLease('t');
           const before = await observe('p', ['t']);
-          expect(await store.reserve('p', 't', T + 9)).toBe(ReserveOutcome.TargetGone);
+          expect(await store.reserve(receiver('t', 'p'), T + 9)).toBe(ReserveOutcome.TargetGone);
           expect(await observe('p', ['t'])).toEqual(before);
         },
       );
@@ -765,28 +769,28 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       let now = T + 10;
       const step = async (id: string, act: (record: JobRecord) => Promise<unknown>) => act(await read(id));
       const steps: Array<() => Promise<unknown>> = [
-        () => step('a', (r) => store.take('p', from(r, 'starting'), ++now)),
-        () => step('b', (r) => store.take('p', from(r, 'starting'), ++now)),
-        () => step('a', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('a', (r) => store.take(unit('p'), from(r, 'starting'), ++now)),
+        () => step('b', (r) => store.take(unit('p'), from(r, 'starting'), ++now)),
+        () => step('a', (r) => store.take(unit('p'), from(r, 'starting'), ++now)),
         () => step('w1', (r) => ledger.move(from(r, 'waiting'), ++now)),
         () => step('w2', (r) => ledger.move(from(r, 'waiting'), ++now)),
-        () => step('a', (r) => store.pass('p', from(r, 'succeeded'), 'w1', ++now)),
-        () => step('c', (r) => store.take('p', from(r, 'starting'), ++now)),
-        () => step('d', (r) => store.take('p', from(r, 'starting'), ++now)),
+        () => step('a', (r) => store.pass(unit('p'), from(r, 'succeeded'), receiver('w1', 'p'), ++now)),
+        () => step('c', (r) => store.take(unit('p'), from(r, 'starting'), ++now)),
+        () => step('d', (r) => store.take(unit('p'), from(r, 'starting'), ++now)),
         () => store.setLimit('p', 1),
-        () => step('w1', (r) => store.claim('p', from(r, 'starting'), ++now)),
-        () => step('w1', (r) => store.freeOverLimit('p', from(r, 'waiting'), ++now)),
-        () => step('b', (r) => store.pass('p', from(r, 'failed'), 'w2', ++now)),
-        () => step('b', (r) => store.free('p', from(r, 'failed'), ++now)),
-        () => step('c', (r) => store.free('p', from(r, 'queued'), ++now)),
-        () => store.reserve('p', 'w1', ++now),
+        () => step('w1', (r) => store.claim(unit('p'), from(r, 'starting'), ++now)),
+        () => step('w1', (r) => store.freeOverLimit(unit('p'), 'p', from(r, 'waiting'), ++now)),
+        () => step('b', (r) => store.pass(unit('p'), from(r, 'failed'), receiver('w2', 'p'), ++now)),
+        () => step('b', (r) => store.free(unit('p'), from(r, 'failed'), ++now)),
+        () => step('c', (r) => store.free(unit('p'), from(r, 'queued'), ++now)),
+        () => store.reserve(receiver('w1', 'p'), ++now),
         () => store.setLimit('p', 4),
-        () => store.reserve('p', 'w1', ++now),
-        () => step('e', (r) => store.take('p', from(r, 'starting'), ++now)),
-        () => step('e', (r) => store.pass('p', from(r, 'succeeded'), 'e', ++now)).catch(() => undefined),
-        () => step('e', (r) => store.pass('p', from(r, 'succeeded'), 'c', ++now)),
-        () => step('d', (r) => store.free('p', from(r, 'succeeded'), ++now)),
-        () => step('w1', (r) => store.claim('p', from(r, 'starting'), ++now)),
+        () => store.reserve(receiver('w1', 'p'), ++now),
+        () => step('e', (r) => store.take(unit('p'), from(r, 'starting'), ++now)),
+        () => step('e', (r) => store.pass(unit('p'), from(r, 'succeeded'), receiver('e', 'p'), ++now)).catch(() => undefined),
+        () => step('e', (r) => store.pass(unit('p'), from(r, 'succeeded'), receiver('c', 'p'), ++now)),
+        () => step('d', (r) => store.free(unit('p'), from(r, 'succeeded'), ++now)),
+        () => step('w1', (r) => store.claim(unit('p'), from(r, 'starting'), ++now)),
       ];
       // Act and assess
       for (const act of steps) {
@@ -889,6 +893,125 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
 
     // ---- concurrency --------------------------------------------------------------------------------------------
 
+    describe('keyed limits and weights', () => {
+      const org = keyGate('org:acme');
+      /** A job of pool p counting against org:acme with `units` units. */
+      const demand = (units = 1): Demand => ({ pool: 'p', keys: ['org:acme'], units });
+      const receiving = (jobId: string, units = 1, gate = 'p', key?: string): Receiver => ({
+        jobId,
+        demand: demand(units),
+        gate,
+        ...(key !== undefined && { waitKey: key }),
+      });
+
+      test('a take needs room in every gate for its units, and takes them from each in one write', async () => {
+        // Prepare: the pool has 8, the key 3
+        await store.createPool('p', 8);
+        await store.createPool(org, 3);
+        const heavy = await queued('heavy');
+        const light = await queued('light');
+        // Act + Assess: 2 + 2 > 3 in the key: the second take finds it full and changes nothing anywhere
+        expect(await store.take(demand(2), from(heavy, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect(await store.take(demand(2), from(light, 'starting'), T + 2)).toBe(TakeOutcome.Full);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 8, inUse: 2 });
+        expect(await store.getPool(org)).toEqual({ name: org, limit: 3, inUse: 2 });
+        expect(await read('light')).toEqual(light);
+        // One unit still fits.
+        expect(await store.take(demand(1), from(light, 'starting'), T + 3)).toBe(TakeOutcome.Taken);
+        expect(await store.getPool(org)).toMatchObject({ inUse: 3 });
+      });
+
+      test('a take naming a gate that does not exist is NoPool, and changes nothing', async () => {
+        await store.createPool('p', 8);
+        const record = await queued('j');
+        expect(await store.take(demand(), from(record, 'starting'), T + 1)).toBe(TakeOutcome.NoPool);
+        expect(await store.getPool('p')).toMatchObject({ inUse: 0 });
+        expect(await read('j')).toEqual(record);
+      });
+
+      test('free gives the units back to every gate; freeOverLimit only while the named gate is over its limit', async () => {
+        await store.createPool('p', 8);
+        await store.createPool(org, 4);
+        const a = await queued('a');
+        expect(await store.take(demand(3), from(a, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        const b = await reserveFor('b', 1);
+        // The key is lowered under its use: b's reservation may be taken back because of it, not because of the pool.
+        await store.setLimit(org, 2);
+        expect(await store.freeOverLimit(demand(1), 'p', from(b, 'waiting'), T + 5)).toBe(false);
+        expect(await store.freeOverLimit(demand(1), org, from(b, 'waiting'), T + 5)).toBe(true);
+        expect(await store.getPool(org)).toEqual({ name: org, limit: 2, inUse: 3 });
+        expect(await store.free(demand(3), from(await read('a'), 'succeeded'), T + 6)).toBe(true);
+        expect(await store.getPool('p')).toMatchObject({ inUse: 0 });
+        expect(await store.getPool(org)).toMatchObject({ inUse: 0 });
+      });
+
+      test('claim checks every gate: a reservation over a lowered keyed limit does not start', async () => {
+        await store.createPool('p', 8);
+        await store.createPool(org, 2);
+        const r = await reserveFor('r', 2);
+        await store.setLimit(org, 1);
+        expect(await store.claim(demand(2), from(r, 'starting'), T + 5)).toBe(ClaimOutcome.OverLimit);
+        await store.setLimit(org, 2);
+        expect(await store.claim(demand(2), from(r, 'starting'), T + 6)).toBe(ClaimOutcome.Claimed);
+      });
+
+      test('pass hands over across gates: the finished job gives back its units, the waiter takes its own', async () => {
+        // Prepare: a (pool only, 1 unit) runs; w needs 2 units of the pool and of the key
+        await store.createPool('p', 2);
+        await store.createPool(org, 2);
+        const a = await holding('a');
+        const b = await holding('b');
+        const w = await waiting('w');
+        const key = waitKey(T, 'w');
+        await store.addWaiter({ ...waiter('p', 'w', T, 'appflow'), demand: demand(2) });
+        // Act + Assess: one unit back is not room for two: OverLimit, nothing changes
+        expect(await store.pass(unit('p'), from(a, 'succeeded'), receiving('w', 2, 'p', key), T + 5)).toBe(PassOutcome.OverLimit);
+        expect(await read('w')).toEqual(w);
+        expect(await store.free(unit('p'), from(a, 'succeeded'), T + 6)).toBe(true);
+        // b's unit and the free one make two: w is reserved, the pool stays full, the key counts 2
+        expect(await store.pass(unit('p'), from(b, 'succeeded'), receiving('w', 2, 'p', key), T + 7)).toBe(PassOutcome.Passed);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
+        expect(await store.getPool(org)).toEqual({ name: org, limit: 2, inUse: 2 });
+        expect(await read('w')).toMatchObject({ state: 'reserved', lease: { pool: 'p', since: T + 7 } });
+        expect(await store.countWaiters('p')).toBe(0);
+      });
+
+      test('moveWaiter moves a waiter to another gate\'s list in one step, and refuses one no longer on its list', async () => {
+        await store.createPool('p', 1);
+        await store.createPool(org, 1);
+        const parked = { ...waiter('p', 'w', T, 'appflow'), demand: demand(1) };
+        await store.addWaiter(parked);
+        expect(await store.moveWaiter(parked, org)).toBe(true);
+        expect(await store.countWaiters('p')).toBe(0);
+        expect(await store.oldestWaiters(org, 5)).toEqual([{ ...parked, gate: org }]);
+        // The old list no longer has it: moving from there again changes nothing.
+        expect(await store.moveWaiter(parked, org)).toBe(false);
+        expect(await store.countWaiters(org)).toBe(1);
+        expect(await store.countWaiters('p')).toBe(0);
+      });
+
+      test('fair rounds: a tenant\'s jobs take rounds one after another; a new tenant starts at the pool\'s round', async () => {
+        await store.createPool('p', 1);
+        expect([await store.fairRank('p', 'big'), await store.fairRank('p', 'big'), await store.fairRank('p', 'big')]).toEqual([1, 2, 3]);
+        await store.advanceRound('p', 2);
+        await store.advanceRound('p', 1); // never backwards
+        expect(await store.fairRank('p', 'small')).toBe(3);
+        expect(await store.fairRank('p', 'big')).toBe(4);
+        await store.advanceRound('p', 10);
+        expect(await store.fairRank('p', 'big')).toBe(11);
+        // Rounds are per pool.
+        await store.createPool('q', 1);
+        expect(await store.fairRank('q', 'big')).toBe(1);
+      });
+
+      /** A waiting job of pool p given `units` of the pool and the key (reserved). */
+      async function reserveFor(jobId: string, units: number): Promise<JobRecord> {
+        await waiting(jobId);
+        expect(await store.reserve(receiving(jobId, units), T + 3)).toBe(ReserveOutcome.Reserved);
+        return read(jobId);
+      }
+    });
+
     describe('concurrency', () => {
       test(
         '40 concurrent takes for 40 jobs on a pool of limit 6: exactly 6 Taken, inUse 6, exactly 6 leases',
@@ -899,7 +1022,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           const records = await Promise.all(ids.map((id) => queued(id, 'hot')));
           // Act
           const outcomes = await Promise.all(
-            records.map((r, i) => store.take('hot', from(r, 'starting', { attempt: `m${i}` }), T + 10 + i)),
+            records.map((r, i) => store.take(unit('hot'), from(r, 'starting', { attempt: `m${i}` }), T + 10 + i)),
           );
           // Assess
           const taken = ids.filter((_, i) => outcomes[i] === TakeOutcome.Taken);
@@ -923,7 +1046,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           await store.createPool('p', 5);
           const record = await queued('j1');
           const outcomes = await Promise.all(
-            Array.from({ length: 6 }, (_, i) => store.take('p', from(record, 'starting', { attempt: `m${i}` }), T + i)),
+            Array.from({ length: 6 }, (_, i) => store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)),
           );
           expect(outcomes.filter((o) => o === TakeOutcome.Taken)).toHaveLength(1);
           expect(outcomes.filter((o) => o === TakeOutcome.Stale)).toHaveLength(5);
@@ -945,8 +1068,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
             const newcomer = await queued(`n-${round}`, pool);
             // Act
             const [passed, took] = await Promise.all([
-              store.pass(pool, from(done, 'succeeded'), `w-${round}`, T + 20),
-              store.take(pool, from(newcomer, 'starting'), T + 20),
+              store.pass(unit(pool), from(done, 'succeeded'), receiver(`w-${round}`, pool), T + 20),
+              store.take(unit(pool), from(newcomer, 'starting'), T + 20),
             ]);
             // Assess
             expect([passed, took]).toEqual([PassOutcome.Passed, TakeOutcome.Full]);
@@ -967,8 +1090,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
             const done = await running(`done-${round}`, pool);
             const w = await waiting(`w-${round}`, pool);
             const [freed, passed] = await Promise.all([
-              store.free(pool, from(done, 'succeeded'), T + 20),
-              store.pass(pool, from(done, 'succeeded'), `w-${round}`, T + 20),
+              store.free(unit(pool), from(done, 'succeeded'), T + 20),
+              store.pass(unit(pool), from(done, 'succeeded'), receiver(`w-${round}`, pool), T + 20),
             ]);
             expect([freed, passed === PassOutcome.Passed].filter(Boolean)).toHaveLength(1);
             if (freed) {
@@ -997,8 +1120,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
             const w2 = await waiting(`w2-${round}`, pool);
             // Act
             const outcomes = await Promise.all([
-              store.pass(pool, from(done, 'succeeded'), w1.jobId, T + 20),
-              store.pass(pool, from(done, 'succeeded'), w2.jobId, T + 20),
+              store.pass(unit(pool), from(done, 'succeeded'), receiver(w1.jobId, pool), T + 20),
+              store.pass(unit(pool), from(done, 'succeeded'), receiver(w2.jobId, pool), T + 20),
             ]);
             // Assess
             expect([...outcomes].sort()).toEqual([PassOutcome.Passed, PassOutcome.Stale].sort());
@@ -1020,8 +1143,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           const b = await running('b');
           await waiting('w');
           const outcomes = await Promise.all([
-            store.pass('p', from(a, 'succeeded'), 'w', T + 20),
-            store.pass('p', from(b, 'succeeded'), 'w', T + 20),
+            store.pass(unit('p'), from(a, 'succeeded'), receiver('w', 'p'), T + 20),
+            store.pass(unit('p'), from(b, 'succeeded'), receiver('w', 'p'), T + 20),
           ]);
           expect([...outcomes].sort()).toEqual([PassOutcome.Passed, PassOutcome.TargetGone].sort());
           const loser = outcomes[0] === PassOutcome.Passed ? b : a;
@@ -1037,7 +1160,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         async () => {
           await store.createPool('p', 3);
           await waiting('w');
-          const outcomes = await Promise.all([store.reserve('p', 'w', T + 20), store.reserve('p', 'w', T + 21)]);
+          const outcomes = await Promise.all([store.reserve(receiver('w', 'p'), T + 20), store.reserve(receiver('w', 'p'), T + 21)]);
           expect([...outcomes].sort()).toEqual([ReserveOutcome.Reserved, ReserveOutcome.TargetGone].sort());
           expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 1 });
           expect(await read('w')).toMatchObject({ state: 'reserved', version: 3 });
@@ -1055,7 +1178,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
             await holding(`a-${round}`, pool);
             const r = await reserved(`r-${round}`, pool);
             // Act
-            const [outcome] = await Promise.all([store.claim(pool, from(r, 'starting'), T + 20), store.setLimit(pool, 1)]);
+            const [outcome] = await Promise.all([store.claim(unit(pool), from(r, 'starting'), T + 20), store.setLimit(pool, 1)]);
             // Assess
             expect([ClaimOutcome.Claimed, ClaimOutcome.OverLimit]).toContain(outcome);
             expect(await store.getPool(pool)).toEqual({ name: pool, limit: 1, inUse: 2 });
@@ -1065,7 +1188,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
             } else {
               expect(after).toEqual(r);
               // The reservation is taken back instead of started.
-              expect(await store.freeOverLimit(pool, from(r, 'waiting'), T + 21)).toBe(true);
+              expect(await store.freeOverLimit(unit(pool), pool, from(r, 'waiting'), T + 21)).toBe(true);
               expect(await store.getPool(pool)).toMatchObject({ inUse: 1 });
             }
           }

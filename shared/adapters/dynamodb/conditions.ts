@@ -21,14 +21,31 @@ export const SAME_VERSION_RESERVED = `${SAME_VERSION_HOLDING} AND #state = :rese
 /** A job that may be handed a slot: queued or waiting, holding none (no version: the releaser never read it). */
 export const ADMITTABLE = '#state IN (:queued, :waiting) AND attribute_not_exists(holderPool)';
 
-/** Take a slot: the pool exists and one is free. */
-export const POOL_HAS_ROOM = 'attribute_exists(pk) AND inUse < #limit';
+/**
+ * A limit's counter (a pool or a keyed limit) keeps `room` = limit - inUse beside inUse, because a condition cannot
+ * add: a job of weight w needs `room >= w`. Every change moves both by the same delta in one write.
+ */
 
-/** Pass a slot on or start a reservation: the pool is not over its (lowered) limit. */
-export const POOL_WITHIN_LIMIT = 'attribute_exists(pk) AND inUse <= #limit';
+/** Take units (or hand a slot over): the gate exists and has room for the delta (room >= :delta). */
+export const GATE_HAS_ROOM = 'attribute_exists(pk) AND room >= :delta';
 
-/** Take a reservation back: only while the pool is over its limit. */
-export const POOL_OVER_LIMIT = 'attribute_exists(pk) AND inUse > #limit';
+/** Give units back: the gate exists (a free is never refused). */
+export const GATE_EXISTS = 'attribute_exists(pk)';
+
+/** Start a reservation: the gate is not over its (lowered) limit. */
+export const GATE_WITHIN_LIMIT = 'attribute_exists(pk) AND room >= :zero';
+
+/** Take a reservation back: only while the gate is over its limit. */
+export const GATE_OVER_LIMIT = 'attribute_exists(pk) AND room < :zero';
+
+/** Set a limit on an existing gate (a new one is created with IS_NEW). */
+export const GATE_KNOWN = 'attribute_exists(pk)';
+
+/** A pool's fair-share round only moves up. */
+export const ROUND_BEHIND = 'attribute_exists(pk) AND (attribute_not_exists(round) OR round < :rank)';
+
+/** A tenant's last round is raised to the pool's current one only if it is behind it. */
+export const TENANT_BEHIND = 'attribute_not_exists(lastRound) OR lastRound < :next';
 
 /** Note an early completion only while its run is not recorded (a recorded run has a job id). */
 export const RUN_NOT_RECORDED = 'attribute_not_exists(jobId)';

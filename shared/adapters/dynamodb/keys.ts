@@ -1,8 +1,10 @@
 /**
  * One table holds everything, keyed by (pk, sk):
- * - a pool:            pk POOL#<pool>        sk POOL              limit, inUse (the slots are leases on job records)
- * - a waiting job:     pk POOL#<pool>        sk WAIT#<waitKey>    body, jobId, since
- * - the pool registry: pk POOLS              sk <pool>            (so the reconciler can list pools without a scan)
+ * - a limit:           pk POOL#<gate>        sk POOL              limit, inUse, room (the slots are leases on job records);
+ *                                                                a gate is a pool's name or `key/<key>` (a keyed limit)
+ * - a waiting job:     pk POOL#<gate>        sk WAIT#<waitKey>    body, jobId, since, pool, keys, units
+ * - a tenant's round:  pk POOL#<pool>        sk TENANT#<key>      lastRound (fairness)
+ * - the gate registry: pk POOLS              sk <gate>            (so the reconciler can list gates without a scan)
  * - a job (ledger):    pk JOB#<jobId>        sk JOB               state, version, spec, lease (holderPool), timestamps, run
  * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
  * Waiters share the pool's partition so the oldest are one Query away, ordered by sort key.
@@ -12,9 +14,11 @@ export const JOB_SK = 'JOB';
 export const RUN_SK = 'RUN';
 export const POOL_REGISTRY_PK = 'POOLS';
 export const WAIT_PREFIX = 'WAIT#';
+export const TENANT_PREFIX = 'TENANT#';
 
 export const poolKey = (pool: string) => ({ pk: `POOL#${pool}`, sk: POOL_SK });
 export const waiterKey = (pool: string, waitKey: string) => ({ pk: `POOL#${pool}`, sk: `${WAIT_PREFIX}${waitKey}` });
 export const poolRegistryKey = (pool: string) => ({ pk: POOL_REGISTRY_PK, sk: pool });
 export const jobKey = (jobId: string) => ({ pk: `JOB#${jobId}`, sk: JOB_SK });
 export const runKey = (kind: string, executionId: string) => ({ pk: `RUN#${kind}#${executionId}`, sk: RUN_SK });
+export const tenantKey = (pool: string, tenant: string) => ({ pk: `POOL#${pool}`, sk: `${TENANT_PREFIX}${tenant}` });

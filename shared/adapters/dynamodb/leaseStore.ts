@@ -11,23 +11,36 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { JobKind } from '../../domain/job';
 import { JobState } from '../../domain/jobState';
+import { type Demand, exchange, type GateChange, gatesOf } from '../../domain/limits';
 import type { PoolSnapshot } from '../../domain/pool';
-import type { Waiter } from '../../domain/waiting';
+import { type Waiter, waiterDemand, waiterGate } from '../../domain/waiting';
 import type { Move } from '../../ports/jobLedger';
-import { ClaimOutcome, type HolderPage, type LeaseStore, PassOutcome, ReserveOutcome, TakeOutcome } from '../../ports/leaseStore';
+import {
+  ClaimOutcome,
+  type HolderPage,
+  type LeaseStore,
+  PassOutcome,
+  type Receiver,
+  ReserveOutcome,
+  TakeOutcome,
+} from '../../ports/leaseStore';
 import {
   ADMITTABLE,
+  GATE_EXISTS,
+  GATE_HAS_ROOM,
+  GATE_KNOWN,
+  GATE_OVER_LIMIT,
+  GATE_WITHIN_LIMIT,
   IS_NEW,
-  POOL_HAS_ROOM,
-  POOL_OVER_LIMIT,
-  POOL_WITHIN_LIMIT,
+  ROUND_BEHIND,
   SAME_VERSION_FREE,
   SAME_VERSION_HOLDING,
   SAME_VERSION_RESERVED,
+  TENANT_BEHIND,
 } from './conditions';
-import { applied, type CancellationReason, cancellationReasons, failedCondition } from './errors';
+import { applied, type CancellationReason, cancellationReasons, failedCondition, isConditionalCheckFailed } from './errors';
 import { moveUpdate, type UpdateParts } from './jobItem';
-import { jobKey, POOL_REGISTRY_PK, poolKey, poolRegistryKey, WAIT_PREFIX, waiterKey } from './keys';
+import { jobKey, POOL_REGISTRY_PK, poolKey, poolRegistryKey, tenantKey, WAIT_PREFIX, waiterKey } from './keys';
 
 /** The sparse index of job records holding a slot (serverless.yml: SluiceTable, GlobalSecondaryIndexes). */
 export const HOLDERS_INDEX = 'holders';
@@ -40,6 +53,9 @@ const CONFLICT_BACKOFF_MS = 20;
 interface PoolItem {
   limit: number;
   inUse: number;
+  room: number;
+  /** fairness: the round of the last fair job let in */
+  round?: number;
 }
 
 interface WaiterItem {
@@ -48,6 +64,10 @@ interface WaiterItem {
   kind: JobKind;
   body: string;
   since: number;
+  /** the job's pool and demand (absent on items written before keyed limits: one unit of the gate) */
+  pool?: string;
+  keys?: string[];
+  units?: number;
 }
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -87,7 +107,7 @@ export class DynamoLeaseStore implements LeaseStore {
   async createPool(pool: string, limit: number): Promise<boolean> {
     const created = await applied(
       this.doc.send(
-        new PutCommand({ TableName: this.tableName, Item: { ...poolKey(pool), limit, inUse: 0 }, ConditionExpression: IS_NEW }),
+        new PutCommand({ TableName: this.tableName, Item: { ...poolKey(pool), limit, inUse: 0, room: limit }, ConditionExpression: IS_NEW }),
       ),
     );
     // Registered on both paths: a creation that died before this write is listed the next time the pool is used.
@@ -96,15 +116,22 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async setLimit(pool: string, limit: number): Promise<void> {
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: poolKey(pool),
-        UpdateExpression: 'SET #limit = :limit, inUse = if_not_exists(inUse, :zero)',
-        ExpressionAttributeNames: { '#limit': 'limit' },
-        ExpressionAttributeValues: { ':limit': limit, ':zero': 0 },
-      }),
-    );
+    // room follows the limit in the same write (room = limit - inUse), so a condition on room sees the new limit.
+    for (;;) {
+      const set = await applied(
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: poolKey(pool),
+            UpdateExpression: 'SET #limit = :limit, room = :limit - inUse',
+            ConditionExpression: GATE_KNOWN,
+            ExpressionAttributeNames: { '#limit': 'limit' },
+            ExpressionAttributeValues: { ':limit': limit },
+          }),
+        ),
+      );
+      if (set || (await this.createPool(pool, limit))) break;
+    }
     await this.register(pool);
   }
 
@@ -127,67 +154,72 @@ export class DynamoLeaseStore implements LeaseStore {
     return LastEvaluatedKey && holders.length > 0 ? { holders, next: holders[holders.length - 1]!.jobId } : { holders };
   }
 
-  async take(pool: string, move: Move, now: number): Promise<TakeOutcome> {
-    const reasons = await this.transact([
-      this.counter(pool, POOL_HAS_ROOM, 1, true),
-      this.job(moveUpdate(move, now, { take: { pool, since: now } }, this.options.retentionDays, SAME_VERSION_FREE), move.jobId),
-    ]);
+  async take(demand: Demand, move: Move, now: number): Promise<TakeOutcome> {
+    const counters = this.counters(exchange(undefined, demand));
+    const update = moveUpdate(move, now, { take: { pool: demand.pool, since: now } }, this.options.retentionDays, SAME_VERSION_FREE);
+    const reasons = await this.transact([...counters, this.job(update, move.jobId)]);
     if (!reasons) return TakeOutcome.Taken;
-    if (failedCondition(reasons[1])) return TakeOutcome.Stale;
-    return reasons[0]?.Item ? TakeOutcome.Full : TakeOutcome.NoPool;
+    if (failedCondition(reasons[counters.length])) return TakeOutcome.Stale;
+    return missingGate(reasons.slice(0, counters.length)) ? TakeOutcome.NoPool : TakeOutcome.Full;
   }
 
-  async free(pool: string, move: Move, now: number): Promise<boolean> {
-    const reasons = await this.transact([this.counter(pool, 'attribute_exists(pk)', -1), this.holding(pool, move, now, 'free')]);
+  async free(demand: Demand, move: Move, now: number): Promise<boolean> {
+    const reasons = await this.transact([...this.counters(exchange(demand, undefined)), this.holding(demand.pool, move, now, 'free')]);
     return reasons === undefined;
   }
 
-  async freeOverLimit(pool: string, move: Move, now: number): Promise<boolean> {
-    const reasons = await this.transact([this.counter(pool, POOL_OVER_LIMIT, -1), this.holding(pool, move, now, 'free')]);
+  async freeOverLimit(demand: Demand, overGate: string, move: Move, now: number): Promise<boolean> {
+    if (!gatesOf(demand).includes(overGate)) throw new Error(`${overGate} is not a limit of job ${move.jobId}`);
+    const counters = this.counters(exchange(demand, undefined), overGate);
+    const reasons = await this.transact([...counters, this.holding(demand.pool, move, now, 'free')]);
     return reasons === undefined;
   }
 
-  async claim(pool: string, move: Move, now: number): Promise<ClaimOutcome> {
+  async claim(demand: Demand, move: Move, now: number): Promise<ClaimOutcome> {
     const update = moveUpdate(move, now, 'keep', this.options.retentionDays, SAME_VERSION_RESERVED);
-    update.ExpressionAttributeValues[':pool'] = pool;
+    update.ExpressionAttributeValues[':pool'] = demand.pool;
     update.ExpressionAttributeValues[':reserved'] = JobState.Reserved;
-    const reasons = await this.transact([this.counterCheck(pool, POOL_WITHIN_LIMIT), this.job(update, move.jobId)]);
+    const checks = gatesOf(demand).map((gate) => this.counterCheck(gate));
+    const reasons = await this.transact([...checks, this.job(update, move.jobId)]);
     if (!reasons) return ClaimOutcome.Claimed;
-    return failedCondition(reasons[1]) ? ClaimOutcome.Stale : ClaimOutcome.OverLimit;
+    return failedCondition(reasons[checks.length]) ? ClaimOutcome.Stale : ClaimOutcome.OverLimit;
   }
 
-  async pass(pool: string, from: Move, toJobId: string, now: number, waitKey?: string): Promise<PassOutcome> {
-    if (from.jobId === toJobId) throw new Error(`cannot pass a slot from job ${toJobId} to itself`);
+  async pass(from: Demand, move: Move, to: Receiver, now: number): Promise<PassOutcome> {
+    if (move.jobId === to.jobId) throw new Error(`cannot pass a slot from job ${to.jobId} to itself`);
+    const counters = this.counters(exchange(from, to.demand));
     const reasons = await this.transact([
-      this.counterCheck(pool, POOL_WITHIN_LIMIT),
-      this.holding(pool, from, now, 'free'),
-      this.receiving(pool, toJobId, now),
-      ...this.waiterGone(pool, waitKey),
+      ...counters,
+      this.holding(from.pool, move, now, 'free'),
+      this.receiving(to, now),
+      ...this.waiterGone(to),
     ]);
     if (!reasons) return PassOutcome.Passed;
-    if (failedCondition(reasons[1])) return PassOutcome.Stale;
-    if (failedCondition(reasons[2])) return PassOutcome.TargetGone;
+    if (failedCondition(reasons[counters.length])) return PassOutcome.Stale;
+    if (failedCondition(reasons[counters.length + 1])) return PassOutcome.TargetGone;
     return PassOutcome.OverLimit;
   }
 
-  async reserve(pool: string, jobId: string, now: number, waitKey?: string): Promise<ReserveOutcome> {
-    const reasons = await this.transact([
-      this.counter(pool, POOL_HAS_ROOM, 1, true),
-      this.receiving(pool, jobId, now),
-      ...this.waiterGone(pool, waitKey),
-    ]);
+  async reserve(to: Receiver, now: number): Promise<ReserveOutcome> {
+    const counters = this.counters(exchange(undefined, to.demand));
+    const reasons = await this.transact([...counters, this.receiving(to, now), ...this.waiterGone(to)]);
     if (!reasons) return ReserveOutcome.Reserved;
-    if (failedCondition(reasons[1])) return ReserveOutcome.TargetGone;
-    return reasons[0]?.Item ? ReserveOutcome.Full : ReserveOutcome.NoPool;
+    if (failedCondition(reasons[counters.length])) return ReserveOutcome.TargetGone;
+    return missingGate(reasons.slice(0, counters.length)) ? ReserveOutcome.NoPool : ReserveOutcome.Full;
   }
 
   async addWaiter(waiter: Waiter): Promise<void> {
-    await this.doc.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...waiterKey(waiter.pool, waiter.waitKey), jobId: waiter.jobId, kind: waiter.kind, body: waiter.body, since: waiter.since },
-      }),
-    );
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: waiterItem(waiter, waiterGate(waiter)) }));
+  }
+
+  async moveWaiter(waiter: Waiter, toGate: string): Promise<boolean> {
+    const fromGate = waiterGate(waiter);
+    if (fromGate === toGate) return true;
+    const reasons = await this.transact([
+      { Delete: { TableName: this.tableName, Key: waiterKey(fromGate, waiter.waitKey), ConditionExpression: GATE_EXISTS } },
+      { Put: { TableName: this.tableName, Item: waiterItem(waiter, toGate) } },
+    ]);
+    return reasons === undefined;
   }
 
   async oldestWaiters(pool: string, count: number): Promise<Waiter[]> {
@@ -230,6 +262,51 @@ export class DynamoLeaseStore implements LeaseStore {
     return total;
   }
 
+  async fairRank(pool: string, tenant: string): Promise<number> {
+    // The pool's round need not be exact: a stale read only lets a returning tenant in a round or two early or late.
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool) }));
+    const next = Number((Item as PoolItem | undefined)?.round ?? 0) + 1;
+    const raised = await applied(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: tenantKey(pool, tenant),
+          UpdateExpression: 'SET lastRound = :next',
+          ConditionExpression: TENANT_BEHIND,
+          ExpressionAttributeValues: { ':next': next },
+        }),
+      ),
+    );
+    if (raised) return next;
+    // The tenant is ahead of the pool (it has jobs waiting already): its next job goes one round after its last.
+    const { Attributes } = await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: tenantKey(pool, tenant),
+        UpdateExpression: 'ADD lastRound :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.lastRound);
+  }
+
+  async advanceRound(pool: string, rank: number): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: poolKey(pool),
+          UpdateExpression: 'SET round = :rank',
+          ConditionExpression: ROUND_BEHIND,
+          ExpressionAttributeValues: { ':rank': rank },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error; // another job of a later round was let in first
+    }
+  }
+
   /**
    * Runs a transaction: undefined when applied, else why each item failed (some condition did). Conflicts with other
    * transactions are retried; once the tries are used up, or for any other cancellation, the error is thrown.
@@ -253,28 +330,36 @@ export class DynamoLeaseStore implements LeaseStore {
     }
   }
 
-  /** The pool counter moved by `delta` under `condition` (ALL_OLD on failure tells a full pool from a missing one). */
-  private counter(pool: string, condition: string, delta: number, needsLimit = false): TransactItem {
-    return {
-      Update: {
-        TableName: this.tableName,
-        Key: poolKey(pool),
-        UpdateExpression: 'ADD inUse :delta',
-        ConditionExpression: condition,
-        ...(needsLimit || condition.includes('#limit') ? { ExpressionAttributeNames: { '#limit': 'limit' } } : {}),
-        ExpressionAttributeValues: { ':delta': delta },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      },
-    };
+  /**
+   * The counter writes of a slot change, one per gate (ALL_OLD on failure tells a full gate from a missing one). A
+   * guarded change of 0 only checks the gate is within its limit. `overGate`, if given, must be over its limit.
+   */
+  private counters(changes: GateChange[], overGate?: string): TransactItem[] {
+    return changes.map(({ gate, delta, guarded }) => {
+      if (guarded && delta === 0 && gate !== overGate) return this.counterCheck(gate);
+      const condition = gate === overGate ? GATE_OVER_LIMIT : guarded ? GATE_HAS_ROOM : GATE_EXISTS;
+      return {
+        Update: {
+          TableName: this.tableName,
+          Key: poolKey(gate),
+          UpdateExpression: 'ADD inUse :delta, room :minusDelta',
+          ConditionExpression: condition,
+          ExpressionAttributeValues: { ':delta': delta, ':minusDelta': -delta, ...(gate === overGate && { ':zero': 0 }) },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      };
+    });
   }
 
-  private counterCheck(pool: string, condition: string): TransactItem {
+  /** The gate exists and is not over its limit (checked, not written). */
+  private counterCheck(gate: string): TransactItem {
     return {
       ConditionCheck: {
         TableName: this.tableName,
-        Key: poolKey(pool),
-        ConditionExpression: condition,
-        ExpressionAttributeNames: { '#limit': 'limit' },
+        Key: poolKey(gate),
+        ConditionExpression: GATE_WITHIN_LIMIT,
+        ExpressionAttributeValues: { ':zero': 0 },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     };
   }
@@ -287,11 +372,11 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   /** A queued or waiting job receiving a slot: it becomes reserved. */
-  private receiving(pool: string, jobId: string, now: number): TransactItem {
+  private receiving(to: Receiver, now: number): TransactItem {
     return {
       Update: {
         TableName: this.tableName,
-        Key: jobKey(jobId),
+        Key: jobKey(to.jobId),
         UpdateExpression: 'SET #state = :reserved, holderPool = :pool, leaseSince = :now, updatedAt = :now, #version = #version + :one',
         ConditionExpression: ADMITTABLE,
         ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
@@ -299,7 +384,7 @@ export class DynamoLeaseStore implements LeaseStore {
           ':reserved': JobState.Reserved,
           ':queued': JobState.Queued,
           ':waiting': JobState.Waiting,
-          ':pool': pool,
+          ':pool': to.demand.pool,
           ':now': now,
           ':one': 1,
         },
@@ -308,8 +393,9 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   /** The waiter item of a job receiving a slot, deleted in the same transaction (none when no wait key is given). */
-  private waiterGone(pool: string, waitKey: string | undefined): TransactItem[] {
-    return waitKey === undefined ? [] : [{ Delete: { TableName: this.tableName, Key: waiterKey(pool, waitKey) } }];
+  private waiterGone(to: Receiver): TransactItem[] {
+    if (to.waitKey === undefined) return [];
+    return [{ Delete: { TableName: this.tableName, Key: waiterKey(to.gate ?? to.demand.pool, to.waitKey) } }];
   }
 
   private job(update: UpdateParts, jobId: string): TransactItem {
@@ -321,6 +407,35 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 }
 
-function toWaiter(pool: string, item: WaiterItem): Waiter {
-  return { pool, jobId: item.jobId, kind: item.kind, waitKey: item.sk.slice(WAIT_PREFIX.length), body: item.body, since: item.since };
+function toWaiter(gate: string, item: WaiterItem): Waiter {
+  const pool = item.pool ?? gate;
+  return {
+    pool,
+    gate,
+    demand: { pool, keys: item.keys ?? [], units: item.units ?? 1 },
+    jobId: item.jobId,
+    kind: item.kind,
+    waitKey: item.sk.slice(WAIT_PREFIX.length),
+    body: item.body,
+    since: item.since,
+  };
+}
+
+function waiterItem(waiter: Waiter, gate: string): Record<string, unknown> {
+  const demand = waiterDemand(waiter);
+  return {
+    ...waiterKey(gate, waiter.waitKey),
+    jobId: waiter.jobId,
+    kind: waiter.kind,
+    body: waiter.body,
+    since: waiter.since,
+    pool: waiter.pool,
+    keys: [...demand.keys],
+    units: demand.units,
+  };
+}
+
+/** A counter whose condition failed and that has no item: the gate does not exist. */
+function missingGate(reasons: CancellationReason[]): boolean {
+  return reasons.some((reason) => failedCondition(reason) && !reason.Item);
 }

@@ -6,6 +6,7 @@ import { TakeOutcome } from '../../../shared/ports/leaseStore';
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
 import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
+import { receiver, unit } from '../../support/demands';
 
 // The DynamoDB adapters against dynalite (LevelDB in memory, in a child process).
 const fixtures = useDynamoFixtures(startDynalite);
@@ -84,7 +85,7 @@ describe('DynamoLeaseStore specifics (dynalite)', () => {
       const store = new DynamoLeaseStore(conflicting(fixtures().doc, 2), table.name);
       await store.createPool('hot', 1);
       const { record } = await ledger.register({ id: 'j1', pool: 'hot', kind: 'appflow', flowName: 'f' }, 1);
-      expect(await store.take('hot', { jobId: 'j1', version: record.version, to: 'starting' }, 2)).toBe(TakeOutcome.Taken);
+      expect(await store.take(unit('hot'), { jobId: 'j1', version: record.version, to: 'starting' }, 2)).toBe(TakeOutcome.Taken);
       expect(await store.getPool('hot')).toEqual({ name: 'hot', limit: 1, inUse: 1 });
     } finally {
       await table.drop();
@@ -102,8 +103,8 @@ describe('DynamoLeaseStore specifics (dynalite)', () => {
       await store.createPool('hot', 1);
       const { record } = await ledger.register({ id: 'j1', pool: 'hot', kind: 'appflow', flowName: 'f' }, 1);
       const move = { jobId: 'j1', version: record.version, to: 'starting' as const };
-      await expect(store.take('hot', move, 2)).rejects.toThrow(/Transaction cancelled/);
-      await expect(store.free('hot', move, 2)).rejects.toThrow(/Transaction cancelled/);
+      await expect(store.take(unit('hot'), move, 2)).rejects.toThrow(/Transaction cancelled/);
+      await expect(store.free(unit('hot'), move, 2)).rejects.toThrow(/Transaction cancelled/);
       expect(await store.getPool('hot')).toEqual({ name: 'hot', limit: 1, inUse: 0 });
       expect(await ledger.get('j1')).toEqual(record);
     } finally {

@@ -16,6 +16,7 @@ import { resourcesOfType, tableInput } from '../../../shared/local/infra/provisi
 import { loadServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
 import { spawnEmulators, type SpawnedEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
+import { receiver, unit } from '../../support/demands';
 
 /** `sluice` against the SQS and DynamoDB emulators, configured only through the SDK's standard environment. */
 
@@ -160,7 +161,7 @@ describe('sluice pool', () => {
       await Promise.all(
         ids.slice(i, i + 25).map(async (id) => {
           const { record } = await ledger.register({ kind: 'appflow', pool: 'big', id, flowName: 'sluice-f' }, 1);
-          expect(await leases.take('big', { jobId: id, version: record.version, to: 'starting' }, 1)).toBe('taken');
+          expect(await leases.take(unit('big'), { jobId: id, version: record.version, to: 'starting' }, 1)).toBe('taken');
         }),
       );
     const listed = await run('pool', 'list', '--table', table, '--json');

@@ -5,6 +5,7 @@ import { MetricName, type SluiceSettings } from '../../../shared/app/deps';
 import type { JobSpec } from '../../../shared/domain/job';
 import { InMemoryStore } from '../../support/fakes/inMemoryStore';
 import { ManualClock } from '../../support/fakes/manualClock';
+import { receiver, unit } from '../../support/demands';
 
 /**
  * What the functions write for CloudWatch (EMF lines): the alarms in serverless.yml read the service-wide dimension
@@ -106,7 +107,7 @@ describe('pool gauges', () => {
       const spec: JobSpec =
         kind === 'glue' ? { id: jobId, pool: 'etl', kind, jobName: 'j' } : { id: jobId, pool: 'etl', kind, flowName: 'f' };
       const { record } = await leases.register(spec, since);
-      expect(await leases.take('etl', { jobId, version: record.version, to: 'starting' }, since)).toBe('taken');
+      expect(await leases.take(unit('etl'), { jobId, version: record.version, to: 'starting' }, since)).toBe('taken');
     };
     // Past the Glue deadline by 1 ms: stuck.
     await hold('glue-stuck', 'glue', now - settings.maxRunMs.glue - graces - 1);

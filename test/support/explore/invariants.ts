@@ -1,4 +1,5 @@
 import { isTerminal, JobState } from '../../../shared/domain/jobState';
+import { type Demand, gatesOf } from '../../../shared/domain/limits';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import type { FakeRun } from '../fakes/fakeStarter';
 import type { Observer } from './world';
@@ -9,8 +10,9 @@ import type { Observer } from './world';
  *
  * After every scheduled step (one port call answered, one invocation begun, one run ended):
  * - at most one run per job id, ever;
- * - a new run starts only into room under the limit: after it, runs in progress in its pool <= the limit in force
- *   (`getPool(pool).limit`) when its job was admitted, that is when the job was first seen starting with a slot (a take,
+ * - a new run starts only into room under every limit of its job: after it, for each of its gates (its pool and each
+ *   keyed limit), the units of the runs in progress that count against the gate (each run its job's weight, from the
+ *   scenario) <= the gate's limit in force (`getPool(gate).limit`) when its job was admitted, that is when the job was first seen starting with a slot (a take,
  *   a claim of a reservation, which re-checks the limit, or a resume). A start cannot be fenced by a write (the job API
  *   is not the table), so a lowering that lands between a job's admission and its start call does not stop that one
  *   start; it does stop every admission after it (docs/protocol.md, "a limit lowered"). Runs in progress never grow
@@ -22,7 +24,8 @@ import type { Observer } from './world';
  *   progress, or a reservation younger than the reservation grace that the reconciler will re-send. The end phase runs
  *   until none of those exists (queue empty, no run, clock past the graces, a reconcile that changed nothing), so at the
  *   end nothing is on its way and every job must have arrived: succeeded or failed with its one run's id, or dead;
- * - no slot is held (every run has ended, so a holder is a slot held by an ended run or by nothing);
+ * - no slot is held (every run has ended, so a holder is a slot held by an ended run or by nothing), and every gate's
+ *   counter is back to 0 units in use;
  * - no waiter is parked (nobody is running, so nobody would let it in);
  * - every dead job (it can never run: refused, or out of attempts) is in the DLQ, and no job that ran is in it.
  */
@@ -64,7 +67,10 @@ export class StepInvariants {
 
   constructor(
     private readonly observe: Observer,
+    /** pools and keyed limits (`key/<key>`) */
     private readonly pools: readonly string[],
+    /** what each job takes, from the scenario */
+    private readonly demands: ReadonlyMap<string, Demand>,
     private readonly ignore: ReadonlySet<ViolationCategory> = new Set(),
   ) {}
 
@@ -93,16 +99,18 @@ export class StepInvariants {
         if (admittedUnder.has(jobId)) continue;
         if ((await this.observe.job(jobId))?.state === JobState.Starting) admittedUnder.set(jobId, limit);
       }
-      const now = running.filter((run) => run.pool === pool);
+      const demandOf = (jobId: string) => this.demands.get(jobId) ?? { pool: '', keys: [], units: 1 };
+      const now = running.filter((run) => gatesOf(demandOf(run.jobId)).includes(pool));
+      const units = now.reduce((sum, run) => sum + demandOf(run.jobId).units, 0);
       const before = this.before.get(pool) ?? new Set<string>();
       const started = now.filter((run) => !before.has(run.executionId));
       const allowed = Math.max(limit, ...started.map((run) => admittedUnder.get(run.jobId) ?? limit));
-      if (started.length > 0 && now.length > allowed && !this.ignore.has('over-limit')) {
+      if (started.length > 0 && units > allowed && !this.ignore.has('over-limit')) {
         const others = now.filter((run) => before.has(run.executionId));
         throw new ExploreViolation(
           'over-limit',
           `pool ${pool} (limit ${limit}, limit history ${this.limits.get(pool)!.join(' -> ')}, admitted under ${allowed}): ${started.map(runName).join(', ')} started while ` +
-            `${others.length} ran (${others.map(runName).join(', ') || 'none'}): ${now.length} runs in progress. ` +
+            `${others.length} ran (${others.map(runName).join(', ') || 'none'}): ${now.length} runs in progress, ${units} units. ` +
             `Slots held in the store: [${(await this.observe.holders(pool)).join(', ')}]`,
         );
       }
@@ -169,6 +177,8 @@ export async function checkFinal(
       );
       fail('slot-leak', `pool ${pool} still holds a slot after every run ended: ${described.join('; ')}`);
     }
+    const inUse = await observe.inUse(pool);
+    if (inUse !== 0) fail('slot-leak', `${pool}'s counter says ${inUse} units in use after every run ended and no job holds any`);
   }
   const waiters = await observe.waiters();
   if (waiters.length > 0) {

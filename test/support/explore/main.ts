@@ -16,6 +16,8 @@ every port call, and prints the shrunk counterexample schedule or "N schedules, 
   --no-limit-changes  no setLimit steps
   --limit-weight W    weight of setLimit steps (default 1, against 8 for a delivery)
   --kinds a,b         job kinds: appflow, glue (default: both)
+  --flow-control      jobs name keyed limits, have weights, priorities and fairness keys; setLimit steps change
+                      keyed limits too
   --max-jobs N, --max-waves N, --max-steps N   scenario size (defaults 4, 4, 6 steps per wave)
   --seeds K           run K seeds in turn (S, S+1, ...): one line per seed, each distinct violation printed once
   --time-limit MS     stop exploring and shrinking after MS milliseconds
@@ -35,6 +37,7 @@ async function main(): Promise<number> {
       path: { type: 'string' },
       faults: { type: 'string' },
       'no-limit-changes': { type: 'boolean', default: false },
+      'flow-control': { type: 'boolean', default: false },
       kinds: { type: 'string' },
       seeds: { type: 'string', default: '1' },
       'max-jobs': { type: 'string' },
@@ -58,6 +61,7 @@ async function main(): Promise<number> {
   const scenario: ScenarioOptions = {
     ...(faults && { faults }),
     limitChanges: !values['no-limit-changes'],
+    ...(values['flow-control'] && { flowControl: true }),
     ...(values.kinds && { kinds: values.kinds.split(',') as JobKind[] }),
     ...(values['limit-weight'] && { limitWeight: Number(values['limit-weight']) }),
     ...(values['max-jobs'] && { maxJobs: Number(values['max-jobs']) }),

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import type { RunCompletion } from '../../../shared/domain/job';
+import { demandOf, type RunCompletion } from '../../../shared/domain/job';
+import { type Demand, keyPrefix } from '../../../shared/domain/limits';
 import { classifyStartError } from '../../../shared/adapters/startErrors';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import { SimulatedCrash } from '../fakes/crash';
@@ -11,8 +12,12 @@ import {
   type CallFault,
   describeScenario,
   type Faults,
+  gateNames,
+  type JobDef,
   jobName,
+  keyName,
   poolName,
+  setLimitGate,
   type Scenario,
   scenarioArb,
   type ScenarioOptions,
@@ -79,6 +84,8 @@ const isProgrammingError = (error: unknown) =>
 export class ExploreRun {
   readonly world: ExploreWorld;
   readonly pools: string[];
+  /** the pools, then the keyed limits (`key/<key>`) */
+  readonly gates: string[];
   readonly jobIds: string[];
   private readonly sqs: SqsMessage[] = [];
   private readonly history: SqsMessage[] = [];
@@ -104,9 +111,23 @@ export class ExploreRun {
   ) {
     this.s = scheduler.make(this.pending);
     this.pools = scenario.limits.map((_, i) => poolName(i));
+    this.gates = gateNames(scenario);
     this.jobIds = scenario.jobs.map((_, i) => jobName(i));
-    this.world = makeExploreWorld({ pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit])) });
-    this.invariants = new StepInvariants(this.world.observe, this.pools, ignore);
+    this.world = makeExploreWorld({
+      pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit])),
+      keyLimits: Object.fromEntries((scenario.keyLimits ?? []).map((limit, i) => [keyPrefix(keyName(i)), limit])),
+    });
+    this.invariants = new StepInvariants(this.world.observe, this.gates, this.demands(), ignore);
+  }
+
+  /** What each job takes, from the scenario (never from the stores). */
+  private demands(): Map<string, Demand> {
+    return new Map(
+      this.scenario.jobs.map((job, i) => [
+        jobName(i),
+        demandOf({ pool: poolName(job.pool % this.scenario.limits.length), ...flowControlOf(job) }),
+      ]),
+    );
   }
 
   async run(): Promise<void> {
@@ -114,10 +135,10 @@ export class ExploreRun {
       this.scenario.jobs.forEach((job, i) => {
         const id = jobName(i);
         const pool = poolName(job.pool % this.pools.length);
-        const spec =
-          job.kind === 'appflow'
-            ? { id, pool, kind: job.kind, flowName: `flow-${id}` }
-            : { id, pool, kind: job.kind, jobName: `glue-${id}` };
+        const spec = {
+          ...(job.kind === 'appflow' ? { id, pool, kind: job.kind, flowName: `flow-${id}` } : { id, pool, kind: job.kind, jobName: `glue-${id}` }),
+          ...flowControlOf(job),
+        };
         for (let copy = 0; copy < job.copies; copy++) this.enqueue(JSON.stringify(spec), 0, false);
       });
       await this.invariants.check();
@@ -129,7 +150,7 @@ export class ExploreRun {
         await this.drive();
       }
       await this.drain();
-      await checkFinal(this.world.observe, this.pools, this.jobIds, this.ignore);
+      await checkFinal(this.world.observe, this.gates, this.jobIds, this.ignore);
     } catch (error) {
       const violation =
         error instanceof ExploreViolation
@@ -310,7 +331,7 @@ export class ExploreRun {
       }
       case 'setLimit': {
         const inv = this.invocation('admin', step.faults);
-        const pool = poolName(step.pool % this.pools.length);
+        const pool = setLimitGate(step.pool, this.scenario);
         void this.scheduleTask({ who: inv.name, what: `begins: setLimit ${pool} ${step.limit}` }, () => {
           void this.finish(inv, this.services(inv).poolAdmin.setLimit(pool, step.limit));
           return 'started';
@@ -443,8 +464,9 @@ export class ExploreRun {
         settings.maxRunMs.glue,
         settings.backoff.maxSeconds * 1000,
       ) + 1;
-    for (const [i, pool] of this.pools.entries()) {
-      if ((await this.world.observe.limit(pool)) === 0) this.launch({ t: 'setLimit', pool: i, limit: 1, faults: {} });
+    for (const [i, gate] of this.gates.entries()) {
+      // Un-paused with room for the heaviest job (weight 2), so that every job can still run.
+      if ((await this.world.observe.limit(gate)) < 2) this.launch({ t: 'setLimit', pool: i, limit: 2, faults: {} });
     }
     await this.drive();
     for (let round = 0; round < DRAIN_ROUNDS; round++) {
@@ -687,4 +709,14 @@ function cliArgs(config: ExploreConfig): string {
   ]
     .filter(Boolean)
     .join(' ');
+}
+
+/** The flow-control fields of a job's spec (none for a scenario without them). */
+function flowControlOf(job: JobDef): { limits?: string[]; weight?: number; priority?: number; fairnessKey?: string } {
+  return {
+    ...(job.keys?.length && { limits: job.keys.map(keyName) }),
+    ...(job.weight !== undefined && { weight: job.weight }),
+    ...(job.priority !== undefined && { priority: job.priority }),
+    ...(job.tenant !== undefined && { fairnessKey: `t${job.tenant}` }),
+  };
 }

@@ -57,10 +57,17 @@ export interface JobDef {
   pool: number;
   /** messages sent for the job at the start: 2 = the client sent it twice */
   copies: number;
+  /** flow control: indexes into the scenario's keyed limits, the job's weight, priority and tenant (fairness key) */
+  keys?: number[];
+  weight?: number;
+  priority?: number;
+  tenant?: number;
 }
 
 export interface Scenario {
   limits: number[];
+  /** keyed limits (their default maximum, by prefix): `k<i+1>:x` */
+  keyLimits?: number[];
   jobs: JobDef[];
   waves: Wave[];
 }
@@ -80,9 +87,17 @@ export interface ScenarioOptions {
   maxJobs?: number;
   maxWaves?: number;
   maxSteps?: number;
+  /** jobs name keyed limits, have weights, priorities and fairness keys (default false) */
+  flowControl?: boolean;
 }
 
 export const poolName = (index: number): string => `p${index + 1}`;
+export const keyName = (index: number): string => `k${index + 1}:x`;
+/** The gates a setLimit step may change: the pools, then the keyed limits. */
+export const gateNames = (scenario: Pick<Scenario, 'limits' | 'keyLimits'>): string[] => [
+  ...scenario.limits.map((_, i) => poolName(i)),
+  ...(scenario.keyLimits ?? []).map((_, i) => `key/${keyName(i)}`),
+];
 export const jobName = (index: number): string => `j${index + 1}`;
 
 /** Times between waves: a retry's backoff, past the start grace (90 s), the reservation grace (120 s), SQS's visibility timeout (180 s). */
@@ -134,7 +149,7 @@ export function stepArb(options: ScenarioOptions = {}): fc.Arbitrary<Step> {
       weight: options.limitWeight ?? 1,
       arbitrary: fc.record({
         t: fc.constant('setLimit' as const),
-        pool: fc.nat(1),
+        pool: fc.nat(3),
         limit: fc.integer({ min: 0, max: 3 }),
         faults: faultsArb(allowed, false),
       }),
@@ -149,12 +164,20 @@ export function scenarioArb(options: ScenarioOptions = {}): fc.Arbitrary<Scenari
     advanceMs: fc.constantFrom(...ADVANCES),
     steps: fc.array(stepArb(options), { minLength: 1, maxLength: options.maxSteps ?? 6 }),
   });
+  const plain = { kind: fc.constantFrom(...kinds), pool: fc.nat(1), copies: fc.integer({ min: 1, max: 2 }) };
+  const job = options.flowControl
+    ? fc.record({
+        ...plain,
+        keys: fc.subarray([0, 1]),
+        weight: fc.integer({ min: 1, max: 2 }),
+        priority: fc.integer({ min: 0, max: 2 }),
+        tenant: fc.nat(1),
+      })
+    : fc.record(plain);
   return fc.record({
-    limits: fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 1, maxLength: 2 }),
-    jobs: fc.array(fc.record({ kind: fc.constantFrom(...kinds), pool: fc.nat(1), copies: fc.integer({ min: 1, max: 2 }) }), {
-      minLength: 1,
-      maxLength: options.maxJobs ?? 4,
-    }),
+    limits: fc.array(fc.integer({ min: 1, max: options.flowControl ? 3 : 2 }), { minLength: 1, maxLength: 2 }),
+    ...(options.flowControl && { keyLimits: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 2 }) }),
+    jobs: fc.array(job, { minLength: 1, maxLength: options.maxJobs ?? 4 }),
     waves: fc.array(wave, { minLength: 1, maxLength: options.maxWaves ?? 4 }),
   });
 }
@@ -171,7 +194,7 @@ export function describeFaults(faults: Faults): string {
   return parts.length ? ` [${parts.join('; ')}]` : '';
 }
 
-export function describeStep(step: Step, limits: readonly number[]): string {
+export function describeStep(step: Step, scenario: Pick<Scenario, 'limits' | 'keyLimits'>): string {
   switch (step.t) {
     case 'deliver':
       return `deliver visible message #${step.pick}${describeFaults(step.faults)}`;
@@ -184,22 +207,40 @@ export function describeStep(step: Step, limits: readonly number[]): string {
     case 'reconcile':
       return `reconciler${describeFaults(step.faults)}`;
     case 'setLimit':
-      return `setLimit ${poolName(step.pool % limits.length)} ${step.limit}${describeFaults(step.faults)}`;
+      return `setLimit ${setLimitGate(step.pool, scenario)} ${step.limit}${describeFaults(step.faults)}`;
   }
+}
+
+/** The gate a setLimit step changes: a pool, or (with keyed limits) a keyed limit. */
+export function setLimitGate(index: number, scenario: Pick<Scenario, 'limits' | 'keyLimits'>): string {
+  const gates = scenario.keyLimits ? gateNames(scenario) : scenario.limits.map((_, i) => poolName(i));
+  return gates[index % gates.length]!;
+}
+
+function describeFlowControl(job: JobDef): string {
+  const parts = [
+    ...(job.keys?.length ? [`limits ${job.keys.map(keyName).join('+')}`] : []),
+    ...(job.weight !== undefined && job.weight > 1 ? [`weight ${job.weight}`] : []),
+    ...(job.priority ? [`priority ${job.priority}`] : []),
+    ...(job.tenant !== undefined ? [`tenant t${job.tenant}`] : []),
+  ];
+  return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
 export function describeScenario(scenario: Scenario): string {
   const lines = [
     `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${limit}`).join(', ')}`,
+    ...(scenario.keyLimits ? [`keyed limits: ${scenario.keyLimits.map((limit, i) => `${keyName(i)}=${limit}`).join(', ')}`] : []),
     `jobs: ${scenario.jobs
       .map(
-        (job, i) => `${jobName(i)} ${job.kind} in ${poolName(job.pool % scenario.limits.length)}${job.copies > 1 ? ` x${job.copies}` : ''}`,
+        (job, i) =>
+          `${jobName(i)} ${job.kind} in ${poolName(job.pool % scenario.limits.length)}${describeFlowControl(job)}${job.copies > 1 ? ` x${job.copies}` : ''}`,
       )
       .join(', ')}`,
   ];
   scenario.waves.forEach((wave, i) => {
     lines.push(`wave ${i + 1} (clock +${wave.advanceMs / 1000} s):`);
-    for (const step of wave.steps) lines.push(`  - ${describeStep(step, scenario.limits)}`);
+    for (const step of wave.steps) lines.push(`  - ${describeStep(step, scenario)}`);
   });
   return lines.join('\n');
 }

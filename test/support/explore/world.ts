@@ -13,6 +13,7 @@ import { FakeStarter, type FakeRun } from '../fakes/fakeStarter';
 import { InMemoryStore } from '../fakes/inMemoryStore';
 import { ManualClock, seededRandom, T0 } from '../fakes/manualClock';
 import { type DeadLetter, RecordingJobQueue, type SentMessage } from '../fakes/recordingJobQueue';
+import { defaultKeyLimit, isKeyGate, keyOf } from '../../../shared/domain/limits';
 
 /**
  * THE one place where the explored world is wired: fakes, settings, and the services built on them (one in-memory
@@ -38,6 +39,8 @@ export interface ExploreServices {
 export interface ExploreWorldOptions {
   /** configured pools and their initial limits (created lazily by the first acquire, as in production) */
   pools: Readonly<Record<string, number>>;
+  /** configured defaults of keyed limits by prefix (created lazily by the first job naming one) */
+  keyLimits?: Readonly<Record<string, number>>;
   settings?: Partial<SluiceSettings>;
   /** seeds deps.random (backoff jitter) */
   seed?: number;
@@ -46,10 +49,12 @@ export interface ExploreWorldOptions {
 
 /** What the checks read. Nothing here is a port call of the services (no scheduling, no faults). */
 export interface Observer {
-  /** the limit in force, as the lease store reports it (`getPool(pool).limit`); the configured one before creation */
-  limit(pool: string): Promise<number>;
-  /** job ids holding (or having reserved) a slot of the pool */
-  holders(pool: string): Promise<string[]>;
+  /** the limit in force, as the lease store reports it (`getPool(gate).limit`); the configured one before creation */
+  limit(gate: string): Promise<number>;
+  /** job ids holding (or having reserved) units of the gate (a pool, or a keyed limit `key/<key>`) */
+  holders(gate: string): Promise<string[]>;
+  /** the units in use the gate's counter says (0 before creation) */
+  inUse(gate: string): Promise<number>;
   /** waiting jobs parked in the store */
   waiters(): Promise<Array<{ pool: string; jobId: string }>>;
   /** the ledger's view of a job */
@@ -86,7 +91,7 @@ export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
 };
 
 export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
-  const settings: SluiceSettings = { ...EXPLORE_SETTINGS, pools: options.pools, ...options.settings };
+  const settings: SluiceSettings = { ...EXPLORE_SETTINGS, pools: options.pools, keyLimits: options.keyLimits ?? {}, ...options.settings };
   const clock = new ManualClock(T0);
   const store = new InMemoryStore({ retentionDays: 30 });
   const leases = store;
@@ -119,11 +124,15 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
   };
 
   const observe: Observer = {
-    async limit(pool) {
-      return (await leases.getPool(pool))?.limit ?? settings.pools[pool] ?? 0;
+    async limit(gate) {
+      const configured = isKeyGate(gate) ? defaultKeyLimit(keyOf(gate), settings.keyLimits ?? {}) : settings.pools[gate];
+      return store.peekPool(gate)?.limit ?? configured ?? 0;
     },
-    async holders(pool) {
-      return store.holdersOf(pool);
+    async holders(gate) {
+      return store.holdersOfGate(gate);
+    },
+    async inUse(gate) {
+      return store.peekPool(gate)?.inUse ?? 0;
     },
     async waiters() {
       return leases.allWaiters().map(({ pool, jobId }) => ({ pool, jobId }));

@@ -1,9 +1,18 @@
-import type { JobKind, JobSpec, RunCompletion } from '../../../shared/domain/job';
+import { demandOf, type JobKind, type JobSpec, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
-import type { Waiter } from '../../../shared/domain/waiting';
+import { type Demand, exchange, type GateChange, gatesOf } from '../../../shared/domain/limits';
+import { type Waiter, waiterGate } from '../../../shared/domain/waiting';
 import type { JobLedger, JobRecord, Move, RunRef } from '../../../shared/ports/jobLedger';
-import { ClaimOutcome, type HolderPage, type LeaseStore, PassOutcome, ReserveOutcome, TakeOutcome } from '../../../shared/ports/leaseStore';
+import {
+  ClaimOutcome,
+  type HolderPage,
+  type LeaseStore,
+  PassOutcome,
+  type Receiver,
+  ReserveOutcome,
+  TakeOutcome,
+} from '../../../shared/ports/leaseStore';
 import { tick } from './tick';
 
 interface StoredJob {
@@ -34,6 +43,9 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   private readonly pools = new Map<string, PoolRow>();
   private readonly registry = new Set<string>();
   private readonly waiters = new Map<string, Map<string, Waiter>>();
+  /** fairness: each pool's current round, and each (pool, tenant)'s last round */
+  private readonly rounds = new Map<string, number>();
+  private readonly tenantRounds = new Map<string, number>();
   /** How many port calls this store has answered (for tests that count round trips). */
   calls = 0;
 
@@ -138,63 +150,69 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   // ---- LeaseStore: slots (each one transaction) ----------------------------------------------------------------
 
-  async take(pool: string, move: Move, now: number): Promise<TakeOutcome> {
+  async take(demand: Demand, move: Move, now: number): Promise<TakeOutcome> {
     await this.enter();
-    const row = this.pools.get(pool);
     const stored = this.fenced(move);
     if (!stored || stored.record.lease) return TakeOutcome.Stale;
-    if (!row) return TakeOutcome.NoPool;
-    if (row.inUse >= row.limit) return TakeOutcome.Full;
-    row.inUse += 1;
-    stored.record.lease = { pool, since: now };
+    const changes = exchange(undefined, demand);
+    const missing = this.firstMissing(changes);
+    if (missing) return TakeOutcome.NoPool;
+    if (!this.allows(changes)) return TakeOutcome.Full;
+    this.applyCounters(changes);
+    stored.record.lease = { pool: demand.pool, since: now };
     this.apply(stored, move, now);
     return TakeOutcome.Taken;
   }
 
-  async free(pool: string, move: Move, now: number): Promise<boolean> {
+  async free(demand: Demand, move: Move, now: number): Promise<boolean> {
     await this.enter();
-    return this.release(pool, move, now, () => true);
+    return this.release(demand, move, now, () => true);
   }
 
-  async freeOverLimit(pool: string, move: Move, now: number): Promise<boolean> {
+  async freeOverLimit(demand: Demand, overGate: string, move: Move, now: number): Promise<boolean> {
     await this.enter();
-    return this.release(pool, move, now, (row) => row.inUse > row.limit);
+    return this.release(demand, move, now, () => {
+      const row = this.pools.get(overGate);
+      return row !== undefined && row.inUse > row.limit;
+    });
   }
 
-  async pass(pool: string, from: Move, toJobId: string, now: number, waitKey?: string): Promise<PassOutcome> {
+  async pass(from: Demand, move: Move, to: Receiver, now: number): Promise<PassOutcome> {
     await this.enter();
-    if (from.jobId === toJobId) throw new Error(`ValidationException: a slot cannot pass from job ${toJobId} to itself`);
-    const row = this.pools.get(pool);
-    const source = this.fenced(from);
-    if (!source || source.record.lease?.pool !== pool || !row) return PassOutcome.Stale;
-    const target = this.jobs.get(toJobId);
+    if (move.jobId === to.jobId) throw new Error(`ValidationException: a slot cannot pass from job ${to.jobId} to itself`);
+    const changes = exchange(from, to.demand);
+    const source = this.fenced(move);
+    if (!source || source.record.lease?.pool !== from.pool) return PassOutcome.Stale;
+    const target = this.jobs.get(to.jobId);
     if (!target || !admittable(target.record)) return PassOutcome.TargetGone;
-    if (row.inUse > row.limit) return PassOutcome.OverLimit;
+    if (this.firstMissing(changes) || !this.allows(changes)) return PassOutcome.OverLimit;
+    this.applyCounters(changes);
     delete source.record.lease;
-    this.apply(source, from, now);
-    this.receive(target, pool, now, waitKey);
+    this.apply(source, move, now);
+    this.receive(target, to, now);
     return PassOutcome.Passed;
   }
 
-  async claim(pool: string, move: Move, now: number): Promise<ClaimOutcome> {
+  async claim(demand: Demand, move: Move, now: number): Promise<ClaimOutcome> {
     await this.enter();
     const stored = this.fenced(move);
-    if (!stored || stored.record.state !== JobState.Reserved || stored.record.lease?.pool !== pool) return ClaimOutcome.Stale;
-    const row = this.pools.get(pool);
-    if (!row || row.inUse > row.limit) return ClaimOutcome.OverLimit;
+    if (!stored || stored.record.state !== JobState.Reserved || stored.record.lease?.pool !== demand.pool) return ClaimOutcome.Stale;
+    // Every gate checked, none changed: within its limit.
+    const checks = exchange(undefined, demand).map((change) => ({ ...change, delta: 0 }));
+    if (this.firstMissing(checks) || !this.allows(checks)) return ClaimOutcome.OverLimit;
     this.apply(stored, move, now);
     return ClaimOutcome.Claimed;
   }
 
-  async reserve(pool: string, jobId: string, now: number, waitKey?: string): Promise<ReserveOutcome> {
+  async reserve(to: Receiver, now: number): Promise<ReserveOutcome> {
     await this.enter();
-    const row = this.pools.get(pool);
-    const target = this.jobs.get(jobId);
+    const target = this.jobs.get(to.jobId);
     if (!target || !admittable(target.record)) return ReserveOutcome.TargetGone;
-    if (!row) return ReserveOutcome.NoPool;
-    if (row.inUse >= row.limit) return ReserveOutcome.Full;
-    row.inUse += 1;
-    this.receive(target, pool, now, waitKey);
+    const changes = exchange(undefined, to.demand);
+    if (this.firstMissing(changes)) return ReserveOutcome.NoPool;
+    if (!this.allows(changes)) return ReserveOutcome.Full;
+    this.applyCounters(changes);
+    this.receive(target, to, now);
     return ReserveOutcome.Reserved;
   }
 
@@ -202,9 +220,16 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   async addWaiter(waiter: Waiter): Promise<void> {
     await this.enter();
-    let byKey = this.waiters.get(waiter.pool);
-    if (!byKey) this.waiters.set(waiter.pool, (byKey = new Map()));
-    byKey.set(waiter.waitKey, { ...waiter });
+    this.putWaiter(waiter);
+  }
+
+  async moveWaiter(waiter: Waiter, toGate: string): Promise<boolean> {
+    await this.enter();
+    const from = this.waiters.get(waiterGate(waiter));
+    if (!from?.has(waiter.waitKey)) return false;
+    from.delete(waiter.waitKey);
+    this.putWaiter({ ...waiter, gate: toGate });
+    return true;
   }
 
   async oldestWaiters(pool: string, count: number): Promise<Waiter[]> {
@@ -216,7 +241,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   async getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined> {
     await this.enter();
     const waiter = this.waiters.get(pool)?.get(waitKey);
-    return waiter ? { ...waiter } : undefined;
+    return waiter ? structuredClone(waiter) : undefined;
   }
 
   async removeWaiter(pool: string, waitKey: string): Promise<void> {
@@ -227,6 +252,19 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   async countWaiters(pool: string): Promise<number> {
     await this.enter();
     return this.waiters.get(pool)?.size ?? 0;
+  }
+
+  async fairRank(pool: string, tenant: string): Promise<number> {
+    await this.enter();
+    const key = `${pool}#${tenant}`;
+    const rank = Math.max(this.rounds.get(pool) ?? 0, this.tenantRounds.get(key) ?? 0) + 1;
+    this.tenantRounds.set(key, rank);
+    return rank;
+  }
+
+  async advanceRound(pool: string, rank: number): Promise<void> {
+    await this.enter();
+    this.rounds.set(pool, Math.max(this.rounds.get(pool) ?? 0, rank));
   }
 
   // ---- test helpers (not port calls, no tick) -----------------------------------------------------------------
@@ -273,6 +311,14 @@ export class InMemoryStore implements JobLedger, LeaseStore {
       .sort(byCodeUnit);
   }
 
+  /** The jobs holding units of a gate (a pool, or a keyed limit's `key/<key>`), sorted. */
+  holdersOfGate(gate: string): string[] {
+    return this.all()
+      .filter((record) => record.lease && gatesOf(demandOf(record.spec)).includes(gate))
+      .map((record) => record.jobId)
+      .sort(byCodeUnit);
+  }
+
   /** Every waiter of every pool, oldest first per pool. */
   allWaiters(): Waiter[] {
     return [...this.waiters.keys()].sort(byCodeUnit).flatMap((pool) => this.sortedWaiters(pool));
@@ -286,15 +332,38 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     return stored && stored.record.version === move.version ? stored : undefined;
   }
 
-  /** A fenced move of a job holding a slot of `pool`, freeing it, while `poolAllows` the counter's change. */
-  private release(pool: string, move: Move, now: number, poolAllows: (row: PoolRow) => boolean): boolean {
-    const row = this.pools.get(pool);
+  /** A fenced move of a job holding a slot of its pool, giving back its units, while `allowed`. */
+  private release(demand: Demand, move: Move, now: number, allowed: () => boolean): boolean {
+    const changes = exchange(demand, undefined);
     const stored = this.fenced(move);
-    if (!row || !poolAllows(row) || !stored || stored.record.lease?.pool !== pool) return false;
-    row.inUse -= 1;
+    if (this.firstMissing(changes) || !allowed() || !stored || stored.record.lease?.pool !== demand.pool) return false;
+    this.applyCounters(changes);
     delete stored.record.lease;
     this.apply(stored, move, now);
     return true;
+  }
+
+  private firstMissing(changes: GateChange[]): string | undefined {
+    return changes.find((change) => !this.pools.has(change.gate))?.gate;
+  }
+
+  /** Every guarded gate keeps within its limit after its change (room >= delta, as the DynamoDB condition says). */
+  private allows(changes: GateChange[]): boolean {
+    return changes.every((change) => {
+      const row = this.pools.get(change.gate)!;
+      return !change.guarded || row.limit - row.inUse >= change.delta;
+    });
+  }
+
+  private applyCounters(changes: GateChange[]): void {
+    for (const change of changes) this.pools.get(change.gate)!.inUse += change.delta;
+  }
+
+  private putWaiter(waiter: Waiter): void {
+    const gate = waiterGate(waiter);
+    let byKey = this.waiters.get(gate);
+    if (!byKey) this.waiters.set(gate, (byKey = new Map()));
+    byKey.set(waiter.waitKey, structuredClone(waiter));
   }
 
   private apply(stored: StoredJob, move: Move, now: number): void {
@@ -308,9 +377,9 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     if (isTerminal(move.to) && !stored.record.lease) stored.expiresAt = Math.floor(now / 1000) + this.options.retentionDays * 86_400;
   }
 
-  private receive(target: StoredJob, pool: string, now: number, waitKey: string | undefined): void {
-    if (waitKey !== undefined) this.waiters.get(pool)?.delete(waitKey);
-    target.record.lease = { pool, since: now };
+  private receive(target: StoredJob, to: Receiver, now: number): void {
+    if (to.waitKey !== undefined) this.waiters.get(to.gate ?? to.demand.pool)?.delete(to.waitKey);
+    target.record.lease = { pool: to.demand.pool, since: now };
     target.record.state = JobState.Reserved;
     target.record.updatedAt = now;
     target.record.version += 1;
@@ -319,7 +388,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   private sortedWaiters(pool: string): Waiter[] {
     const byKey = this.waiters.get(pool);
     if (!byKey) return [];
-    return [...byKey.keys()].sort(byCodeUnit).map((key) => ({ ...byKey.get(key)! }));
+    return [...byKey.keys()].sort(byCodeUnit).map((key) => structuredClone(byKey.get(key)!));
   }
 
   private async enter(): Promise<void> {

@@ -60,7 +60,16 @@ describe('Acquirer', () => {
     expect(world.starters.appflow.runsOf('c')).toEqual([]);
     expect(world.ledger.peek('c')!.state).toBe('waiting');
     expect(world.leases.allWaiters()).toEqual([
-      { pool: 'default', jobId: 'c', kind: 'appflow', waitKey: waitKey(T0 + 1000, 'c'), body: JSON.stringify(spec), since: T0 + 1000 },
+      {
+        pool: 'default',
+        gate: 'default',
+        demand: { pool: 'default', keys: [], units: 1 },
+        jobId: 'c',
+        kind: 'appflow',
+        waitKey: waitKey(T0 + 1000, 'c'),
+        body: JSON.stringify(spec),
+        since: T0 + 1000,
+      },
     ]);
     // Act: the first run ends
     await world.completeRun.complete(world.starters.appflow.finish(firstRun!, 'succeeded'));

@@ -16,6 +16,7 @@ import {
   parkGlueJob,
   startGlueJob,
 } from '../../support/fakes';
+import { receiver, unit } from '../../support/demands';
 
 const start = startGlueJob;
 const park = parkGlueJob;
@@ -124,7 +125,7 @@ describe('CompleteRun', () => {
     // Act
     await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
     // Assess: one lost race (a failed transfer to w1), then w2 straight from the first read
-    expect(transfers.mock.calls.map((call) => call[2])).toEqual(['w1', 'w1', 'w2']);
+    expect(transfers.mock.calls.map((call) => call[2].jobId)).toEqual(['w1', 'w1', 'w2']);
     expect(queries).toHaveBeenCalledTimes(2);
     expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2']);
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2']);
@@ -148,12 +149,12 @@ describe('CompleteRun', () => {
       await park(world, id);
     }
     await world.leases.setLimit('default', 3);
-    for (const id of ['w1', 'w2']) expect(await world.leases.reserve('default', id, world.clock.now())).toBe('reserved');
+    for (const id of ['w1', 'w2']) expect(await world.leases.reserve(receiver(id, 'default'), world.clock.now())).toBe('reserved');
     const transfers = jest.spyOn(world.leases, 'pass');
     // Act
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
     // Assess: each reserved waiter tried once, then w3; nobody sent twice
-    expect(transfers.mock.calls.map((call) => call[2])).toEqual(['w1', 'w2', 'w3']);
+    expect(transfers.mock.calls.map((call) => call[2].jobId)).toEqual(['w1', 'w2', 'w3']);
     expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual(['w3']);
   });

@@ -17,6 +17,7 @@ import {
   parkGlueJob,
   startGlueJob,
 } from '../../support/fakes';
+import { receiver, unit } from '../../support/demands';
 
 const start = startGlueJob;
 const park = parkGlueJob;
@@ -308,7 +309,7 @@ describe('Reconciler', () => {
     world.clock.advance(10);
     await park(world, 'w2');
     await world.leases.setLimit('default', 2);
-    expect(await world.leases.reserve('default', 'w1', world.clock.now())).toBe('reserved');
+    expect(await world.leases.reserve(receiver('w1', 'default'), world.clock.now())).toBe('reserved');
     // Act
     await world.reconciler.run();
     // Assess: w2 got the free slot; w1 keeps its reservation and was not sent by the reconciler

@@ -27,7 +27,7 @@ describe('job spec schema', () => {
     ['AppFlow without flowName', { id: 'a', kind: 'appflow' }],
     ['Glue without jobName', { id: 'a', kind: 'glue' }],
     ['AppFlow fields on a Glue job', { id: 'a', kind: 'glue', flowName: 'f' }],
-    ['an unknown field (strict)', { ...appflow, priority: 1 }],
+    ['an unknown field (strict)', { ...appflow, colour: 'red' }],
     ['id missing', { kind: 'appflow', flowName: 'f' }],
     ['id a number', { ...appflow, id: 42 }],
     ['id empty', { ...appflow, id: '' }],

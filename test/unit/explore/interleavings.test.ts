@@ -26,6 +26,11 @@ const FAMILIES: Array<[string, ScenarioOptions]> = [
   ['limits lowered, raised and paused while jobs run and wait (no faults)', { faults: [], limitChanges: true, limitWeight: 4 }],
   ['answers lost after the write applied, invocations dying at any call', { faults: ['lost', 'crash'], limitChanges: false }],
   ['everything at once', {}],
+  [
+    'several limits per job, weights, priorities and fair turns; keyed limits and pools lowered, raised and paused',
+    { faults: [], flowControl: true, limitWeight: 3 },
+  ],
+  ['several limits per job, weights, priorities and fair turns, with every fault', { flowControl: true }],
 ];
 
 describe(`explored interleavings (${RUNS} scenarios per family, seed ${SEED})`, () => {

@@ -58,7 +58,13 @@ describe('acquirer handler', () => {
     // The slot: the pool's counter and the job's record in one transaction.
     const [take] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
     expect(take).toEqual([
-      { Update: expect.objectContaining({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeValues: { ':delta': 1 } }) },
+      {
+        Update: expect.objectContaining({
+          Key: { pk: 'POOL#default', sk: 'POOL' },
+          ConditionExpression: 'attribute_exists(pk) AND room >= :delta',
+          ExpressionAttributeValues: { ':delta': 1, ':minusDelta': -1 },
+        }),
+      },
       {
         Update: expect.objectContaining({
           Key: { pk: 'JOB#job-1', sk: 'JOB' },
@@ -150,7 +156,7 @@ describe('releaser handler', () => {
     // The job's end and its slot's release: one transaction, fenced by the version read.
     const [free] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
     expect(free).toEqual([
-      { Update: expect.objectContaining({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeValues: { ':delta': -1 } }) },
+      { Update: expect.objectContaining({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeValues: { ':delta': -1, ':minusDelta': 1 } }) },
       {
         Update: expect.objectContaining({
           Key: { pk: 'JOB#job-1', sk: 'JOB' },
