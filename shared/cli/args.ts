@@ -1,5 +1,6 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { AppFlowJobSchema } from '../domain/job';
+import { keyGate } from '../domain/limits';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 
 /** What the user asked for. */
@@ -34,9 +35,11 @@ export const USAGE = `Usage: sluice <command> [options]
 Commands:
   enqueue FILE               send the job specs in FILE (a JSON spec, a JSON array, or JSONL; - reads stdin)
                              to the job queue, 10 per request; specs without an id get one
-  pool list                  show each pool: limit, slots in use, free, waiting jobs
+  pool list                  show each pool and keyed limit (key/KEY): limit, units in use, free, waiting jobs
   pool set-limit POOL N      set POOL's limit to N (0..${MAX_POOL_LIMIT}) now; raising it lets waiting jobs in at once,
                              lowering it stops new starts and never touches running jobs
+  limit set KEY N            set the keyed limit KEY's maximum (as a job names it in "limits", e.g. org:acme), the
+                             same way
 
 Options:
   --table NAME               the Sluice table            (env SLUICE_TABLE)
@@ -109,6 +112,13 @@ function commandOf(positionals: string[]): Command {
         sub === undefined ? "'pool' needs a subcommand: list or set-limit" : `unknown pool subcommand '${sub}': use list or set-limit`,
       );
     }
+    case 'limit': {
+      const [sub, ...args] = rest;
+      if (sub !== 'set') throw new UsageError(sub === undefined ? "'limit' needs a subcommand: set" : `unknown limit subcommand '${sub}': use set`);
+      expectCount(args, 2, 'limit set KEY N');
+      // A keyed limit is the gate key/KEY: pool admin handles it as it handles a pool.
+      return { name: 'pool-set-limit', pool: keyGate(limitKey(args[0]!)), limit: limitOf(args[1]!) };
+    }
     default:
       throw new UsageError(`unknown command '${name}'`);
   }
@@ -122,6 +132,12 @@ function expectCount(args: string[], count: number, usage: string): void {
 function poolName(value: string): string {
   const parsed = PoolName.safeParse(value);
   if (!parsed.success) throw new UsageError(`bad pool name '${value}': ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return parsed.data;
+}
+
+function limitKey(value: string): string {
+  const parsed = PoolName.safeParse(value);
+  if (!parsed.success) throw new UsageError(`bad limit key '${value}': ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   return parsed.data;
 }
 

@@ -14,6 +14,8 @@ const EnvSchema = z.object({
   DLQ_URL: z.string().min(1),
   /** JSON map of pool name to its initial limit; limits then live in the table and change at run time. */
   POOLS: z.string().default('{"default":8}'),
+  /** JSON map of keyed-limit prefix ("org" for "org:acme") to the maximum a key gets when a job first names it. */
+  KEY_LIMITS: z.preprocess(blankAsUnset, z.string().default('{}')),
   START_GRACE_SECONDS: seconds(90),
   RESERVATION_GRACE_SECONDS: seconds(120),
   MAX_RUN_SECONDS_APPFLOW: seconds(6 * 3600),
@@ -45,22 +47,23 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SluiceEnv {
   return parsed.data;
 }
 
-export function parsePools(json: string): Record<string, number> {
+export function parsePools(json: string, variable = 'POOLS', what = 'pool name'): Record<string, number> {
   let raw: unknown;
   try {
     raw = JSON.parse(json);
   } catch {
-    throw new ConfigurationError(`POOLS must be a JSON object of pool name to limit, got ${json}`);
+    throw new ConfigurationError(`${variable} must be a JSON object of ${what} to limit, got ${json}`);
   }
   const parsed = PoolsSchema.safeParse(raw);
   if (!parsed.success)
-    throw new ConfigurationError(`POOLS is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new ConfigurationError(`${variable} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 
 export function settingsFrom(env: SluiceEnv): SluiceSettings {
   return {
     pools: parsePools(env.POOLS),
+    keyLimits: parsePools(env.KEY_LIMITS, 'KEY_LIMITS', 'key prefix'),
     backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, retryForSeconds: env.RETRY_FOR_SECONDS },
     startGraceMs: env.START_GRACE_SECONDS * 1000,
     reservationGraceMs: env.RESERVATION_GRACE_SECONDS * 1000,

@@ -4,13 +4,13 @@ import { JobState } from './jobState';
 export const SlotEffect = {
   /** holds none before or after */
   None: 'none',
-  /** takes a free slot: the pool's count goes up, only while inUse < limit */
+  /** takes its units (its weight) from every limit of its demand, only where each has room for them */
   Take: 'take',
   /** keeps the slot it holds */
   Keep: 'keep',
-  /** frees its slot (count down), or hands it to the oldest waiter in the same transaction (count unchanged) */
+  /** gives its units back, or hands its slot to the first waiter in the same transaction (each counter moved by the difference) */
   Release: 'release',
-  /** receives a slot handed over by a release (count unchanged, pool not over its limit) or a free one (count up) */
+  /** receives a slot handed over by a release, or free units (no limit of its demand left over its maximum) */
   Receive: 'receive',
 } as const;
 export type SlotEffect = (typeof SlotEffect)[keyof typeof SlotEffect];

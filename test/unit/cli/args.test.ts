@@ -6,6 +6,7 @@ describe('parseArgs', () => {
     [['pool', 'set-limit', 'etl', '4'], { name: 'pool-set-limit', pool: 'etl', limit: 4 }],
     [['pool', 'set-limit', 'etl', '0'], { name: 'pool-set-limit', pool: 'etl', limit: 0 }],
     [['pool', 'set-limit', 'etl', '1000'], { name: 'pool-set-limit', pool: 'etl', limit: 1000 }],
+    [['limit', 'set', 'org:acme', '2'], { name: 'pool-set-limit', pool: 'key/org:acme', limit: 2 }],
     [['enqueue', 'jobs.jsonl'], { name: 'enqueue', file: 'jobs.jsonl' }],
     [['enqueue', '-'], { name: 'enqueue', file: '-' }],
     [[], { name: 'help' }],

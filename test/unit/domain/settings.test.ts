@@ -7,6 +7,7 @@ describe('settings', () => {
   test('defaults: one pool of 8, production grace periods, retries for 6 hours, overdue runs not stopped', () => {
     expect(settingsFrom(readEnv({ ...required }))).toEqual({
       pools: { default: 8 },
+      keyLimits: {},
       backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 21600 },
       startGraceMs: 90_000,
       reservationGraceMs: 120_000,
@@ -34,6 +35,7 @@ describe('settings', () => {
       readEnv({
         ...required,
         POOLS: '{"crm":3,"etl":0}',
+        KEY_LIMITS: '{"org":2}',
         START_GRACE_SECONDS: '3',
         RESERVATION_GRACE_SECONDS: '2.5',
         MAX_RUN_SECONDS_APPFLOW: '120',
@@ -48,6 +50,7 @@ describe('settings', () => {
     );
     expect(settings).toEqual({
       pools: { crm: 3, etl: 0 },
+      keyLimits: { org: 2 },
       backoff: { baseSeconds: 1, maxSeconds: 30, retryForSeconds: 4 },
       startGraceMs: 3000,
       reservationGraceMs: 2500,
@@ -105,6 +108,10 @@ describe('settings', () => {
 
     test.each([['{"a":-1}'], ['{"a":10001}'], ['{"a":1.5}'], ['{"a":"8"}'], ['[8]'], ['8'], ['{"":3}']])('%s is invalid', (json) => {
       expect(() => parsePools(json)).toThrow(/^POOLS is invalid: /);
+    });
+
+    test('a bad KEY_LIMITS fails settingsFrom, naming the variable', () => {
+      expect(() => settingsFrom(readEnv({ ...required, KEY_LIMITS: '{"org":1.5}' }))).toThrow(/^KEY_LIMITS is invalid: /);
     });
 
     test('a bad POOLS fails settingsFrom, not later', () => {

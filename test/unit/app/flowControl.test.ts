@@ -1,0 +1,163 @@
+import { AcquireResult } from '../../../shared/app/acquireJob';
+import type { GlueJob } from '../../../shared/domain/job';
+import { keyGate } from '../../../shared/domain/limits';
+import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+
+/**
+ * Flow control beyond one number (issue 14): keyed limits beside the pool, weights, priorities and fair turns, through
+ * the real services on the in-memory ports. Interleavings of all of it are explored in test/unit/explore.
+ */
+
+const org = (name: string) => keyGate(`org:${name}`);
+
+function job(id: string, extra: Partial<GlueJob> = {}): GlueJob {
+  return { ...glueJob(id), ...extra };
+}
+
+async function deliver(world: FakeWorld, spec: GlueJob): Promise<AcquireResult> {
+  return world.acquirer.process(messageOf(spec));
+}
+
+/** Ends the oldest run in progress and delivers whatever that sends (wake-ups); returns the id of the job that ended. */
+async function endOldest(world: FakeWorld): Promise<string> {
+  const run = world.starters.glue.inProgress()[0]!;
+  world.clock.advance(1000);
+  await world.completeRun.complete(world.starters.glue.finish(run.executionId, 'succeeded'));
+  await deliverSent(world);
+  return run.jobId;
+}
+
+const started = (world: FakeWorld) => [...world.starters.glue.runs.values()].map((run) => run.jobId);
+
+describe('keyed limits', () => {
+  test('a job starts only when its pool and every keyed limit have room; the key holds it back, not the pool', async () => {
+    // Prepare: pool of 8, at most 2 per org (created from the prefix default on first use)
+    const world = makeDeps({ settings: { pools: { default: 8 }, keyLimits: { org: 2 } } });
+    // Act: three jobs of acme, one of globex
+    const results = [];
+    for (const id of ['a1', 'a2', 'a3']) results.push(await deliver(world, job(id, { limits: ['org:acme'] })));
+    results.push(await deliver(world, job('g1', { limits: ['org:globex'] })));
+    // Assess: a3 waits on acme's list, while the pool had room (g1 started after it)
+    expect(results).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Waiting, AcquireResult.Started]);
+    expect(world.leases.peekPool('default')).toMatchObject({ limit: 8, inUse: 3 });
+    expect(world.leases.peekPool(org('acme'))).toMatchObject({ limit: 2, inUse: 2 });
+    expect(world.leases.allWaiters().map((w) => [w.jobId, w.gate])).toEqual([['a3', org('acme')]]);
+    // Act: globex's job ends: nothing for acme; then an acme job ends: a3 gets its place
+    await world.completeRun.complete(world.starters.glue.finish(world.starters.glue.runsOf('g1')[0]!.executionId, 'succeeded'));
+    expect(world.queue.sent).toEqual([]);
+    await world.completeRun.complete(world.starters.glue.finish(world.starters.glue.runsOf('a1')[0]!.executionId, 'succeeded'));
+    await deliverSent(world);
+    expect(world.ledger.peek('a3')!.state).toBe('running');
+    expect(world.leases.peekPool(org('acme'))).toMatchObject({ inUse: 2 });
+  });
+
+  test('a limit per key plus a total: ten keys of 5 never run more than the pool total of 8', async () => {
+    const world = makeDeps({ settings: { pools: { default: 8 }, keyLimits: { org: 5 } } });
+    for (let k = 0; k < 10; k++) for (let i = 0; i < 5; i++) await deliver(world, job(`k${k}-${i}`, { limits: [`org:${k}`] }));
+    expect(world.starters.glue.inProgress()).toHaveLength(8);
+    // Every run ends in turn; never more than 8 at once, never more than 5 of one key.
+    for (let ended = 0; ended < 50; ended++) {
+      const running = world.starters.glue.inProgress();
+      expect(running.length).toBeLessThanOrEqual(8);
+      const perKey = new Map<string, number>();
+      for (const run of running) perKey.set(run.jobId.split('-')[0]!, (perKey.get(run.jobId.split('-')[0]!) ?? 0) + 1);
+      expect(Math.max(...perKey.values())).toBeLessThanOrEqual(5);
+      if (running.length === 0) break;
+      await endOldest(world);
+    }
+    expect(started(world)).toHaveLength(50);
+    expect(world.leases.allWaiters()).toEqual([]);
+  });
+
+  test('a job held back by a key while it waited for the pool moves to the key\'s list, and starts when the key frees', async () => {
+    // Prepare: pool of 1; key of 1. x (acme) runs; y (acme) waits for the pool (the take found the pool full first).
+    const world = makeDeps({ settings: { pools: { default: 1 }, keyLimits: { org: 1 } } });
+    await deliver(world, job('x', { limits: ['org:acme'] }));
+    await deliver(world, job('y', { limits: ['org:acme'] }));
+    expect(world.leases.allWaiters().map((w) => [w.jobId, w.gate])).toEqual([['y', 'default']]);
+    // Act: the pool is raised; y is tried and found held back by acme, so it moves to acme's list
+    await world.poolAdmin.setLimit('default', 5);
+    expect(world.leases.allWaiters().map((w) => [w.jobId, w.gate])).toEqual([['y', org('acme')]]);
+    // x ends: acme frees, y starts
+    await endOldest(world);
+    expect(world.ledger.peek('y')!.state).toBe('running');
+    expect(world.leases.allWaiters()).toEqual([]);
+  });
+
+  test('a key with no limit set and no default for its prefix is dead-lettered with a reason that says how to fix it', async () => {
+    const world = makeDeps({ settings: { pools: { default: 8 }, keyLimits: {} } });
+    expect(await deliver(world, job('j', { limits: ['tenant:acme'] }))).toBe(AcquireResult.DeadLettered);
+    expect(world.queue.deadLettered[0]!.reason).toMatch(/unknown limit 'tenant:acme'.*sluice limit set tenant:acme N.*prefix 'tenant'/);
+    expect(world.leases.peekPool('default')).toMatchObject({ inUse: 0 });
+    // Set by hand, the same key works.
+    await world.poolAdmin.setLimit(keyGate('tenant:acme'), 1);
+    expect(await deliver(world, job('k', { limits: ['tenant:acme'] }))).toBe(AcquireResult.Started);
+  });
+});
+
+describe('weights', () => {
+  test('a job takes its weight in units from every limit; units in use never pass the budget', async () => {
+    // Prepare: a budget of 20 DPUs
+    const world = makeDeps({ settings: { pools: { dpu: 20 } } });
+    const weights = [10, 2, 8, 5, 10, 2, 2];
+    for (const [i, weight] of weights.entries()) await deliver(world, job(`w${i}`, { pool: 'dpu', weight }));
+    // Assess: 10 + 2 + 8 = 20 run; 5 waits (and 10, 2, 2 behind it: strict order, no overtaking)
+    expect(world.leases.peekPool('dpu')).toMatchObject({ inUse: 20 });
+    expect(started(world)).toEqual(['w0', 'w1', 'w2']);
+    // w1 (2) ends: 18 in use, w3 (5) still does not fit and keeps its place; w0 (10) ends: w3 and w4 fit (5 + 10)
+    await world.completeRun.complete(world.starters.glue.finish(world.starters.glue.runsOf('w1')[0]!.executionId, 'succeeded'));
+    await deliverSent(world);
+    expect(started(world)).toEqual(['w0', 'w1', 'w2']);
+    await world.completeRun.complete(world.starters.glue.finish(world.starters.glue.runsOf('w0')[0]!.executionId, 'succeeded'));
+    await deliverSent(world);
+    expect(started(world).sort()).toEqual(['w0', 'w1', 'w2', 'w3']);
+    expect(world.leases.peekPool('dpu')!.inUse).toBeLessThanOrEqual(20);
+    while (world.starters.glue.inProgress().length > 0) {
+      await endOldest(world);
+      const inUse = world.starters.glue.inProgress().reduce((sum, run) => sum + weights[Number(run.jobId.slice(1))]!, 0);
+      expect(inUse).toBeLessThanOrEqual(20);
+    }
+    expect(started(world)).toHaveLength(weights.length);
+  });
+
+  test('a weight more than the limit can ever hold is dead-lettered, not parked forever', async () => {
+    const world = makeDeps({ settings: { pools: { dpu: 8 } } });
+    expect(await deliver(world, job('big', { pool: 'dpu', weight: 9 }))).toBe(AcquireResult.DeadLettered);
+    expect(world.queue.deadLettered[0]!.reason).toMatch(/weight 9 is more than the 8 units of pool 'dpu'/);
+  });
+});
+
+describe('priorities and fair turns', () => {
+  test('a higher priority starts first; equal priorities in arrival order', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    await deliver(world, job('running'));
+    for (const [id, priority] of [['low', 0], ['high', 5], ['low2', 0], ['mid', 1], ['high2', 5]] as const) {
+      world.clock.advance(10);
+      await deliver(world, job(id, { priority }));
+    }
+    const order = [];
+    for (let i = 0; i < 5; i++) {
+      await endOldest(world);
+      order.push(world.starters.glue.inProgress()[0]!.jobId);
+    }
+    expect(order).toEqual(['high', 'high2', 'mid', 'low', 'low2']);
+  });
+
+  test('two tenants: the one sending 10 jobs after the other sent 100 takes turns with it, not after it', async () => {
+    // Prepare: limit 2; big sends 100, then small sends 10
+    const world = makeDeps({ settings: { pools: { default: 2 } } });
+    for (let i = 0; i < 100; i++) await deliver(world, job(`big-${i}`, { fairnessKey: 'big' }));
+    for (let i = 0; i < 10; i++) await deliver(world, job(`small-${i}`, { fairnessKey: 'small' }));
+    // Act: runs end one by one
+    let handOffs = 0;
+    while (started(world).filter((id) => id.startsWith('small')).length < 10) {
+      await endOldest(world);
+      handOffs++;
+    }
+    // Assess: within ceil(10 / its share of 1/2) = 20 hand-offs (plus one round of slack for the round it joined in)
+    expect(handOffs).toBeLessThanOrEqual(22);
+    // FIFO within a tenant
+    const smallOrder = started(world).filter((id) => id.startsWith('small'));
+    expect(smallOrder).toEqual([...Array(10).keys()].map((i) => `small-${i}`));
+  });
+});
