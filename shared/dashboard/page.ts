@@ -80,16 +80,22 @@ function chart(history, pools) {
   svg.replaceChildren();
   const legend = document.getElementById('legend'); legend.replaceChildren();
   if (history.length === 0) return;
-  const t1 = history[history.length - 1].at, t0 = t1 - 3600000;
+  // From the first sample of the last hour to now: a dashboard started a minute ago shows that minute, not a flat hour.
+  const t1 = history[history.length - 1].at, t0 = Math.min(t1 - 60000, Math.max(history[0].at, t1 - 3600000));
   const names = pools.map((p) => p.name);
   const top = Math.max(1, ...pools.map((p) => p.limit), ...history.flatMap((s) => Object.values(s.inUse)));
-  const x = (t) => pad + ((t - t0) / 3600000) * (W - 2 * pad), y = (v) => H - pad - (v / top) * (H - 2 * pad);
-  const axis = document.createElementNS(NS, 'text'); axis.setAttribute('x', 2); axis.setAttribute('y', 14); axis.textContent = String(top); svg.append(axis);
+  const x = (t) => pad + ((t - t0) / (t1 - t0)) * (W - 2 * pad), y = (v) => H - pad - (v / top) * (H - 2 * pad);
+  const label = (text, lx, ly) => { const t = document.createElementNS(NS, 'text'); t.setAttribute('x', lx); t.setAttribute('y', ly); t.setAttribute('font-size', '11'); t.textContent = text; svg.append(t); };
+  label(String(top), 2, 14); label('0', 2, H - pad); label(new Date(t0).toLocaleTimeString(), pad, H - 6); label('now', W - pad - 20, H - 6);
   names.forEach((name, i) => {
     const line = document.createElementNS(NS, 'polyline');
     line.setAttribute('fill', 'none'); line.setAttribute('stroke', COLORS[i % COLORS.length]); line.setAttribute('stroke-width', '2');
     line.setAttribute('data-pool', name);
-    line.setAttribute('points', history.map((s) => x(s.at).toFixed(1) + ',' + y(s.inUse[name] || 0).toFixed(1)).join(' '));
+    // A step line: the count holds until the next sample.
+    const points = []; let last = null;
+    for (const s of history.filter((s) => s.at >= t0)) { const v = s.inUse[name] || 0; if (last !== null) points.push(x(s.at).toFixed(1) + ',' + y(last).toFixed(1)); points.push(x(s.at).toFixed(1) + ',' + y(v).toFixed(1)); last = v; }
+    if (last !== null) points.push(x(t1).toFixed(1) + ',' + y(last).toFixed(1));
+    line.setAttribute('points', points.join(' '));
     svg.append(line);
     const key = document.createElement('span'); key.style.color = COLORS[i % COLORS.length]; key.textContent = '■ ' + name + '  '; legend.append(key);
   });

@@ -24,7 +24,7 @@ Resident stack (--serve):
   --sqs-port N      SQS emulator port (default ${DEFAULT_PORTS.sqs}; 0: any free port)
   --dynamodb-port N DynamoDB emulator port (default ${DEFAULT_PORTS.dynamodb})
   --jobapi-port N   AppFlow/Glue simulator port (default ${DEFAULT_PORTS.jobApi})
-  --env-file PATH   where to write the export lines sluice reads (default .sluice/local.env; env SLUICE_LOCAL_ENV_FILE)
+  --exports-file F  where to write the export lines sluice reads (default .sluice/local.env; env SLUICE_LOCAL_ENV_FILE)
   --quiet           no line per start and end
 
 Everything listens on 127.0.0.1 only.`;
@@ -63,7 +63,7 @@ const FLAGS: Record<string, Kind> = {
   'sqs-port': 'string',
   'dynamodb-port': 'string',
   'jobapi-port': 'string',
-  'env-file': 'string',
+  'exports-file': 'string',
 };
 
 /**
@@ -116,11 +116,11 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
       dynamodb: wholeNumber(text('dynamodb-port'), DEFAULT_PORTS.dynamodb, 'dynamodb-port', 0, 65_535),
       jobApi: wholeNumber(text('jobapi-port'), DEFAULT_PORTS.jobApi, 'jobapi-port', 0, 65_535),
     },
-    ...(text('env-file') !== undefined && { envFile: text('env-file') }),
+    ...(text('exports-file') !== undefined && { envFile: text('exports-file') }),
     ...(pools.length > 0 ? { pools: poolsOf(pools) } : serve && values.has('limit') ? { pools: { default: limit } } : {}),
   };
   if (!serve) {
-    for (const flag of ['pool', 'sqs-port', 'dynamodb-port', 'jobapi-port', 'env-file', 'quiet'])
+    for (const flag of ['pool', 'sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet'])
       if (values.has(flag) || (flag === 'pool' && pools.length > 0)) throw new StartUsageError(`--${flag} goes with --serve`);
     if (limit === 0 && !options.help)
       throw new StartUsageError('--limit 0 pauses the pool: no job of the sample workload would ever start (use --limit 1 or more)');
