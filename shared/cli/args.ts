@@ -164,7 +164,9 @@ function commandOf(positionals: string[], values: Values): Command {
           max: wholeNumber(values.max, 50, '--max', 1, 100_000),
         };
       }
-      throw new UsageError(sub === undefined ? "'jobs' needs a subcommand: show or list" : `unknown jobs subcommand '${sub}': use show or list`);
+      throw new UsageError(
+        sub === undefined ? "'jobs' needs a subcommand: show or list" : `unknown jobs subcommand '${sub}': use show or list`,
+      );
     }
     case 'dlq': {
       const [sub, ...args] = rest;
@@ -175,10 +177,12 @@ function commandOf(positionals: string[], values: Values): Command {
       if (sub === 'redrive') {
         expectCount(args, 0, 'dlq redrive --id ID | --all');
         const ids = values.id ?? [];
-        if (values.all === (ids.length > 0)) throw new UsageError('dlq redrive needs --id ID (one or more) or --all, not both');
+        if (values.all === ids.length > 0) throw new UsageError('dlq redrive needs --id ID (one or more) or --all, not both');
         return { name: 'dlq-redrive', ...(ids.length > 0 && { ids }) };
       }
-      throw new UsageError(sub === undefined ? "'dlq' needs a subcommand: list or redrive" : `unknown dlq subcommand '${sub}': use list or redrive`);
+      throw new UsageError(
+        sub === undefined ? "'dlq' needs a subcommand: list or redrive" : `unknown dlq subcommand '${sub}': use list or redrive`,
+      );
     }
     case 'top':
       expectCount(rest, 0, 'top [--once] [--interval-s N]');
@@ -194,7 +198,8 @@ function commandOf(positionals: string[], values: Values): Command {
 function wholeNumber(value: string | undefined, fallback: number, flag: string, min: number, max: number): number {
   if (value === undefined) return fallback;
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got '${value}'`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got '${value}'`);
   return n;
 }
 

@@ -105,7 +105,8 @@ export function formatRedrive(results: readonly RedriveResult[]): string {
   if (results.length === 0) return 'nothing to redrive: no such message in the dead-letter queue';
   const sent = results.filter((r) => r.outcome === 'resent');
   const lines = [`re-sent ${sent.length} of ${results.length} dead-lettered ${results.length === 1 ? 'job' : 'jobs'}`];
-  for (const r of results) lines.push(`  ${r.jobId ?? r.messageId}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${r.reason}`}`);
+  for (const r of results)
+    lines.push(`  ${r.jobId ?? r.messageId}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${r.reason}`}`);
   return lines.join('\n');
 }
 

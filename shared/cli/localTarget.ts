@@ -17,8 +17,7 @@ export async function useLocalStack(options: CliOptions, env: NodeJS.ProcessEnv)
   const file = localEnvFilePath(env);
   const local = await readLiveLocalEnv(file);
   if (!local) {
-    if (askedForLocal)
-      throw new UsageError(`no local stack is running (no live ${file}): start one with npm start -- --serve`);
+    if (askedForLocal) throw new UsageError(`no local stack is running (no live ${file}): start one with npm start -- --serve`);
     return false;
   }
   Object.assign(env, local.vars);

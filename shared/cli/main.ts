@@ -75,7 +75,13 @@ async function readSpecs(io: CliIo, file: string): Promise<string> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
-      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
     throw new InputFileError(`cannot read ${file}: ${why}${code && !why.includes(code) ? ` (${code})` : ''}`, { cause: error });
   }
 }

@@ -5,7 +5,9 @@ import type { CliIo } from './main';
 /** One screen of `sluice top`: the pools and their holders, who starts next, the latest jobs, the DLQ. */
 export function formatTop(snapshot: Snapshot, title: string): string {
   const now = snapshot.at;
-  const next = snapshot.pools.flatMap((p) => p.next.slice(0, 5).map((w, i) => [p.name, String(i + 1), w.jobId, w.kind, formatAge(now - w.since)]));
+  const next = snapshot.pools.flatMap((p) =>
+    p.next.slice(0, 5).map((w, i) => [p.name, String(i + 1), w.jobId, w.kind, formatAge(now - w.since)]),
+  );
   const letters = snapshot.deadLetters ?? [];
   return [
     `sluice top  ${title}  ${new Date(now).toISOString().slice(11, 19)} UTC`,

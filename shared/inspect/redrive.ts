@@ -62,7 +62,8 @@ async function whyNot(targets: RedriveTargets, letter: DeadLetter): Promise<stri
   if (letter.jobId === undefined) return undefined;
   const record = await targets.ledger.get(letter.jobId);
   if (!record) return undefined;
-  if (record.state !== JobState.Dead) return `job ${record.jobId} is ${record.state} in the ledger (another copy of it got in): not sent again`;
+  if (record.state !== JobState.Dead)
+    return `job ${record.jobId} is ${record.state} in the ledger (another copy of it got in): not sent again`;
   if (record.lease) return `job ${record.jobId} still holds a slot for a run it may have started: redrive it after that slot is given back`;
   if (record.startRequested || record.executionId)
     return `a run may exist under job id ${record.jobId} (a start was asked for): send the job again with a new id`;

@@ -27,7 +27,9 @@ main(process.argv.slice(2)).then(
       console.error(`npm start: ${error.message}\nRun 'npm start -- --help' for the flags.`);
       process.exit(2);
     }
-    console.error(error instanceof SluiceError ? `npm start: ${error.message}` : error instanceof Error ? (error.stack ?? error.message) : error);
+    console.error(
+      error instanceof SluiceError ? `npm start: ${error.message}` : error instanceof Error ? (error.stack ?? error.message) : error,
+    );
     process.exit(1);
   },
 );

@@ -92,7 +92,11 @@ function describePools(pools: Record<string, number>): string {
   return names.map(([name, limit]) => `${name} (limit ${limit}${limit === 0 ? ', paused' : ''})`).join(', ');
 }
 
-const PORT_FLAGS = { sqs: ['--sqs-port', 'SQS emulator'], dynamodb: ['--dynamodb-port', 'DynamoDB emulator'], jobApi: ['--jobapi-port', 'AppFlow/Glue simulator'] } as const;
+const PORT_FLAGS = {
+  sqs: ['--sqs-port', 'SQS emulator'],
+  dynamodb: ['--dynamodb-port', 'DynamoDB emulator'],
+  jobApi: ['--jobapi-port', 'AppFlow/Glue simulator'],
+} as const;
 
 /** Says which port is taken, and the flag that moves it, before anything starts. Port 0 (any free port) is never taken. */
 async function ensurePortsFree(ports: StartOptions['ports']): Promise<void> {
@@ -106,7 +110,9 @@ async function ensurePortsFree(ports: StartOptions['ports']): Promise<void> {
     } catch (error) {
       const [flag, what] = PORT_FLAGS[which];
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new PortInUseError(`port ${port} (${what}) on 127.0.0.1 is in use by another program: stop it, or choose another with ${flag} N`);
+        throw new PortInUseError(
+          `port ${port} (${what}) on 127.0.0.1 is in use by another program: stop it, or choose another with ${flag} N`,
+        );
       throw error;
     }
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -33,8 +33,9 @@ export function watchActivity(stack: LocalStack, log: (line: string) => void): (
   stack.sqs.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
-      const input = (args as { input: { QueueUrl?: string; MessageBody?: string; MessageAttributes?: Record<string, { StringValue?: string }> } })
-        .input;
+      const input = (
+        args as { input: { QueueUrl?: string; MessageBody?: string; MessageAttributes?: Record<string, { StringValue?: string }> } }
+      ).input;
       if (watching && context.commandName === 'SendMessageCommand' && input.QueueUrl === stack.deadLetterUrl) {
         const reason = input.MessageAttributes?.['sluice-reason']?.StringValue ?? 'no reason given';
         log(`${clock()} dead      ${jobIdInBody(input.MessageBody)}: ${reason}`);

@@ -148,7 +148,8 @@ function poolsOf(entries: string[]): Record<string, number> {
     const match = /^([^=]+)=(.*)$/.exec(entry);
     if (!match) throw new StartUsageError(`--pool takes NAME=LIMIT, got '${entry}'`);
     const [, name, limit] = match as unknown as [string, string, string];
-    if (!PoolName.safeParse(name).success) throw new StartUsageError(`--pool: bad pool name '${name}' (letters, digits, '.', '_', ':', '-')`);
+    if (!PoolName.safeParse(name).success)
+      throw new StartUsageError(`--pool: bad pool name '${name}' (letters, digits, '.', '_', ':', '-')`);
     pools[name] = wholeNumber(limit, 0, `pool ${name}`, 0, MAX_POOL_LIMIT);
   }
   return pools;
@@ -165,6 +166,7 @@ function wholeNumber(value: string | undefined, fallback: number, name: string, 
 function decimal(value: string | undefined, fallback: number, name: string, min: number, max: number): number {
   if (value === undefined) return fallback;
   const n = /^(\d+(\.\d*)?|\.\d+)$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isFinite(n) || n < min || n > max) throw new StartUsageError(`--${name} must be a number from ${min} to ${max}, got '${value}'`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new StartUsageError(`--${name} must be a number from ${min} to ${max}, got '${value}'`);
   return n;
 }

@@ -13,6 +13,13 @@ export async function launchChromium(): Promise<Browser> {
     executablePath,
     headless: true,
     // The package's flags (single process, no GPU), and nothing that reaches out to the network on its own.
-    args: [...chromium.args, '--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      ...chromium.args,
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }

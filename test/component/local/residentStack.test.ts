@@ -67,18 +67,27 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
   const jobs = path.join(tmp, 'jobs.jsonl');
   await writeFile(
     jobs,
-    ['{"kind":"glue","id":"mine-1","jobName":"nightly"}', '{"kind":"appflow","id":"mine-2","flowName":"accounts"}', '{"kind":"glue","id":"mine-3","jobName":"nightly"}'].join('\n'),
+    [
+      '{"kind":"glue","id":"mine-1","jobName":"nightly"}',
+      '{"kind":"appflow","id":"mine-2","flowName":"accounts"}',
+      '{"kind":"glue","id":"mine-3","jobName":"nightly"}',
+    ].join('\n'),
   );
   const sent = await sluice(envFile, 'enqueue', jobs);
   expect(sent).toMatchObject({ code: 0, stderr: '' });
   expect(sent.stdout).toBe(`sent 3 jobs to ${resident.vars.SLUICE_QUEUE_URL}\n  mine-1\n  mine-2\n  mine-3\n`);
 
   // Two slots for three jobs of 1.5 s: the pool is full for a while, and pool list names the holders with their ages.
-  const held = await waitFor('two holders', async () => {
-    const { stdout } = await sluice(envFile, 'pool', 'list', '--json');
-    const [pool] = json<Array<{ name: string; inUse: number; held: Array<{ jobId: string; ageMs: number }> }>>(stdout);
-    return pool?.held.length === 2 ? pool : undefined;
-  }, 30_000, 100);
+  const held = await waitFor(
+    'two holders',
+    async () => {
+      const { stdout } = await sluice(envFile, 'pool', 'list', '--json');
+      const [pool] = json<Array<{ name: string; inUse: number; held: Array<{ jobId: string; ageMs: number }> }>>(stdout);
+      return pool?.held.length === 2 ? pool : undefined;
+    },
+    30_000,
+    100,
+  );
   expect(held).toMatchObject({ name: 'default', inUse: 2 });
   for (const holder of held.held) expect(holder.ageMs).toBeGreaterThanOrEqual(0);
 
@@ -87,8 +96,12 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
     const result = await sluice(envFile, 'jobs', 'show', 'mine-3');
     return result.stdout.includes('state        succeeded') ? result.stdout : undefined;
   });
-  expect(shown).toMatch(/^job mine-3\n {2}state {8}succeeded\n {2}pool {9}default\n {2}kind {9}glue nightly\n {2}attempts {5}1\n {2}run id {7}jr_/);
-  const listed = json<Array<{ jobId: string; state: string }>>((await sluice(envFile, 'jobs', 'list', '--state', 'succeeded', '--json')).stdout);
+  expect(shown).toMatch(
+    /^job mine-3\n {2}state {8}succeeded\n {2}pool {9}default\n {2}kind {9}glue nightly\n {2}attempts {5}1\n {2}run id {7}jr_/,
+  );
+  const listed = json<Array<{ jobId: string; state: string }>>(
+    (await sluice(envFile, 'jobs', 'list', '--state', 'succeeded', '--json')).stdout,
+  );
   expect(listed.map((j) => j.jobId).sort()).toEqual(['mine-1', 'mine-2', 'mine-3']);
   // Each start and end was one line on the stack's terminal.
   for (const id of ['mine-1', 'mine-2', 'mine-3']) {
@@ -105,15 +118,25 @@ test('a job of an unknown pool is dead-lettered with its reason; after --create,
     const found = json<Array<{ jobId: string; reason: string }>>((await sluice(envFile, 'dlq', 'list', '--json')).stdout);
     return found.length > 0 ? found : undefined;
   });
-  expect(letters).toEqual([expect.objectContaining({ jobId: 'lost-1', pool: 'reports', reason: "unknown pool 'reports': configure it or set its limit first" })]);
-  expect(await sluice(envFile, 'pool', 'set-limit', 'reports', '1')).toMatchObject({ code: 2, stderr: expect.stringContaining('add --create') });
+  expect(letters).toEqual([
+    expect.objectContaining({ jobId: 'lost-1', pool: 'reports', reason: "unknown pool 'reports': configure it or set its limit first" }),
+  ]);
+  expect(await sluice(envFile, 'pool', 'set-limit', 'reports', '1')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('add --create'),
+  });
   expect(await sluice(envFile, 'pool', 'set-limit', 'reports', '1', '--create')).toMatchObject({ code: 0 });
   expect(await sluice(envFile, 'dlq', 'redrive', '--id', 'lost-1')).toEqual({
     code: 0,
     stdout: 're-sent 1 of 1 dead-lettered job\n  lost-1: sent to the job queue\n',
     stderr: '',
   });
-  await waitFor('lost-1 to succeed', async () => (await sluice(envFile, 'jobs', 'show', 'lost-1')).stdout.includes('state        succeeded'), 30_000, 200);
+  await waitFor(
+    'lost-1 to succeed',
+    async () => (await sluice(envFile, 'jobs', 'show', 'lost-1')).stdout.includes('state        succeeded'),
+    30_000,
+    200,
+  );
   expect((await sluice(envFile, 'dlq', 'list')).stdout).toBe('the dead-letter queue is empty\n');
 }, 90_000);
 
@@ -129,7 +152,10 @@ describe('the dashboard in headless Chromium', () => {
     // A paused pool with three jobs waiting gives counts that hold still while the page is read.
     expect((await sluice(envFile, 'pool', 'set-limit', 'batch', '0', '--create')).code).toBe(0);
     const jobs = path.join(tmp, 'batch.jsonl');
-    await writeFile(jobs, ['b-1', 'b-2', 'b-3'].map((id) => JSON.stringify({ kind: 'appflow', id, pool: 'batch', flowName: `flow-${id}` })).join('\n'));
+    await writeFile(
+      jobs,
+      ['b-1', 'b-2', 'b-3'].map((id) => JSON.stringify({ kind: 'appflow', id, pool: 'batch', flowName: `flow-${id}` })).join('\n'),
+    );
     expect((await sluice(envFile, 'enqueue', jobs)).code).toBe(0);
     await waitFor('three jobs waiting in batch', async () => {
       const pools = json<Array<{ name: string; waiting: number }>>((await sluice(envFile, 'pool', 'list', '--json')).stdout);
@@ -178,9 +204,16 @@ describe('the dashboard in headless Chromium', () => {
     await batch.locator('button.set-limit').click();
     await page.locator('#status').filter({ hasText: 'pool batch: limit 2, 2 waiting let in' }).waitFor({ timeout: 15_000 });
     expect(dialogs).toEqual(['Set the limit of pool batch to 2?']);
-    const pool = json<Array<{ name: string; limit: number }>>((await sluice(envFile, 'pool', 'list', '--json')).stdout).find((p) => p.name === 'batch');
+    const pool = json<Array<{ name: string; limit: number }>>((await sluice(envFile, 'pool', 'list', '--json')).stdout).find(
+      (p) => p.name === 'batch',
+    );
     expect(pool?.limit).toBe(2);
-    await waitFor('b-1 and b-2 to start', () => /start .*job b-1 /.test(resident.stderr()) && /start .*job b-2 /.test(resident.stderr()), 15_000, 100);
+    await waitFor(
+      'b-1 and b-2 to start',
+      () => /start .*job b-1 /.test(resident.stderr()) && /start .*job b-2 /.test(resident.stderr()),
+      15_000,
+      100,
+    );
     await batch.locator('.limit').filter({ hasText: /^2$/ }).waitFor({ timeout: 15_000 });
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-after-limit.png'), fullPage: true });
   }, 120_000);

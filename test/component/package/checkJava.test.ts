@@ -33,12 +33,17 @@ test('no java: exit 1 with one line naming Java 17 and how to install it', async
   const { code, stderr } = await check(path.join(tmp, 'no-such-java'));
   expect(code).toBe(1);
   expect(stderr.trimEnd().split('\n')).toHaveLength(1);
-  expect(stderr).toMatch(/^npm test: the DynamoDB Local tests need Java 17 or later, and `.*no-such-java` was not found: .*openjdk-17-jre-headless/);
+  expect(stderr).toMatch(
+    /^npm test: the DynamoDB Local tests need Java 17 or later, and `.*no-such-java` was not found: .*openjdk-17-jre-headless/,
+  );
 });
 
 test('Java 8 or 11: exit 1 saying which was found', async () => {
   expect(await check(await fakeJava('java version "1.8.0_381"'))).toEqual({ code: 1, stderr: expect.stringContaining('found Java 8') });
-  expect(await check(await fakeJava('openjdk version "11.0.2" 2019-01-15'))).toEqual({ code: 1, stderr: expect.stringContaining('found Java 11') });
+  expect(await check(await fakeJava('openjdk version "11.0.2" 2019-01-15'))).toEqual({
+    code: 1,
+    stderr: expect.stringContaining('found Java 11'),
+  });
 });
 
 test('Java 17 and 21 pass silently', async () => {
