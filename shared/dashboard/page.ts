@@ -60,7 +60,9 @@ async function post(path, body) {
   if (!res.ok) throw new Error(answer.error || res.statusText);
   return answer;
 }
-function say(text, error) { const s = document.getElementById('status'); s.textContent = text; s.className = error ? 'error' : 'muted'; }
+// What a change did (or why it failed) stays 10 s before the refresh line takes its place again.
+let noticeUntil = 0;
+function say(text, error) { const s = document.getElementById('status'); s.textContent = text; s.className = error ? 'error' : 'muted'; noticeUntil = Date.now() + 10000; }
 async function setLimit(pool, input) {
   const limit = Number(input.value);
   if (!Number.isInteger(limit) || limit < 0) return say('the limit must be a whole number, 0 or more', true);
@@ -135,8 +137,8 @@ function render(state) {
 async function refresh() {
   if (editing) return;
   try { const res = await fetch('/api/state'); const state = await res.json(); if (!res.ok) throw new Error(state.error); render(state);
-    if (document.getElementById('status').className !== 'error') say('updated ' + new Date(state.at).toLocaleTimeString() + ' · refreshes every 3 s'); }
-  catch (e) { say('could not read Sluice: ' + e.message, true); }
+    if (Date.now() > noticeUntil) { const s = document.getElementById('status'); s.textContent = 'updated ' + new Date(state.at).toLocaleTimeString() + ' · refreshes every 3 s'; s.className = 'muted'; } }
+  catch (e) { const s = document.getElementById('status'); s.textContent = 'could not read Sluice: ' + e.message; s.className = 'error'; }
 }
 refresh(); setInterval(refresh, 3000);
 </script>

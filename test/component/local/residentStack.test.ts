@@ -99,6 +99,11 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
   expect(shown).toMatch(
     /^job mine-3\n {2}state {8}succeeded\n {2}pool {9}default\n {2}kind {9}glue nightly\n {2}attempts {5}1\n {2}run id {7}jr_/,
   );
+  // top --once: one screen of the same (a terminal gets it redrawn every 2 s).
+  const top = (await sluice(envFile, 'top', '--once')).stdout;
+  expect(top).toMatch(/^sluice top {2}sluice-local {2}\d\d:\d\d:\d\d UTC\n\nPOOL +LIMIT +IN USE +FREE +WAITING\ndefault +2 +\d +\d +0\n/);
+  expect(top).toMatch(/RECENT JOBS\nJOB .*\n(.*\n)*mine-3 +default +glue +succeeded/);
+  expect(top).toContain('DEAD-LETTER QUEUE: 0');
   const listed = json<Array<{ jobId: string; state: string }>>(
     (await sluice(envFile, 'jobs', 'list', '--state', 'succeeded', '--json')).stdout,
   );
