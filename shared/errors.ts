@@ -49,3 +49,18 @@ export class PermanentStartError extends SluiceError {
 
 /** Configuration the functions were given is unusable (a missing variable, a malformed pools map). */
 export class ConfigurationError extends SluiceError {}
+
+/** `npm start`'s command line is wrong (an unknown flag, a value out of range): one line and a usage hint, exit 2. */
+export class StartUsageError extends SluiceError {}
+
+/** `npm start -- --serve` while another resident local stack runs: the message names its process and ports. */
+export class LocalStackRunningError extends SluiceError {}
+
+/** A port the resident local stack was asked to listen on is taken by another program. */
+export class PortInUseError extends SluiceError {}
+
+/** The sample workload did not finish in time (`npm start --timeout-s`). */
+export class WorkloadTimeoutError extends SluiceError {}
+
+/** `sluice enqueue`'s file cannot be read: the message names the path and why. */
+export class InputFileError extends SluiceError {}

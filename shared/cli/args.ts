@@ -1,11 +1,24 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { AppFlowJobSchema } from '../domain/job';
 import { keyGate } from '../domain/limits';
+import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
+
+/** Where `sluice dashboard` listens by default (127.0.0.1 only). */
+export const DEFAULT_DASHBOARD_PORT = 8470;
 
 /** What the user asked for. */
 export type Command =
-  { name: 'help' } | { name: 'enqueue'; file: string } | { name: 'pool-list' } | { name: 'pool-set-limit'; pool: string; limit: number };
+  | { name: 'help' }
+  | { name: 'enqueue'; file: string }
+  | { name: 'pool-list' }
+  | { name: 'pool-set-limit'; pool: string; limit: number; create: boolean }
+  | { name: 'jobs-show'; id: string }
+  | { name: 'jobs-list'; pool?: string; state?: JobState; max: number }
+  | { name: 'dlq-list' }
+  | { name: 'dlq-redrive'; ids?: string[] }
+  | { name: 'top'; once: boolean; intervalMs: number }
+  | { name: 'dashboard'; port: number };
 
 /** Where Sluice lives and how to answer; each may also come from the environment (see targets.ts). */
 export interface CliOptions {
@@ -35,24 +48,35 @@ export const USAGE = `Usage: sluice <command> [options]
 Commands:
   enqueue FILE               send the job specs in FILE (a JSON spec, a JSON array, or JSONL; - reads stdin)
                              to the job queue, 10 per request; specs without an id get one
-  pool list                  show each pool and keyed limit (key/KEY): limit, units in use, free, waiting jobs
+  pool list                  show each pool: limit, slots in use, free, waiting jobs, and each holder with its age
   pool set-limit POOL N      set POOL's limit to N (0..${MAX_POOL_LIMIT}) now; raising it lets waiting jobs in at once,
-                             lowering it stops new starts and never touches running jobs
-  limit set KEY N            set the keyed limit KEY's maximum (as a job names it in "limits", e.g. org:acme), the
-                             same way
+        [--create]           lowering it stops new starts and never touches running jobs; --create makes a new pool
+  jobs show ID               one job's record: state, attempts, run id, times, last error
+  jobs list [--pool P]       the latest changed jobs (--max N, default 50), by pool and state
+        [--state S]          (S: ${Object.values(JobState).join(', ')}); reads the whole table (a Scan)
+  dlq list                   the dead-letter queue: each message's job id, reason and age (nothing is taken)
+  dlq redrive --id ID        send dead-lettered jobs again with their original bodies, after their cause is fixed
+        [--id ID2 | --all]   (--id repeats; --all: every message)
+  top [--once]               live view in the terminal: pools, holders and ages, next waiters, recent jobs, the DLQ
+  dashboard [--port N]       the same as a web page on http://127.0.0.1:N (default ${DEFAULT_DASHBOARD_PORT}), with limit changes and
+                             redrives behind a confirmation; reads with your own credentials, serves 127.0.0.1 only
+  limit set KEY N            set the keyed limit KEY's maximum (as jobs name it in "limits", e.g. org:acme), the
+                             same way (created if new)
 
 Options:
   --table NAME               the Sluice table            (env SLUICE_TABLE)
   --queue-url URL            the job queue               (env SLUICE_QUEUE_URL)
   --dlq-url URL              the dead-letter queue       (env SLUICE_DLQ_URL)
   --stage STAGE              find all three by the names a deployed stage has (sluice-STAGE, sluice-STAGE-jobs, ...)
-                             (env SLUICE_STAGE)
+                             (env SLUICE_STAGE); --stage local: the resident local stack (npm start -- --serve)
   --region REGION            AWS region (otherwise the SDK's: AWS_REGION, the profile)
   --json                     print JSON instead of text
   -h, --help                 this help
 
 AWS credentials, region and endpoints come from the standard SDK configuration (AWS_PROFILE, AWS_REGION,
-AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_DYNAMODB, ...), so the same command works against AWS and the local emulators.`;
+AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_DYNAMODB, ...), so the same command works against AWS and the local emulators.
+With no table, queue or stage given, sluice uses the resident local stack if one runs (npm start -- --serve writes
+its settings to .sluice/local.env, or SLUICE_LOCAL_ENV_FILE).`;
 
 const OPTIONS = {
   table: { type: 'string' },
@@ -62,23 +86,39 @@ const OPTIONS = {
   region: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
+  create: { type: 'boolean', default: false },
+  pool: { type: 'string' },
+  state: { type: 'string' },
+  max: { type: 'string' },
+  id: { type: 'string', multiple: true },
+  all: { type: 'boolean', default: false },
+  once: { type: 'boolean', default: false },
+  'interval-s': { type: 'string' },
+  port: { type: 'string' },
 } as const;
+
+type Values = ReturnType<typeof parseNodeArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
 
 /** Pool names follow the same rule as the `pool` of a job spec. */
 const PoolName = AppFlowJobSchema.shape.pool.unwrap();
 
 /** Turns argv (without node and the script) into a command, or throws UsageError. Reads nothing else. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
-  // A negative number reads as an unknown option to the option parser; say what is really wrong.
-  const negative = argv.find((arg) => /^-\d/.test(arg));
-  if (negative !== undefined) throw new UsageError(`the limit must be a whole number from 0 to ${MAX_POOL_LIMIT}, got '${negative}'`);
+  // The option parser reads `-5` or `-1.jsonl` as short options: they are values (a limit, a file name), so they are
+  // hidden from it and put back after.
+  const dashed: string[] = [];
+  const hide = (arg: string) => (/^-\d/.test(arg) ? `\u0000${dashed.push(arg) - 1}` : arg);
+  const unhide = (arg: string) => (/^\u0000\d+$/.test(arg) ? dashed[Number(arg.slice(1))]! : arg);
   let parsed;
   try {
-    parsed = parseNodeArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseNodeArgs({ args: argv.map(hide), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const { values, positionals } = parsed;
+  const positionals = parsed.positionals.map(unhide);
+  const values = Object.fromEntries(
+    Object.entries(parsed.values).map(([k, v]) => [k, typeof v === 'string' ? unhide(v) : Array.isArray(v) ? v.map(unhide) : v]),
+  ) as Values;
   const options: CliOptions = {
     table: nonEmpty(values.table, '--table'),
     queueUrl: nonEmpty(values['queue-url'], '--queue-url'),
@@ -88,10 +128,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     json: values.json ?? false,
   };
   if (values.help || positionals.length === 0 || positionals[0] === 'help') return { command: { name: 'help' }, options };
-  return { command: commandOf(positionals), options };
+  return { command: commandOf(positionals, values), options };
 }
 
-function commandOf(positionals: string[]): Command {
+function commandOf(positionals: string[], values: Values): Command {
   const [name, ...rest] = positionals;
   switch (name) {
     case 'enqueue': {
@@ -106,7 +146,7 @@ function commandOf(positionals: string[]): Command {
       }
       if (sub === 'set-limit') {
         expectCount(args, 2, 'pool set-limit POOL N');
-        return { name: 'pool-set-limit', pool: poolName(args[0]!), limit: limitOf(args[1]!) };
+        return { name: 'pool-set-limit', pool: poolName(args[0]!), limit: limitOf(args[1]!), create: values.create ?? false };
       }
       throw new UsageError(
         sub === undefined ? "'pool' needs a subcommand: list or set-limit" : `unknown pool subcommand '${sub}': use list or set-limit`,
@@ -117,11 +157,66 @@ function commandOf(positionals: string[]): Command {
       if (sub !== 'set') throw new UsageError(sub === undefined ? "'limit' needs a subcommand: set" : `unknown limit subcommand '${sub}': use set`);
       expectCount(args, 2, 'limit set KEY N');
       // A keyed limit is the gate key/KEY: pool admin handles it as it handles a pool.
-      return { name: 'pool-set-limit', pool: keyGate(limitKey(args[0]!)), limit: limitOf(args[1]!) };
+      return { name: 'pool-set-limit', pool: keyGate(limitKey(args[0]!)), limit: limitOf(args[1]!), create: true };
     }
+    case 'jobs': {
+      const [sub, ...args] = rest;
+      if (sub === 'show') {
+        expectCount(args, 1, 'jobs show ID');
+        return { name: 'jobs-show', id: args[0]! };
+      }
+      if (sub === 'list') {
+        expectCount(args, 0, 'jobs list [--pool P] [--state S] [--max N]');
+        return {
+          name: 'jobs-list',
+          ...(values.pool !== undefined && { pool: poolName(values.pool) }),
+          ...(values.state !== undefined && { state: stateOf(values.state) }),
+          max: wholeNumber(values.max, 50, '--max', 1, 100_000),
+        };
+      }
+      throw new UsageError(
+        sub === undefined ? "'jobs' needs a subcommand: show or list" : `unknown jobs subcommand '${sub}': use show or list`,
+      );
+    }
+    case 'dlq': {
+      const [sub, ...args] = rest;
+      if (sub === 'list') {
+        expectCount(args, 0, 'dlq list');
+        return { name: 'dlq-list' };
+      }
+      if (sub === 'redrive') {
+        expectCount(args, 0, 'dlq redrive --id ID | --all');
+        const ids = values.id ?? [];
+        if (values.all === ids.length > 0) throw new UsageError('dlq redrive needs --id ID (one or more) or --all, not both');
+        return { name: 'dlq-redrive', ...(ids.length > 0 && { ids }) };
+      }
+      throw new UsageError(
+        sub === undefined ? "'dlq' needs a subcommand: list or redrive" : `unknown dlq subcommand '${sub}': use list or redrive`,
+      );
+    }
+    case 'top':
+      expectCount(rest, 0, 'top [--once] [--interval-s N]');
+      return { name: 'top', once: values.once ?? false, intervalMs: wholeNumber(values['interval-s'], 2, '--interval-s', 1, 3600) * 1000 };
+    case 'dashboard':
+      expectCount(rest, 0, 'dashboard [--port N]');
+      return { name: 'dashboard', port: wholeNumber(values.port, DEFAULT_DASHBOARD_PORT, '--port', 0, 65_535) };
     default:
       throw new UsageError(`unknown command '${name}'`);
   }
+}
+
+function wholeNumber(value: string | undefined, fallback: number, flag: string, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got '${value}'`);
+  return n;
+}
+
+function stateOf(value: string): JobState {
+  const states = Object.values(JobState) as string[];
+  if (!states.includes(value)) throw new UsageError(`unknown state '${value}': use one of ${states.join(', ')}`);
+  return value as JobState;
 }
 
 function expectCount(args: string[], count: number, usage: string): void {

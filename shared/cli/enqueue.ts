@@ -47,14 +47,16 @@ export function parseSpecFile(text: string): unknown[] {
     const parsed: unknown = JSON.parse(trimmed);
     return Array.isArray(parsed) ? parsed : [parsed];
   } catch {
-    return trimmed
+    // Numbered by the file's own lines, blank ones included, so the number leads to the line in an editor.
+    return text
       .split(/\r?\n/)
-      .filter((line) => line.trim() !== '')
-      .map((line, i) => {
+      .map((line, i) => ({ line, number: i + 1 }))
+      .filter(({ line }) => line.trim() !== '')
+      .map(({ line, number }) => {
         try {
           return JSON.parse(line) as unknown;
         } catch {
-          throw new Error(`line ${i + 1} is not JSON: ${line.slice(0, 80)}`);
+          throw new Error(`line ${number} is not JSON: ${line.slice(0, 80)}`);
         }
       });
   }

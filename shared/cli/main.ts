@@ -10,8 +10,17 @@ import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { systemClock } from '../ports/clock';
 import type { JobQueue } from '../ports/jobQueue';
 import { type CliOptions, type Command, parseArgs, USAGE, UsageError } from './args';
+import { InputFileError, SluiceError } from '../errors';
+import { peekDeadLetters } from '../inspect/deadLetters';
+import { listJobs } from '../inspect/jobs';
+import { poolDetails } from '../inspect/pools';
+import { redriveDeadLetters } from '../inspect/redrive';
 import { enqueueJobs, parseSpecFile } from './enqueue';
-import { formatEnqueueReport, formatPoolTable, formatSetLimit } from './format';
+import { formatEnqueueReport, formatSetLimit } from './format';
+import { formatDeadLetters, formatJob, formatJobList, formatPoolDetails, formatRedrive } from './formatInspect';
+import { useLocalStack } from './localTarget';
+import { runTop } from './top';
+import { runDashboard } from '../dashboard/server';
 import { resolveTargets, type Targets } from './targets';
 
 /** Exit codes: 0 done, 1 failed (or some specs rejected), 2 the command line is wrong. */
@@ -59,6 +68,24 @@ export function processIo(): CliIo {
   };
 }
 
+/** A file that cannot be read, named with why (readFile's EISDIR and EACCES messages leave the path out). */
+async function readSpecs(io: CliIo, file: string): Promise<string> {
+  try {
+    return await io.readInput(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (error as Error).message;
+    throw new InputFileError(`cannot read ${file}: ${why}${code && !why.includes(code) ? ` (${code})` : ''}`, { cause: error });
+  }
+}
+
 /** Runs one command line; returns the exit code. Writes only through `io`. */
 export async function main(
   argv: readonly string[],
@@ -81,11 +108,12 @@ export async function main(
   let clients: CliClients | undefined;
   try {
     // Read the input before any AWS call: a missing or malformed file costs nothing.
-    const specs = command.name === 'enqueue' ? parseSpecFile(await io.readInput(command.file)) : [];
+    const specs = command.name === 'enqueue' ? parseSpecFile(await readSpecs(io, command.file)) : [];
     if (command.name === 'enqueue' && specs.length === 0) {
       io.stdout(options.json ? JSON.stringify({ sent: [], rejected: [] }) : `no job specs in ${command.file}: nothing sent`);
       return ExitCode.Ok;
     }
+    await useLocalStack(options, io.env);
     clients = makeClients(options.region);
     const { sqs, doc } = clients;
     const lookupQueueUrl = async (QueueName: string) => {
@@ -109,12 +137,31 @@ export async function main(
       }
       case 'pool-list': {
         const { table } = await targets(['table']);
-        const pools = await poolAdmin(doc, table!, UNUSED_QUEUE).list();
-        io.stdout(options.json ? JSON.stringify(pools, null, 2) : formatPoolTable(pools));
+        const now = Date.now();
+        const pools = await poolDetails({ leases: new DynamoLeaseStore(doc, table!) });
+        io.stdout(
+          options.json
+            ? JSON.stringify(
+                pools.map(({ next: _next, held, ...pool }) => ({
+                  ...pool,
+                  holders: held.map((h) => h.jobId),
+                  held: held.map((h) => ({ ...h, ageMs: now - h.since })),
+                })),
+                null,
+                2,
+              )
+            : formatPoolDetails(pools, now),
+        );
         return ExitCode.Ok;
       }
       case 'pool-set-limit': {
         const { table, queueUrl, dlqUrl } = await targets(['table', 'queueUrl']);
+        if (!command.create && !(await new DynamoLeaseStore(doc, table!).getPool(command.pool))) {
+          const known = await new DynamoLeaseStore(doc, table!).listPools();
+          throw new UsageError(
+            `no pool '${command.pool}' in ${table} (${known.length ? `pools: ${known.join(', ')}` : 'no pools yet'}): add --create to make it`,
+          );
+        }
         // Raising a limit sends the waiting jobs it lets in to the job queue; nothing here dead-letters.
         const admin = poolAdmin(doc, table!, new SqsJobQueue(sqs, queueUrl!, dlqUrl ?? ''));
         const { admitted } = await admin.setLimit(command.pool, command.limit);
@@ -124,6 +171,47 @@ export async function main(
             : formatSetLimit(command.pool, command.limit, admitted),
         );
         return ExitCode.Ok;
+      }
+      case 'jobs-show': {
+        const { table } = await targets(['table']);
+        const record = await new DynamoJobLedger(doc, table!).get(command.id);
+        if (!record) {
+          io.stderr(`sluice: no job '${command.id}' in ${table} (finished jobs are kept 30 days)`);
+          return ExitCode.Failed;
+        }
+        io.stdout(options.json ? JSON.stringify(record, null, 2) : formatJob(record, Date.now()));
+        return ExitCode.Ok;
+      }
+      case 'jobs-list': {
+        const { table } = await targets(['table']);
+        const jobs = await listJobs(doc, table!, { pool: command.pool, state: command.state, max: command.max });
+        io.stdout(options.json ? JSON.stringify(jobs, null, 2) : formatJobList(jobs, Date.now()));
+        return ExitCode.Ok;
+      }
+      case 'dlq-list': {
+        const { dlqUrl } = await targets(['dlqUrl']);
+        const letters = (await peekDeadLetters(sqs, dlqUrl!)).map(({ receiptHandle: _r, ...letter }) => letter);
+        io.stdout(options.json ? JSON.stringify(letters, null, 2) : formatDeadLetters(letters as never, Date.now()));
+        return ExitCode.Ok;
+      }
+      case 'dlq-redrive': {
+        const { table, queueUrl, dlqUrl } = await targets(['table', 'queueUrl', 'dlqUrl']);
+        const results = await redriveDeadLetters(
+          { sqs, ledger: new DynamoJobLedger(doc, table!), queueUrl: queueUrl!, dlqUrl: dlqUrl! },
+          command.ids,
+        );
+        io.stdout(options.json ? JSON.stringify(results, null, 2) : formatRedrive(results));
+        const missing = command.ids?.filter((id) => !results.some((r) => r.jobId === id)) ?? [];
+        if (missing.length > 0) io.stderr(`sluice: not in the dead-letter queue: ${missing.join(', ')}`);
+        return results.every((r) => r.outcome === 'resent') && missing.length === 0 ? ExitCode.Ok : ExitCode.Failed;
+      }
+      case 'top': {
+        const { table, dlqUrl } = await targets(['table', 'dlqUrl']);
+        return runTop({ doc, sqs, table: table!, dlqUrl: dlqUrl! }, io, command);
+      }
+      case 'dashboard': {
+        const { table, queueUrl, dlqUrl } = await targets(['table', 'queueUrl', 'dlqUrl']);
+        return runDashboard({ doc, sqs, table: table!, queueUrl: queueUrl!, dlqUrl: dlqUrl! }, io, command.port);
       }
       default:
         return unreachable(command);
@@ -168,14 +256,10 @@ function unreachable(command: never): never {
   throw new Error(`unhandled command ${JSON.stringify(command)}`);
 }
 
-/** `pool list` only reads; a queue it could never need is not looked up. */
-const UNUSED_QUEUE: JobQueue = {
-  send: () => Promise.reject(new Error('pool list sends nothing')),
-  deadLetter: () => Promise.reject(new Error('pool list sends nothing')),
-};
-
 /** One line a person can act on: the SDK's error name (ResourceNotFoundException, ...) and message. */
 export function describeError(error: unknown): string {
+  // Sluice's own errors say all in their message.
+  if (error instanceof SluiceError) return error.message;
   const e = error as { name?: string; message?: string } | null;
   const name = e?.name && e.name !== 'Error' ? `${e.name}: ` : '';
   const message = e?.message ?? String(error);

@@ -35,7 +35,8 @@ export async function resolveTargets(
   };
   for (const what of need) {
     if (targets[what] !== undefined) continue;
-    if (!names) throw new UsageError(`which Sluice? ${HOW_TO_NAME[what]}, or --stage STAGE`);
+    if (!names)
+      throw new UsageError(`which Sluice? ${HOW_TO_NAME[what]}, or --stage STAGE, or start the local stack (npm start -- --serve)`);
     if (what === 'table') targets.table = names.table;
     else if (what === 'queueUrl') targets.queueUrl = await lookupQueueUrl(names.queue);
     else targets.dlqUrl = await lookupQueueUrl(names.deadLetterQueue);

@@ -90,6 +90,12 @@ export interface JobLedger {
    */
   move(move: Move, now: number): Promise<boolean>;
   /**
+   * Deletes a dead job's record so that its id can be sent again (a redrive after its cause was fixed), provided it is
+   * still at `version`, dead, holds no slot and never asked for a start (no run can exist under its id). False,
+   * deleting nothing, otherwise. Not a row of the protocol table: the record leaves it, as when its TTL expires.
+   */
+  forget(jobId: string, version: number): Promise<boolean>;
+  /**
    * Records where a run came from. Returns the completion noted for that run before it was recorded (see
    * noteEarlyCompletion), if any, and forgets it: the caller then completes the run as its event would have.
    */

@@ -237,6 +237,26 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
       });
     });
 
+    describe('forget (a redrive)', () => {
+      test('deletes a dead job that never asked for a start, at the version read; the id can then be registered anew', async () => {
+        const dead = await jobThrough(['dead']);
+        expect(await ledger.forget('j1', dead.version - 1)).toBe(false);
+        expect(await ledger.forget('j1', dead.version)).toBe(true);
+        expect(await ledger.get('j1')).toBeUndefined();
+        expect((await ledger.register(appflow('j1'), T + 50)).created).toBe(true);
+      });
+
+      test('keeps a job that is not dead, or asked for a start (a run may exist under its id)', async () => {
+        const queued = await jobThrough([]);
+        expect(await ledger.forget('j1', queued.version)).toBe(false);
+        const record = await jobThrough(['dead'], appflow('j2'));
+        expect(await ledger.move(from(record, 'dead', { startRequested: true }), T + 9)).toBe(true);
+        expect(await ledger.forget('j2', record.version + 1)).toBe(false);
+        expect(await ledger.get('j2')).toMatchObject({ state: 'dead', startRequested: true });
+        expect(await ledger.forget('nobody', 1)).toBe(false);
+      });
+    });
+
     describe('retention', () => {
       test.each(TERMINAL_STATES.map((s) => [s]))(
         'a job reaching %s without a slot gets expiresAt = now (s) + retention',

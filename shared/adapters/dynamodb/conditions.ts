@@ -47,5 +47,11 @@ export const ROUND_BEHIND = 'attribute_exists(pk) AND (attribute_not_exists(roun
 /** A tenant's last round is raised to the pool's current one only if it is behind it. */
 export const TENANT_BEHIND = 'attribute_not_exists(lastRound) OR lastRound < :next';
 
+/**
+ * Forget a dead job (a redrive, after its cause was fixed): still at the version read, dead, holding no slot, and never
+ * asked to start (no run can exist under its id). What the TTL does to it later anyway.
+ */
+export const DEAD_NEVER_STARTED = `${SAME_VERSION} AND #state = :dead AND attribute_not_exists(holderPool) AND (attribute_not_exists(startRequested) OR startRequested = :false)`;
+
 /** Note an early completion only while its run is not recorded (a recorded run has a job id). */
 export const RUN_NOT_RECORDED = 'attribute_not_exists(jobId)';

@@ -1,8 +1,8 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobLedger, JobRecord, Move, RunRef } from '../../ports/jobLedger';
-import { IS_NEW, RUN_NOT_RECORDED, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
+import { DEAD_NEVER_STARTED, IS_NEW, RUN_NOT_RECORDED, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
 import { applied } from './errors';
 import { expiresAfter, fromJobItem, moveUpdate, SECONDS_PER_DAY, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, runKey } from './keys';
@@ -56,6 +56,20 @@ export class DynamoJobLedger implements JobLedger {
     // free that gives the slot back sets the TTL. One write whose condition says which case it is, a second for the other.
     if (await write(moveUpdate(move, now, 'keep', retention, SAME_VERSION_FREE))) return true;
     return write(moveUpdate(move, now, 'keep', retention, SAME_VERSION_LEASED, false));
+  }
+
+  async forget(jobId: string, version: number): Promise<boolean> {
+    return applied(
+      this.doc.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: jobKey(jobId),
+          ConditionExpression: DEAD_NEVER_STARTED,
+          ExpressionAttributeNames: { '#version': 'version', '#state': 'state' },
+          ExpressionAttributeValues: { ':version': version, ':dead': JobState.Dead, ':false': false },
+        }),
+      ),
+    );
   }
 
   async recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined> {

@@ -38,6 +38,8 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_SQS: emulators.sqsEndpoint,
     AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodbEndpoint,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // A resident local stack a developer may run is never picked up here.
+    SLUICE_LOCAL_ENV_FILE: path.join(os.tmpdir(), 'sluice-cli-test-no-local-stack.env'),
   });
   sqs = new SQSClient({ endpoint: emulators.sqsEndpoint, region: 'us-east-1', credentials, useQueueUrlAsEndpoint: false });
   dynamodb = new DynamoDBClient({ endpoint: emulators.dynamodbEndpoint, region: 'us-east-1', credentials });
@@ -98,14 +100,23 @@ describe('sluice pool', () => {
     const queueUrl = await queue();
     expect(await run('pool', 'list', '--table', table)).toEqual({ code: 0, out: expect.stringMatching(/^no pools yet/), err: '' });
 
+    // A pool that does not exist is made only when asked (a typo never makes one).
     expect(await run('pool', 'set-limit', 'etl', '2', '--table', table, '--queue-url', queueUrl)).toEqual({
+      code: 2,
+      out: '',
+      err: `sluice: no pool 'etl' in ${table} (no pools yet): add --create to make it`,
+    });
+    expect(await run('pool', 'set-limit', 'etl', '2', '--create', '--table', table, '--queue-url', queueUrl)).toEqual({
       code: 0,
       out: 'pool etl: limit 2, 0 waiting jobs let in',
       err: '',
     });
+    expect((await run('pool', 'set-limit', 'elt', '2', '--table', table, '--queue-url', queueUrl)).err).toBe(
+      `sluice: no pool 'elt' in ${table} (pools: etl): add --create to make it`,
+    );
     const listed = await run('pool', 'list', '--table', table, '--json');
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.out)).toEqual([{ name: 'etl', limit: 2, inUse: 0, waiting: 0, holders: [] }]);
+    expect(JSON.parse(listed.out)).toEqual([{ name: 'etl', limit: 2, inUse: 0, waiting: 0, holders: [], held: [] }]);
     expect((await run('pool', 'list', '--table', table)).out.split('\n')).toEqual([
       'POOL  LIMIT  IN USE  FREE  WAITING',
       'etl       2       0     2        0',
@@ -115,7 +126,9 @@ describe('sluice pool', () => {
   test('raising a limit lets the oldest waiting jobs in at once: their specs go to the job queue', async () => {
     const table = await createSluiceTable(dynamodb, 'sluice-cli');
     const queueUrl = await queue();
-    expect((await run('pool', 'set-limit', 'batch', '0', '--table', table, '--queue-url', queueUrl)).out).toMatch(/limit 0, paused/);
+    expect((await run('pool', 'set-limit', 'batch', '0', '--create', '--table', table, '--queue-url', queueUrl)).out).toMatch(
+      /limit 0, paused/,
+    );
     const leases = new DynamoLeaseStore(DynamoDBDocumentClient.from(dynamodb), table);
     const ledger = new DynamoJobLedger(DynamoDBDocumentClient.from(dynamodb), table);
     for (const [i, id] of ['first', 'second', 'third'].entries()) {
@@ -233,7 +246,7 @@ describe('--stage', () => {
     const queueUrl = await queue(names.queue);
     await queue(names.deadLetterQueue);
 
-    expect(await run('pool', 'set-limit', 'etl', '3', '--stage', stage)).toEqual({
+    expect(await run('pool', 'set-limit', 'etl', '3', '--create', '--stage', stage)).toEqual({
       code: 0,
       out: 'pool etl: limit 3, 0 waiting jobs let in',
       err: '',
@@ -259,10 +272,13 @@ test('bin/sluice.cjs runs the same command from a shell, configured only by the 
   const queueUrl = await queue();
   const env = { ...process.env, SLUICE_TABLE: table, SLUICE_QUEUE_URL: queueUrl };
   const exec = promisify(execFile);
-  const set = await exec(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'pool', 'set-limit', 'shell', '5'], { cwd: tmp, env });
+  const set = await exec(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'pool', 'set-limit', 'shell', '5', '--create'], {
+    cwd: tmp,
+    env,
+  });
   expect(set.stdout).toBe('pool shell: limit 5, 0 waiting jobs let in\n');
   const list = await exec(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'pool', 'list', '--json'], { cwd: tmp, env });
-  expect(JSON.parse(list.stdout)).toEqual([{ name: 'shell', limit: 5, inUse: 0, waiting: 0, holders: [] }]);
+  expect(JSON.parse(list.stdout)).toEqual([{ name: 'shell', limit: 5, inUse: 0, waiting: 0, holders: [], held: [] }]);
   await expect(
     exec(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'pool', 'set-limit', 'shell'], { cwd: tmp, env }),
   ).rejects.toMatchObject({ code: 2 });

@@ -85,6 +85,14 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     return true;
   }
 
+  async forget(jobId: string, version: number): Promise<boolean> {
+    await this.enter();
+    const record = this.jobs.get(jobId)?.record;
+    if (!record || record.version !== version || record.state !== JobState.Dead || record.lease || record.startRequested) return false;
+    this.jobs.delete(jobId);
+    return true;
+  }
+
   async recordRun(ref: RunRef, _now: number): Promise<RunCompletion | undefined> {
     await this.enter();
     const key = runKey(ref.kind, ref.executionId);

@@ -3,12 +3,25 @@ import { parseArgs, UsageError } from '../../../shared/cli/args';
 describe('parseArgs', () => {
   test.each([
     [['pool', 'list'], { name: 'pool-list' }],
-    [['pool', 'set-limit', 'etl', '4'], { name: 'pool-set-limit', pool: 'etl', limit: 4 }],
-    [['pool', 'set-limit', 'etl', '0'], { name: 'pool-set-limit', pool: 'etl', limit: 0 }],
-    [['pool', 'set-limit', 'etl', '1000'], { name: 'pool-set-limit', pool: 'etl', limit: 1000 }],
-    [['limit', 'set', 'org:acme', '2'], { name: 'pool-set-limit', pool: 'key/org:acme', limit: 2 }],
+    [['pool', 'set-limit', 'etl', '4'], { name: 'pool-set-limit', pool: 'etl', limit: 4, create: false }],
+    [['pool', 'set-limit', 'etl', '0'], { name: 'pool-set-limit', pool: 'etl', limit: 0, create: false }],
+    [['pool', 'set-limit', 'etl', '1000', '--create'], { name: 'pool-set-limit', pool: 'etl', limit: 1000, create: true }],
+    [['limit', 'set', 'org:acme', '2'], { name: 'pool-set-limit', pool: 'key/org:acme', limit: 2, create: true }],
     [['enqueue', 'jobs.jsonl'], { name: 'enqueue', file: 'jobs.jsonl' }],
     [['enqueue', '-'], { name: 'enqueue', file: '-' }],
+    // A file name starting with '-' and a digit is a file, not a negative number (issue 12).
+    [['enqueue', '-1.jsonl'], { name: 'enqueue', file: '-1.jsonl' }],
+    [['enqueue', '--json', '-5'], { name: 'enqueue', file: '-5' }],
+    [['jobs', 'show', 'nightly-1'], { name: 'jobs-show', id: 'nightly-1' }],
+    [['jobs', 'list'], { name: 'jobs-list', max: 50 }],
+    [['jobs', 'list', '--pool', 'etl', '--state', 'dead', '--max', '5'], { name: 'jobs-list', pool: 'etl', state: 'dead', max: 5 }],
+    [['dlq', 'list'], { name: 'dlq-list' }],
+    [['dlq', 'redrive', '--all'], { name: 'dlq-redrive' }],
+    [['dlq', 'redrive', '--id', 'a', '--id', 'b'], { name: 'dlq-redrive', ids: ['a', 'b'] }],
+    [['top'], { name: 'top', once: false, intervalMs: 2000 }],
+    [['top', '--once', '--interval-s', '5'], { name: 'top', once: true, intervalMs: 5000 }],
+    [['dashboard'], { name: 'dashboard', port: 8470 }],
+    [['dashboard', '--port', '0'], { name: 'dashboard', port: 0 }],
     [[], { name: 'help' }],
     [['help'], { name: 'help' }],
     [['pool', 'list', '--help'], { name: 'help' }],
@@ -30,7 +43,7 @@ describe('parseArgs', () => {
       '--region',
       'eu-west-1',
     ]);
-    expect(command).toEqual({ name: 'pool-set-limit', pool: 'etl', limit: 2 });
+    expect(command).toEqual({ name: 'pool-set-limit', pool: 'etl', limit: 2, create: false });
     expect(options).toEqual({
       table: 'sluice-dev',
       queueUrl: 'https://q/1',
@@ -68,6 +81,15 @@ describe('parseArgs', () => {
     [['pool', 'list', '--tabel', 'x'], /Unknown option '--tabel'/],
     [['pool', 'list', '--table'], /argument missing|--table/],
     [['pool', 'list', '--table', ''], /--table needs a value/],
+    [['jobs'], /'jobs' needs a subcommand/],
+    [['jobs', 'show'], /usage: sluice jobs show ID/],
+    [['jobs', 'list', '--state', 'done'], /unknown state 'done': use one of queued, waiting/],
+    [['jobs', 'list', '--max', '0'], /--max must be a whole number from 1/],
+    [['dlq', 'redrive'], /needs --id ID \(one or more\) or --all/],
+    [['dlq', 'redrive', '--all', '--id', 'x'], /needs --id ID \(one or more\) or --all, not both/],
+    [['dlq', 'peek'], /unknown dlq subcommand 'peek'/],
+    [['dashboard', '--port', '-1'], /--port must be a whole number from 0 to 65535, got '-1'/],
+    [['top', 'now'], /usage: sluice top/],
   ])('%j is a usage error (%s)', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
     expect(() => parseArgs(argv)).toThrow(message);

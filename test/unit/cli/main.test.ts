@@ -3,7 +3,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type CliIo, main } from '../../../shared/cli/main';
 
-function io(files: Record<string, string> = {}, env: NodeJS.ProcessEnv = {}) {
+// No resident local stack is looked for where a developer's may run (.sluice/local.env).
+const NO_LOCAL_STACK = { SLUICE_LOCAL_ENV_FILE: '/nonexistent/sluice-local.env' };
+
+function io(files: Record<string, string> = {}, env: NodeJS.ProcessEnv = { ...NO_LOCAL_STACK }) {
   const out: string[] = [];
   const err: string[] = [];
   const cli: CliIo = {
@@ -42,7 +45,7 @@ describe('main without AWS', () => {
   test('a missing file fails (exit 1) before any AWS call', async () => {
     const { cli, err } = io();
     expect(await main(['enqueue', 'nope.jsonl', '--queue-url', 'https://q'], cli, noClients)).toBe(1);
-    expect(err.join('\n')).toMatch(/^sluice: ENOENT: no such file/);
+    expect(err.join('\n')).toBe('sluice: cannot read nope.jsonl: no such file (ENOENT)');
   });
 
   test('a malformed JSONL line fails (exit 1) before any AWS call, naming the line', async () => {
@@ -51,11 +54,35 @@ describe('main without AWS', () => {
     expect(err.join('\n')).toContain('line 2 is not JSON');
   });
 
+  test('JSONL line numbers count every line of the file, blank ones too', async () => {
+    const { cli, err } = io({ 'jobs.jsonl': '{"kind":"glue","jobName":"a"}\n\n\r\n{"kind":"glue","jobName":"b"}\n\n{oops\n' });
+    expect(await main(['enqueue', 'jobs.jsonl', '--queue-url', 'https://q'], cli, noClients)).toBe(1);
+    expect(err).toEqual(['sluice: line 6 is not JSON: {oops']);
+  });
+
+  test('a directory or an unreadable file names the path and why, before any AWS call', async () => {
+    const failing = (code: string) => ({
+      ...io().cli,
+      readInput: () => Promise.reject(Object.assign(new Error(`${code}: something, read`), { code })),
+    });
+    for (const [code, why] of [
+      ['EISDIR', 'it is a directory'],
+      ['EACCES', 'permission denied'],
+    ]) {
+      const errors: string[] = [];
+      const cli = { ...failing(code!), stderr: (t: string) => void errors.push(t) };
+      expect(await main(['enqueue', 'some/jobs'], cli, noClients)).toBe(1);
+      expect(errors).toEqual([`sluice: cannot read some/jobs: ${why} (${code})`]);
+    }
+  });
+
   test('no table, no stage: exit 2 saying what to give', async () => {
     const { cli, err } = io();
     const clients = () => ({ sqs: {} as never, doc: {} as never, close() {} });
     expect(await main(['pool', 'list'], cli, clients)).toBe(2);
-    expect(err.join('\n')).toBe('sluice: which Sluice? give --table NAME (or SLUICE_TABLE), or --stage STAGE');
+    expect(err.join('\n')).toBe(
+      'sluice: which Sluice? give --table NAME (or SLUICE_TABLE), or --stage STAGE, or start the local stack (npm start -- --serve)',
+    );
   });
 
   test('an AWS error is one line with its name and a hint, exit 1, and the clients are closed', async () => {

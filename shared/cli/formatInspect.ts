@@ -1,0 +1,116 @@
+import type { JobRecord } from '../ports/jobLedger';
+import type { DeadLetter } from '../inspect/deadLetters';
+import type { PoolDetail } from '../inspect/pools';
+import type { RedriveResult } from '../inspect/redrive';
+
+/** Text for `pool list`, `jobs`, `dlq` and `top`; `--json` prints the same facts as JSON. */
+
+/** `45s`, `4m 05s`, `2h 03m`, `3d 04h`: how long, to the two largest units. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86_400)}d ${pad(Math.floor((s % 86_400) / 3600))}h`;
+}
+
+/** Columns padded to their widest cell; `right` lists the right-aligned ones (numbers). */
+export function table(header: string[], rows: string[][], right: number[] = []): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (right.includes(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+export function formatPoolDetails(pools: readonly PoolDetail[], now: number): string {
+  if (pools.length === 0) return 'no pools yet (a pool appears when its limit is set or its first job arrives)';
+  const counts = table(
+    ['POOL', 'LIMIT', 'IN USE', 'FREE', 'WAITING'],
+    pools.map((p) => [p.name, String(p.limit), String(p.inUse), String(Math.max(0, p.limit - p.inUse)), String(p.waiting)]),
+    [1, 2, 3, 4],
+  );
+  const held = pools.flatMap((p) => p.held.map((h) => ({ pool: p.name, ...h })));
+  if (held.length === 0) return counts;
+  const holders = table(
+    ['POOL', 'HOLDER', 'KIND', 'HELD FOR', ...(held.some((h) => h.state) ? ['STATE', 'RUN'] : [])],
+    held.map((h) => [h.pool, h.jobId, h.kind, formatAge(now - h.since), ...(h.state ? [h.state, h.executionId ?? ''] : [])]),
+    [3],
+  );
+  return `${counts}\n\n${holders}`;
+}
+
+const when = (at: number | undefined, now: number) =>
+  at === undefined ? undefined : `${new Date(at).toISOString()} (${formatAge(now - at)} ago)`;
+
+export function formatJob(record: JobRecord, now: number): string {
+  const spec = record.spec as { flowName?: string; jobName?: string; arguments?: Record<string, string> };
+  const rows: Array<[string, string | undefined]> = [
+    ['state', record.state],
+    ['pool', record.pool],
+    ['kind', `${record.kind} ${spec.flowName ?? spec.jobName ?? ''}`.trim()],
+    ['arguments', spec.arguments ? JSON.stringify(spec.arguments) : undefined],
+    ['attempts', String(record.attempts)],
+    ['run id', record.executionId],
+    ['slot', record.lease ? `held in ${record.lease.pool} for ${formatAge(now - record.lease.since)}` : undefined],
+    ['first seen', when(record.firstSeenAt, now)],
+    ['first start', when(record.firstStartAt, now)],
+    ['started', when(record.startedAt, now)],
+    ['ended', when(record.endedAt, now)],
+    ['updated', when(record.updatedAt, now)],
+    ['last error', record.lastError],
+    ['dead-lettered', when(record.deadLetteredAt, now)],
+  ];
+  const present = rows.filter((r): r is [string, string] => r[1] !== undefined);
+  const width = Math.max(...present.map(([k]) => k.length));
+  return [`job ${record.jobId}`, ...present.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}
+
+export function formatJobList(records: readonly JobRecord[], now: number): string {
+  if (records.length === 0) return 'no jobs match';
+  return table(
+    ['JOB', 'POOL', 'KIND', 'STATE', 'ATTEMPTS', 'UPDATED', 'RUN', 'LAST ERROR'],
+    records.map((r) => [
+      r.jobId,
+      r.pool,
+      r.kind,
+      r.state,
+      String(r.attempts),
+      `${formatAge(now - r.updatedAt)} ago`,
+      r.executionId ?? '',
+      oneLine(r.lastError ?? '', 60),
+    ]),
+    [4],
+  );
+}
+
+export function formatDeadLetters(letters: readonly DeadLetter[], now: number): string {
+  if (letters.length === 0) return 'the dead-letter queue is empty';
+  return table(
+    ['JOB', 'POOL', 'AGE', 'REASON', 'MESSAGE'],
+    letters.map((l) => [
+      l.jobId ?? '(not a job)',
+      l.pool ?? '',
+      formatAge(now - l.sentAt),
+      oneLine(l.reason ?? `failed in the acquirer maxReceiveCount times (see its logs for message ${l.messageId})`, 100),
+      l.messageId,
+    ]),
+  );
+}
+
+export function formatRedrive(results: readonly RedriveResult[]): string {
+  if (results.length === 0) return 'nothing to redrive: no such message in the dead-letter queue';
+  const sent = results.filter((r) => r.outcome === 'resent');
+  const lines = [`re-sent ${sent.length} of ${results.length} dead-lettered ${results.length === 1 ? 'job' : 'jobs'}`];
+  for (const r of results)
+    lines.push(`  ${r.jobId ?? r.messageId}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${r.reason}`}`);
+  return lines.join('\n');
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

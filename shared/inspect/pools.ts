@@ -1,0 +1,71 @@
+import type { JobKind } from '../domain/job';
+import { allHolders } from '../app/holders';
+import type { JobLedger } from '../ports/jobLedger';
+import type { LeaseStore } from '../ports/leaseStore';
+
+export interface HolderDetail {
+  jobId: string;
+  kind: JobKind;
+  /** epoch ms the slot was taken or handed over */
+  since: number;
+  /** from the job's record, when asked for: reserved, starting, running (or dead, a slot kept) */
+  state?: string;
+  executionId?: string;
+}
+
+export interface WaiterDetail {
+  jobId: string;
+  kind: JobKind;
+  since: number;
+}
+
+export interface PoolDetail {
+  name: string;
+  limit: number;
+  inUse: number;
+  waiting: number;
+  /** every holder, the longest-held first */
+  held: HolderDetail[];
+  /** the next waiting jobs, in the order they will start */
+  next: WaiterDetail[];
+}
+
+export interface PoolDetailOptions {
+  /** read each holder's record for its state and run id (one read per holder) */
+  records?: boolean;
+  /** how many of the oldest waiters to name */
+  waiters?: number;
+}
+
+/** Every pool with its holders and its next waiters, read through the lease store and ledger ports (nothing written). */
+export async function poolDetails(
+  deps: { leases: LeaseStore; ledger?: Pick<JobLedger, 'get'> },
+  options: PoolDetailOptions = {},
+): Promise<PoolDetail[]> {
+  const pools: PoolDetail[] = [];
+  for (const name of await deps.leases.listPools()) {
+    const pool = await deps.leases.getPool(name);
+    if (!pool) continue;
+    const [holders, waiting, waiters] = await Promise.all([
+      allHolders(deps.leases, name),
+      deps.leases.countWaiters(name),
+      options.waiters ? deps.leases.oldestWaiters(name, options.waiters) : Promise.resolve([]),
+    ]);
+    const held = await Promise.all(
+      holders.map(async (holder): Promise<HolderDetail> => {
+        if (!options.records || !deps.ledger) return { ...holder };
+        const record = await deps.ledger.get(holder.jobId);
+        return { ...holder, ...(record && { state: record.state }), ...(record?.executionId && { executionId: record.executionId }) };
+      }),
+    );
+    pools.push({
+      name,
+      limit: pool.limit,
+      inUse: pool.inUse,
+      waiting,
+      held: held.sort((a, b) => a.since - b.since || a.jobId.localeCompare(b.jobId)),
+      next: waiters.map(({ jobId, kind, since }) => ({ jobId, kind, since })),
+    });
+  }
+  return pools.sort((a, b) => a.name.localeCompare(b.name));
+}

@@ -1,0 +1,85 @@
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { enqueueJobs } from '../cli/enqueue';
+import { WorkloadTimeoutError } from '../errors';
+import { startLocalStack } from './stack';
+import { defaultTimeoutMs, type StartOptions } from './startArgs';
+import { summarize } from './summary';
+import { makeWorkload } from './workload';
+
+/** `npm start`: all of Sluice on this machine, a sample workload through it, and what happened. Returns the exit code. */
+export async function runSample(options: StartOptions): Promise<number> {
+  const { workload: workloadOptions, limit } = options;
+  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs(workloadOptions, limit);
+  const workload = makeWorkload(workloadOptions);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+
+  log(`Sluice local stack: starting emulators (fauxqs, dynalite), AppFlow/Glue simulator, event bus, poller...`);
+  const stack = await startLocalStack({
+    env: { POOLS: JSON.stringify({ [workloadOptions.pool]: limit }) },
+    simulator: { durationMs: (_kind, name) => workload.durations.get(name) ?? 1000 },
+  });
+  const started = Date.now();
+  try {
+    const report = await enqueueJobs(stack.sqs, stack.queueUrl, workload.specs);
+    log(
+      `Enqueued ${report.sent.length} jobs (${workload.specs.filter((s) => s.kind === 'glue').length} Glue, ${workload.specs.filter((s) => s.kind === 'appflow').length} AppFlow) into pool '${workloadOptions.pool}' with limit ${limit}; giving up after ${Math.round(timeoutMs / 1000)} s.`,
+    );
+    const total = workload.specs.length;
+    const tty = process.stderr.isTTY;
+    let lastPrinted = -1;
+    for (;;) {
+      const runs = stack.simulator.runs();
+      const done = runs.filter((r) => r.endedAt !== undefined).length;
+      const running = stack.simulator.inProgress();
+      const line = progressLine(done, running, total - done - running, total, Date.now() - started);
+      if (tty) process.stderr.write(`\r${line}`);
+      else if (done !== lastPrinted && (done % 10 === 0 || done === total)) {
+        // Without a terminal, a line per tenth of the work instead of a redrawn bar.
+        log(line);
+        lastPrinted = done;
+      }
+      if (done >= total) break;
+      if (Date.now() - started > timeoutMs) {
+        if (tty) process.stderr.write('\n');
+        throw new WorkloadTimeoutError(
+          `not done after ${Math.round(timeoutMs / 1000)} s: ${done}/${total} finished (a longer --timeout-s, a higher --limit or fewer --jobs)`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    if (tty) process.stderr.write('\n');
+    await stack.bus.drain();
+    const dlq = await stack.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: stack.deadLetterUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
+    const summary = summarize({
+      jobs: total,
+      limit,
+      runs: stack.simulator.runs(),
+      events: stack.simulator.emitted(),
+      maxObservedConcurrency: stack.simulator.maxObservedConcurrency(),
+      deadLettered: Number(dlq.Attributes?.ApproximateNumberOfMessages ?? 0),
+    });
+    log('');
+    log(
+      `Jobs done:                 ${summary.succeeded + summary.failed}/${summary.jobs} (${summary.succeeded} succeeded, ${summary.failed} failed, ${summary.deadLettered} dead-lettered)`,
+    );
+    log(`Highest concurrency seen:  ${summary.maxObservedConcurrency} (limit ${limit}; counted by the AppFlow/Glue simulator)`);
+    log(`Makespan:                  ${(summary.makespanMs / 1000).toFixed(1)} s`);
+    log(`Utilization:               ${(summary.utilization * 100).toFixed(1)}% (busy slot-time / (limit x makespan))`);
+    log(`Hand-off latency:          p50 ${summary.handoffP50Ms} ms, p99 ${summary.handoffP99Ms} ms over ${summary.handoffs} hand-offs`);
+    log(`AWS requests:              ${JSON.stringify(stack.requests.byService())}`);
+    log(`Keep the stack up for your own jobs: npm start -- --serve`);
+    if (options.json) console.log(JSON.stringify(summary));
+    return summary.maxObservedConcurrency <= limit && summary.succeeded + summary.failed === total ? 0 : 1;
+  } finally {
+    await stack.stop();
+  }
+}
+
+export function progressLine(done: number, running: number, waiting: number, total: number, elapsedMs: number): string {
+  const width = 30;
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  const bar = '#'.repeat(filled) + '-'.repeat(width - filled);
+  return `[${bar}] ${done}/${total} done | ${running} running | ${Math.max(0, waiting)} waiting | ${(elapsedMs / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,61 @@
+import type { LocalStack } from './stack';
+import type { SimRun } from './simulators';
+
+/** The job a simulated run belongs to: AppFlow's client token `sluice-<id>`, Glue's `--sluice-job-id` argument. */
+export function jobIdOfRun(run: Pick<SimRun, 'clientToken' | 'args'>): string | undefined {
+  return run.clientToken?.replace(/^sluice-/, '') ?? run.args['--sluice-job-id'];
+}
+
+const clock = () => new Date().toISOString().slice(11, 23);
+
+/**
+ * One line per run started and ended (from the AppFlow/Glue simulator's record, looked at 4 times a second) and per
+ * job sent to the dead-letter queue (seen on the functions' own SQS client), as they happen. Returns the stop function.
+ */
+export function watchActivity(stack: LocalStack, log: (line: string) => void): () => void {
+  const started = new Set<string>();
+  const ended = new Set<string>();
+  const look = () => {
+    for (const run of stack.simulator.runs()) {
+      const what = `${run.kind.padEnd(7)} ${run.name}  job ${jobIdOfRun(run) ?? '?'}  run ${run.executionId}`;
+      if (!started.has(run.executionId)) {
+        started.add(run.executionId);
+        log(`${clock()} start     ${what}`);
+      }
+      if (run.endedAt !== undefined && !ended.has(run.executionId)) {
+        ended.add(run.executionId);
+        log(`${clock()} ${(run.outcome ?? 'ended').padEnd(9)} ${what}  after ${((run.endedAt - run.startedAt) / 1000).toFixed(1)} s`);
+      }
+    }
+  };
+  const timer = setInterval(look, 250);
+  let watching = true;
+  stack.sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      const input = (
+        args as { input: { QueueUrl?: string; MessageBody?: string; MessageAttributes?: Record<string, { StringValue?: string }> } }
+      ).input;
+      if (watching && context.commandName === 'SendMessageCommand' && input.QueueUrl === stack.deadLetterUrl) {
+        const reason = input.MessageAttributes?.['sluice-reason']?.StringValue ?? 'no reason given';
+        log(`${clock()} dead      ${jobIdInBody(input.MessageBody)}: ${reason}`);
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'sluiceServeActivity' },
+  );
+  return () => {
+    watching = false;
+    clearInterval(timer);
+    look();
+  };
+}
+
+function jobIdInBody(body: string | undefined): string {
+  try {
+    const id = (JSON.parse(body ?? '') as { id?: unknown }).id;
+    return typeof id === 'string' ? `job ${id}` : 'a message';
+  } catch {
+    return 'a message (not JSON)';
+  }
+}

@@ -1,0 +1,225 @@
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../../support/browser';
+import { cleanEnv, npmStart, type Resident, sluice, startResident } from '../../support/residentStack';
+import { waitFor } from '../../support/waitFor';
+
+/**
+ * The resident local stack (`npm start -- --serve`) as a user meets it: started by its own entry point in a child
+ * process, then driven only by `sluice` commands (bin/sluice.cjs) from a shell with no AWS or Sluice settings but the
+ * path of the env file the stack wrote, and by the dashboard in a real headless Chromium.
+ */
+
+const ROOT = path.resolve(__dirname, '../../..');
+const ARTIFACTS = path.join(ROOT, 'test-results');
+let tmp: string;
+let envFile: string;
+let resident: Resident;
+
+beforeAll(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'sluice-resident-'));
+  envFile = path.join(tmp, 'local.env');
+  // Port 0 (any free one) so a stack a developer runs on the default ports is never in the way; runs of 1.5 s each.
+  resident = await startResident(
+    ['--sqs-port', '0', '--dynamodb-port', '0', '--jobapi-port', '0', '--pool', 'default=2', '--median-ms', '1500', '--sigma', '0'],
+    envFile,
+  );
+}, 90_000);
+
+afterAll(async () => {
+  // Ctrl-C: it stops cleanly and takes its env file with it.
+  if (resident) {
+    expect(await resident.stop()).toBe(0);
+    await expect(readFile(envFile, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  }
+  await rm(tmp, { recursive: true, force: true });
+}, 30_000);
+
+const json = <T>(text: string) => JSON.parse(text) as T;
+
+test('prints the export lines it wrote to its env file; everything is on 127.0.0.1', () => {
+  const printed = resident.stdout().trim().split('\n');
+  expect(printed).toEqual(Object.entries(resident.vars).map(([name, value]) => `export ${name}='${value}'`));
+  for (const name of ['AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_APPFLOW', 'AWS_ENDPOINT_URL_GLUE'])
+    expect(resident.vars[name]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  expect(resident.stderr()).toContain('Pools: default (limit 2).');
+});
+
+test('a second instance says one is running and exits 1; a port taken by another program is named with its flag', async () => {
+  const second = await npmStart(['--serve', '--exports-file', envFile]);
+  expect(second.code).toBe(1);
+  expect(second.stderr.trim()).toBe(
+    `npm start: a local stack is already running (pid ${resident.pid}, ${resident.vars.AWS_ENDPOINT_URL_SQS}, ${resident.vars.AWS_ENDPOINT_URL_DYNAMODB}; its settings are in ${envFile}): use it, or stop it first (Ctrl-C in its terminal, or kill ${resident.pid})`,
+  );
+  const sqsPort = new URL(resident.vars.AWS_ENDPOINT_URL_SQS!).port;
+  const clash = await npmStart(['--serve', '--exports-file', path.join(tmp, 'other.env'), '--sqs-port', sqsPort]);
+  expect(clash.code).toBe(1);
+  expect(clash.stderr.trim()).toBe(
+    `npm start: port ${sqsPort} (SQS emulator) on 127.0.0.1 is in use by another program: stop it, or choose another with --sqs-port N`,
+  );
+}, 60_000);
+
+test('sluice finds the stack by itself: enqueue your own jobs, watch them run, their records and the pool', async () => {
+  const jobs = path.join(tmp, 'jobs.jsonl');
+  await writeFile(
+    jobs,
+    [
+      '{"kind":"glue","id":"mine-1","jobName":"nightly"}',
+      '{"kind":"appflow","id":"mine-2","flowName":"accounts"}',
+      '{"kind":"glue","id":"mine-3","jobName":"nightly"}',
+    ].join('\n'),
+  );
+  const sent = await sluice(envFile, 'enqueue', jobs);
+  expect(sent).toMatchObject({ code: 0, stderr: '' });
+  expect(sent.stdout).toBe(`sent 3 jobs to ${resident.vars.SLUICE_QUEUE_URL}\n  mine-1\n  mine-2\n  mine-3\n`);
+
+  // Two slots for three jobs of 1.5 s: the pool is full for a while, and pool list names the holders with their ages.
+  const held = await waitFor(
+    'two holders',
+    async () => {
+      const { stdout } = await sluice(envFile, 'pool', 'list', '--json');
+      const [pool] = json<Array<{ name: string; inUse: number; held: Array<{ jobId: string; ageMs: number }> }>>(stdout);
+      return pool?.held.length === 2 ? pool : undefined;
+    },
+    30_000,
+    100,
+  );
+  expect(held).toMatchObject({ name: 'default', inUse: 2 });
+  for (const holder of held.held) expect(holder.ageMs).toBeGreaterThanOrEqual(0);
+
+  await waitFor('the three jobs to succeed', () => /start .*job mine-3[\s\S]*succeeded .*job mine-3/.test(resident.stderr()), 30_000, 100);
+  const shown = await waitFor('job mine-3 succeeded in the ledger', async () => {
+    const result = await sluice(envFile, 'jobs', 'show', 'mine-3');
+    return result.stdout.includes('state        succeeded') ? result.stdout : undefined;
+  });
+  expect(shown).toMatch(
+    /^job mine-3\n {2}state {8}succeeded\n {2}pool {9}default\n {2}kind {9}glue nightly\n {2}attempts {5}1\n {2}run id {7}jr_/,
+  );
+  // top --once: one screen of the same (a terminal gets it redrawn every 2 s).
+  const top = (await sluice(envFile, 'top', '--once')).stdout;
+  expect(top).toMatch(/^sluice top {2}sluice-local {2}\d\d:\d\d:\d\d UTC\n\nPOOL +LIMIT +IN USE +FREE +WAITING\ndefault +2 +\d +\d +0\n/);
+  expect(top).toMatch(/RECENT JOBS\nJOB .*\n(.*\n)*mine-3 +default +glue +succeeded/);
+  expect(top).toContain('DEAD-LETTER QUEUE: 0');
+  const listed = json<Array<{ jobId: string; state: string }>>(
+    (await sluice(envFile, 'jobs', 'list', '--state', 'succeeded', '--json')).stdout,
+  );
+  expect(listed.map((j) => j.jobId).sort()).toEqual(['mine-1', 'mine-2', 'mine-3']);
+  // Each start and end was one line on the stack's terminal.
+  for (const id of ['mine-1', 'mine-2', 'mine-3']) {
+    expect(resident.stderr()).toMatch(new RegExp(`start .* job ${id} `));
+    expect(resident.stderr()).toMatch(new RegExp(`succeeded .* job ${id} .*after 1\\.5 s`));
+  }
+}, 90_000);
+
+test('a job of an unknown pool is dead-lettered with its reason; after --create, dlq redrive sends it again and it runs', async () => {
+  const jobs = path.join(tmp, 'typo.jsonl');
+  await writeFile(jobs, '{"kind":"glue","id":"lost-1","pool":"reports","jobName":"weekly"}\n');
+  expect((await sluice(envFile, 'enqueue', jobs)).code).toBe(0);
+  const letters = await waitFor('the dead letter', async () => {
+    const found = json<Array<{ jobId: string; reason: string }>>((await sluice(envFile, 'dlq', 'list', '--json')).stdout);
+    return found.length > 0 ? found : undefined;
+  });
+  expect(letters).toEqual([
+    expect.objectContaining({ jobId: 'lost-1', pool: 'reports', reason: "unknown pool 'reports': configure it or set its limit first" }),
+  ]);
+  expect(await sluice(envFile, 'pool', 'set-limit', 'reports', '1')).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('add --create'),
+  });
+  expect(await sluice(envFile, 'pool', 'set-limit', 'reports', '1', '--create')).toMatchObject({ code: 0 });
+  expect(await sluice(envFile, 'dlq', 'redrive', '--id', 'lost-1')).toEqual({
+    code: 0,
+    stdout: 're-sent 1 of 1 dead-lettered job\n  lost-1: sent to the job queue\n',
+    stderr: '',
+  });
+  await waitFor(
+    'lost-1 to succeed',
+    async () => (await sluice(envFile, 'jobs', 'show', 'lost-1')).stdout.includes('state        succeeded'),
+    30_000,
+    200,
+  );
+  expect((await sluice(envFile, 'dlq', 'list')).stdout).toBe('the dead-letter queue is empty\n');
+}, 90_000);
+
+describe('the dashboard in headless Chromium', () => {
+  let browser: Browser | undefined;
+  let stopDashboard: (() => Promise<void>) | undefined;
+  afterAll(async () => {
+    await browser?.close();
+    await stopDashboard?.();
+  });
+
+  test('shows the pools, holders, waiting jobs and the DLQ; a limit change from the page, confirmed, takes effect', async () => {
+    // A paused pool with three jobs waiting gives counts that hold still while the page is read.
+    expect((await sluice(envFile, 'pool', 'set-limit', 'batch', '0', '--create')).code).toBe(0);
+    const jobs = path.join(tmp, 'batch.jsonl');
+    await writeFile(
+      jobs,
+      ['b-1', 'b-2', 'b-3'].map((id) => JSON.stringify({ kind: 'appflow', id, pool: 'batch', flowName: `flow-${id}` })).join('\n'),
+    );
+    expect((await sluice(envFile, 'enqueue', jobs)).code).toBe(0);
+    await waitFor('three jobs waiting in batch', async () => {
+      const pools = json<Array<{ name: string; waiting: number }>>((await sluice(envFile, 'pool', 'list', '--json')).stdout);
+      return pools.find((p) => p.name === 'batch')?.waiting === 3;
+    });
+
+    // `sluice dashboard` as a user starts it: its own process, the local stack found by itself, any free port.
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'dashboard', '--port', '0'], {
+      cwd: ROOT,
+      env: cleanEnv({ SLUICE_LOCAL_ENV_FILE: envFile }),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    stopDashboard = async () => {
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    };
+    const [line] = (await Promise.race([
+      new Promise((resolve) => readline.createInterface({ input: child.stdout! }).once('line', (l) => resolve([l]))),
+      exited.then((code) => Promise.reject(new Error(`sluice dashboard exited with ${code}`))),
+    ])) as [string];
+    const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(line)![1]!;
+
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    });
+    await page.goto(url);
+    const batch = page.locator('#pools tr[data-pool="batch"]');
+    await batch.locator('.waiting').filter({ hasText: /^3$/ }).waitFor({ timeout: 15_000 });
+    expect(await batch.locator('.limit').textContent()).toBe('0');
+    expect(await batch.locator('.in-use').textContent()).toBe('0');
+    expect(await page.locator('#pools tr[data-pool="default"] .limit').textContent()).toBe('2');
+    // The waiting jobs in the order they will start, the recent jobs with their states, the DLQ empty.
+    expect(await page.locator('#waiting tbody tr td:nth-child(3)').allTextContents()).toEqual(['b-1', 'b-2', 'b-3']);
+    expect(await page.locator('#jobs tr[data-job="mine-1"] .state').textContent()).toBe('succeeded');
+    expect(await page.locator('#dlq tbody').textContent()).toBe('empty');
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+
+    // Raise batch's limit to 2 from the page: it asks first, and then the table has it and two jobs start.
+    await batch.locator('input').fill('2');
+    await batch.locator('button.set-limit').click();
+    await page.locator('#status').filter({ hasText: 'pool batch: limit 2, 2 waiting let in' }).waitFor({ timeout: 15_000 });
+    expect(dialogs).toEqual(['Set the limit of pool batch to 2?']);
+    const pool = json<Array<{ name: string; limit: number }>>((await sluice(envFile, 'pool', 'list', '--json')).stdout).find(
+      (p) => p.name === 'batch',
+    );
+    expect(pool?.limit).toBe(2);
+    await waitFor(
+      'b-1 and b-2 to start',
+      () => /start .*job b-1 /.test(resident.stderr()) && /start .*job b-2 /.test(resident.stderr()),
+      15_000,
+      100,
+    );
+    await batch.locator('.limit').filter({ hasText: /^2$/ }).waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-after-limit.png'), fullPage: true });
+  }, 120_000);
+});
