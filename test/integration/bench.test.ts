@@ -76,7 +76,21 @@ test('throughput, cost, machine and date', () => {
   expect(r.machine.cores).toBeGreaterThan(0);
   expect(r.machine.node).toMatch(/^v\d+/);
   expect(Number.isNaN(Date.parse(r.date))).toBe(false);
-  expect(r.goals.map((g) => g.goal)).toHaveLength(8);
+  expect(r.goals.map((g) => g.goal)).toHaveLength(12);
+});
+
+test('flow control: the small tenant takes turns (in order, within its bound); weighted units never pass the budget', () => {
+  const f = out.results.fairness!;
+  expect(f.smallJobs).toBe(QUICK.fairness.smallJobs);
+  expect(f.smallInOrder).toBe(true);
+  expect(f.smallTenantLastStartHandOffs).toBeGreaterThanOrEqual(f.smallJobs);
+  expect(f.boundHandOffs).toBe(2 * f.smallJobs);
+  const w = out.results.weights!;
+  expect(w.maxUnitsInUse).toBeGreaterThan(0);
+  expect(w.maxUnitsInUse).toBeLessThanOrEqual(QUICK.weights.budget);
+  expect(w.unitUtilization).toBeGreaterThan(0);
+  expect(w.unitUtilization).toBeLessThanOrEqual(1);
+  expect(out.results.rateLimit).toBeNull();
 });
 
 test('capacity per job by limit, on DynamoDB Local: write and read units, the counter share, jobs/s', () => {

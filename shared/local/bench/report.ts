@@ -64,6 +64,7 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   if (r.handoff) out.push(...handoffSection(r));
   if (r.requestsPerJob) out.push(...requestsSection(r, charts.requestsChart));
   if (r.throughput) out.push(...throughputSection(r));
+  if (r.fairness || r.weights) out.push(...flowControlSection(r));
   if (r.capacity) out.push(...capacitySection(r));
   if (r.cost) out.push(...costSection(r));
   out.push(...boundsSection(r));
@@ -600,4 +601,27 @@ function throughputBound(r: BenchResults): string[] {
     '',
     `What would lift it: run the functions in several processes, as Lambda runs each invocation in its own sandbox (at ${cpuMsPerJob} ms per job, 300 jobs/s needs about ${Math.ceil((300 * cpuMsPerJob) / 1000)} cores for the functions alone: more than this machine has); and fewer requests per job on the path (the hand-off section lists the calls that could go), which lowers the CPU per job in the same measure. On AWS the pool counter is the bound, at the rate given above (${t.awsHotItemBoundJobsPerSecond} jobs/s per pool); the capacity section has it measured, with the other hot keys.`,
   ];
+}
+
+function flowControlSection(r: BenchResults): string[] {
+  const out = ['## Flow control: fair turns and weights', ''];
+  const f = r.fairness;
+  if (f)
+    out.push(
+      `**Fairness.** One tenant sends ${f.bigJobs.toLocaleString('en-US')} jobs to a pool of ${f.limit}; once they wait, another sends ${f.smallJobs}. ` +
+        `The small tenant's last job started ${f.smallTenantLastStartHandOffs} starts after it arrived (bound: ceil(${f.smallJobs} / its share of 1/2) = ${f.boundHandOffs}), ` +
+        `while ${f.bigJobsStillWaiting.toLocaleString('en-US')} of the big tenant's jobs still waited; its jobs started ${f.smallInOrder ? 'in the order it sent them' : 'OUT of the order it sent them'}. ` +
+        'Starts counted from the simulator: each one is a hand-off, the pool being full.',
+      '',
+    );
+  const w = r.weights;
+  if (w)
+    out.push(
+      `**Weights.** ${w.jobs} jobs of weights ${w.weights.join(', ')} (drawn evenly) on a budget of ${w.budget} units, all sent at once: ` +
+        `at most ${w.maxUnitsInUse} units in progress at any moment (the simulator's record), ${(w.unitUtilization * 100).toFixed(1)}% of the budget used (time-weighted) from the first start to the last. ` +
+        'Waiting jobs keep strict order: a heavy job at the head is not overtaken by lighter ones, so units idle until enough are free for it; that idle share is what is missing from 100%.',
+      '',
+    );
+  out.push('**Start rates** (`startsPerSecond`) are not built yet: no measurement.', '');
+  return out;
 }

@@ -12,13 +12,14 @@ import { renderResults } from './report';
 import { type HandoffResult, runHandoff } from './scenarios/handoff';
 import { type ReconcilerResult, runReconcilerCost } from './scenarios/reconciler';
 import type { CapacityAtLimit, CapacityParams, CapacityResult } from './scenarios/capacity';
+import { type FairnessResult, runFairness, runWeights, type WeightsResult } from './scenarios/flowControl';
 import { type BacklogResult, poolForBacklog, type RequestsResult, runRequests } from './scenarios/requests';
 import { runThroughput, type ThroughputResult } from './scenarios/throughput';
 import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult } from './scenarios/utilization';
 import { concurrencyChart, logXChart, type Series } from './svg';
 import type { RunTimes } from './workload';
 
-export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput', 'capacity'] as const;
+export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput', 'fairness', 'weights', 'capacity'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchParams {
@@ -40,6 +41,9 @@ export interface BenchParams {
   /** runMs 0: zero-length runs, so the pool's own path is all there is to measure. */
   throughput: { jobs: number; limit: number; runMs: number; hotItemSeconds: number; hotItemConcurrency: number };
   reconciler: { runMs: number };
+  /** Flow control (issue 14): two tenants sharing a pool, and weighted jobs on a budget of units. */
+  fairness: { limit: number; bigJobs: number; smallJobs: number; runMinMs: number; runMaxMs: number; drainLimit: number };
+  weights: { budget: number; jobs: number; runTimes: RunTimes };
   /** Capacity units per job at each limit, on DynamoDB Local (a process of its own: see capacityMain.ts). */
   capacity: Omit<CapacityParams, 'timeoutMs'>;
   cost: CostAssumptions;
@@ -63,6 +67,9 @@ export const FULL: BenchParams = {
   requests: { backlogs: [10, 100, 1000, 10_000], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 16, window: 300 },
   throughput: { jobs: 3000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32 },
   reconciler: { runMs: 3000 },
+  // Runs of 1-3 s at limit 20 drain 10 jobs/s: the 5,000 arrive (about 90/s) much faster, so nearly all of them wait.
+  fairness: { limit: 20, bigJobs: 5000, smallJobs: 10, runMinMs: 1000, runMaxMs: 3000, drainLimit: 1000 },
+  weights: { budget: 20, jobs: 400, runTimes: { medianMs: 300, sigma: 0.5, minMs: 50, maxMs: 2000 } },
   // 600 jobs at limits 8 and 100, 2,200 at 1,000 (2 x limit + 200): most of them go through a hand-off. Runs of
   // limit / 10 s on average (0.8 s, 10 s, 100 s): 10 completions per second at every limit, which this stack sustains
   // on 2 cores with room to spare.
@@ -107,6 +114,8 @@ export const QUICK: BenchParams = {
   requests: { backlogs: [10, 100], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 2, window: 10 },
   throughput: { jobs: 100, limit: 1000, runMs: 0, hotItemSeconds: 0.3, hotItemConcurrency: 8 },
   reconciler: { runMs: 500 },
+  fairness: { limit: 4, bigJobs: 60, smallJobs: 4, runMinMs: 200, runMaxMs: 400, drainLimit: 100 },
+  weights: { budget: 20, jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 } },
   capacity: { ...FULL.capacity, limits: [2, 20], minJobs: 20, jobsPerSlot: 3, extraJobs: 10, reconcilerRuns: 1 },
 };
 
@@ -165,6 +174,10 @@ export interface BenchResults {
    */
   capacityPerJob: Record<string, CapacitySummary> | null;
   capacity: CapacityResult | null;
+  /** Flow control (issue 14). rateLimit: start rates are not built yet (null). */
+  fairness: FairnessResult | null;
+  rateLimit: { maxStartsInAnySecond: number; startsPerSecond: number; rateUtilization: number } | null;
+  weights: WeightsResult | null;
   costPerMillionJobsUsd: number | null;
   cost: {
     prices: typeof PRICES;
@@ -209,6 +222,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     'bench-util': p.limit,
     'bench-recon': p.limit,
     'bench-tput': p.throughput.limit,
+    'bench-fair': p.fairness.limit,
+    'bench-weights': p.weights.budget,
   };
   for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
 
@@ -218,6 +233,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   let reconciler: ReconcilerResult | undefined;
   let throughput: ThroughputResult | undefined;
   let capacity: CapacityResult | undefined;
+  let fairness: FairnessResult | undefined;
+  let weights: WeightsResult | undefined;
   const handlerErrors: Array<{ fn: string; error: string }> = [];
   if ([...only].some((s) => s !== 'capacity')) {
     const h: Harness = await startHarness({
@@ -285,6 +302,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
           os.cpus().length,
         );
       }
+      if (only.has('fairness')) fairness = await runFairness(h, { pool: 'bench-fair', ...p.fairness, seed: p.seed + 4, timeoutMs });
+      if (only.has('weights')) weights = await runWeights(h, { pool: 'bench-weights', ...p.weights, seed: p.seed + 5, timeoutMs });
     } finally {
       await h.stop();
     }
@@ -316,6 +335,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     reconciler,
     throughput,
     capacity,
+    fairness,
+    weights,
     handlerErrors,
   });
   const files: string[] = [];
@@ -344,6 +365,8 @@ function assemble(a: {
   reconciler: ReconcilerResult | undefined;
   throughput: ThroughputResult | undefined;
   capacity: CapacityResult | undefined;
+  fairness: FairnessResult | undefined;
+  weights: WeightsResult | undefined;
   handlerErrors: Array<{ fn: string; error: string }>;
 }): BenchResults {
   const p = a.options.params;
@@ -407,6 +430,9 @@ function assemble(a: {
     throughput: a.throughput ?? null,
     capacityPerJob: a.capacity ? capacitySummary(a.capacity) : null,
     capacity: a.capacity ?? null,
+    fairness: a.fairness ?? null,
+    rateLimit: null,
+    weights: a.weights ?? null,
     costPerMillionJobsUsd: breakdown?.total ?? null,
     cost:
       breakdown && largest
@@ -455,6 +481,29 @@ function goals(r: BenchResults): Goal[] {
       measured: `${r.throughput.jobsPerSecond} jobs/s`,
       met: r.throughput.jobsPerSecond >= 300,
     });
+  if (r.fairness)
+    out.push({
+      goal: `fairness: a tenant's ${r.fairness.smallJobs} jobs after another's ${r.fairness.bigJobs.toLocaleString('en-US')} start within ceil(n / share) hand-offs`,
+      target: `<= ${r.fairness.boundHandOffs} hand-offs`,
+      measured: `${r.fairness.smallTenantLastStartHandOffs} (${r.fairness.bigJobsStillWaiting.toLocaleString('en-US')} of the other's still waiting)`,
+      met: r.fairness.smallTenantLastStartHandOffs <= r.fairness.boundHandOffs,
+    });
+  if (r.weights) {
+    out.push({
+      goal: `weights: units in use never over the budget of ${r.weights.budget}`,
+      target: `<= ${r.weights.budget}`,
+      measured: String(r.weights.maxUnitsInUse),
+      met: r.weights.maxUnitsInUse <= r.weights.budget,
+    });
+    out.push({
+      goal: 'weights: units used while jobs wait',
+      target: '>= 90%',
+      measured: `${(r.weights.unitUtilization * 100).toFixed(1)}%`,
+      met: r.weights.unitUtilization >= 0.9,
+    });
+  }
+  if (r.scenarios.includes('fairness'))
+    out.push({ goal: 'start rate: at most N starts in any 1 s, >= 95% of the rate used', target: 'built', measured: 'not built yet', met: false });
   const c = r.capacity ? Object.values(r.capacity.byLimit).sort((x, y) => x.limit - y.limit) : [];
   if (c.length > 0) {
     const spread = (values: number[]) => Math.max(...values) / Math.max(1e-9, Math.min(...values)) - 1;

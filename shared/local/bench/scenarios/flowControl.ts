@@ -1,0 +1,148 @@
+import type { JobSpec } from '../../../domain/job';
+import type { SimRun } from '../../simulators/model';
+import { type Harness, waitUntil } from '../harness';
+import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes, uniformRunTimes } from '../workload';
+import { seededRandom } from '../../random';
+
+/**
+ * Flow control (issue 14), measured from the simulator's own record of runs:
+ * - fairness: one tenant sends `bigJobs`, then (once they all wait) another sends `smallJobs`; how many starts (each a
+ *   hand-off: the pool is full) happen from the small tenant's arrival until its last job started, against the bound
+ *   `ceil(smallJobs / its share)` with two tenants sharing the pool;
+ * - weights: jobs of weights 1, 2, 5 and 10 on a budget of `budget` units: the units of the runs in progress never
+ *   pass it, and how much of it is used while jobs wait.
+ */
+
+export interface FairnessParams {
+  pool: string;
+  limit: number;
+  bigJobs: number;
+  smallJobs: number;
+  runMinMs: number;
+  runMaxMs: number;
+  /** the limit the rest of the backlog is let through with, once measured */
+  drainLimit: number;
+  seed: number;
+  timeoutMs: number;
+}
+
+export interface FairnessResult {
+  limit: number;
+  bigJobs: number;
+  smallJobs: number;
+  /** starts from the small tenant's arrival to its last job's start (its own included) */
+  smallTenantLastStartHandOffs: number;
+  /** ceil(smallJobs / (1/2)): its share with two tenants */
+  boundHandOffs: number;
+  /** the big tenant's jobs still waiting when the small tenant's last job started: it did not wait for them */
+  bigJobsStillWaiting: number;
+  /** the small tenant's jobs started in the order they were sent */
+  smallInOrder: boolean;
+}
+
+export async function runFairness(h: Harness, p: FairnessParams): Promise<FairnessResult> {
+  const durations = uniformRunTimes(p.bigJobs + p.smallJobs, p.runMinMs, p.runMaxMs, p.seed);
+  const withKey = (jobs: BenchJob[], key: string): BenchJob[] =>
+    jobs.map((job) => ({ ...job, spec: { ...job.spec, fairnessKey: key } as JobSpec }));
+  const big = withKey(makeJobs({ group: p.pool, pool: p.pool, durations: durations.slice(0, p.bigJobs), tag: 'big', glueEvery: 0 }), 'big');
+  const small = withKey(makeJobs({ group: p.pool, pool: p.pool, durations: durations.slice(p.bigJobs), tag: 'small', glueEvery: 0 }), 'small');
+  await h.enqueue(big);
+  // The big tenant's backlog is in (every job started or parked, but for a few in flight) before the small one arrives.
+  await waitUntil(
+    'the big tenant waits',
+    async () => startsOf(h, p.pool, 'big').length + (await h.leases.countWaiters(p.pool)) >= p.bigJobs - p.limit,
+    p.timeoutMs,
+    200,
+  );
+  const arrivedAt = Date.now();
+  await h.enqueue(small);
+  await waitUntil('the small tenant started', () => startsOf(h, p.pool, 'small').length >= p.smallJobs, p.timeoutMs, 50);
+  const starts = [...h.runsOf(p.pool)].sort((a, b) => a.startCallAt - b.startCallAt);
+  const smallStarts = starts.filter((run) => isOf(run, 'small'));
+  const lastSmall = smallStarts[smallStarts.length - 1]!;
+  const handOffs = starts.filter((run) => run.startCallAt >= arrivedAt && run.startCallAt <= lastSmall.startCallAt).length;
+  const bigStarted = starts.filter((run) => isOf(run, 'big') && run.startCallAt <= lastSmall.startCallAt).length;
+  const order = smallStarts.map((run) => run.name);
+  // Measured: the rest of the backlog is let through fast (runs of seconds at the pool's limit would take minutes).
+  await h.poolAdmin().setLimit(p.pool, p.drainLimit);
+  await h.waitEnded(p.pool, p.bigJobs + p.smallJobs, p.pool, p.timeoutMs);
+  await h.settle(p.pool);
+  return {
+    limit: p.limit,
+    bigJobs: p.bigJobs,
+    smallJobs: p.smallJobs,
+    smallTenantLastStartHandOffs: handOffs,
+    boundHandOffs: Math.ceil(p.smallJobs / (1 / 2)),
+    bigJobsStillWaiting: p.bigJobs - bigStarted,
+    smallInOrder: order.every((name, i) => i === 0 || order[i - 1]! < name),
+  };
+}
+
+export interface WeightsParams {
+  pool: string;
+  budget: number;
+  jobs: number;
+  runTimes: RunTimes;
+  seed: number;
+  timeoutMs: number;
+}
+
+export interface WeightsResult {
+  budget: number;
+  jobs: number;
+  weights: number[];
+  /** most units of runs in progress at any moment (the simulator's record) */
+  maxUnitsInUse: number;
+  /** time-weighted units in use over the budget, from the first start to the last start (jobs were waiting all along) */
+  unitUtilization: number;
+}
+
+const WEIGHTS = [1, 2, 5, 10];
+
+export async function runWeights(h: Harness, p: WeightsParams): Promise<WeightsResult> {
+  const random = seededRandom(p.seed);
+  const durations = logNormalRunTimes(p.jobs, p.runTimes, p.seed + 1);
+  const weightOf = new Map<string, number>();
+  const jobs = makeJobs({ group: p.pool, pool: p.pool, durations, tag: 'w', glueEvery: 0 }).map((job) => {
+    const weight = WEIGHTS[Math.floor(random() * WEIGHTS.length)]!;
+    weightOf.set(job.name, weight);
+    return { ...job, spec: { ...job.spec, weight } as JobSpec };
+  });
+  await h.enqueue(jobs);
+  await h.waitEnded(p.pool, p.jobs, p.pool, p.timeoutMs);
+  await h.settle(p.pool);
+  const runs = h.runsOf(p.pool);
+  const { max, utilization } = unitsOverTime(runs, (run) => weightOf.get(run.name) ?? 1, p.budget);
+  return { budget: p.budget, jobs: p.jobs, weights: WEIGHTS, maxUnitsInUse: max, unitUtilization: utilization };
+}
+
+/** The most units in progress at once, and the time-weighted mean over the budget from the first to the last start. */
+export function unitsOverTime(runs: readonly SimRun[], units: (run: SimRun) => number, budget: number): { max: number; utilization: number } {
+  const events = runs.flatMap((run) => [
+    { at: run.startedAt, seq: run.startSeq, delta: units(run) },
+    ...(run.endedAt !== undefined ? [{ at: run.endedAt, seq: run.endSeq ?? 0, delta: -units(run) }] : []),
+  ]);
+  events.sort((a, b) => a.at - b.at || a.seq - b.seq);
+  const from = Math.min(...runs.map((run) => run.startedAt));
+  const to = Math.max(...runs.map((run) => run.startedAt));
+  let inUse = 0;
+  let max = 0;
+  let area = 0;
+  let last = from;
+  for (const event of events) {
+    const at = Math.min(Math.max(event.at, from), to);
+    area += inUse * (at - last);
+    last = at;
+    inUse += event.delta;
+    max = Math.max(max, inUse);
+  }
+  return { max, utilization: to > from ? area / ((to - from) * budget) : 1 };
+}
+
+function isOf(run: SimRun, tag: string): boolean {
+  return run.name.includes(`-${tag}-`);
+}
+
+function startsOf(h: Harness, group: string, tag: string): SimRun[] {
+  return h.runsOf(group).filter((run) => isOf(run, tag));
+}

@@ -1,0 +1,72 @@
+import type { LocalStack } from '../../shared/local/stack';
+import type { SimRun } from '../../shared/local/simulators/model';
+import { expectEveryJobRanOnce } from '../support/invariants';
+import { enqueue } from '../support/testStack';
+import { jobsFor, type Spec, startFaultStack } from './workload';
+
+/**
+ * A multi-tenant workload under faults (issue 14), on the whole local stack: three tenants share a pool of 6 units,
+ * each tenant's jobs also count against its org's key (2 units each), weights of 1 and 2, a priority on some, fairness
+ * keys on all; every job is sent twice, starts are throttled and completion events dropped and duplicated. From the
+ * simulator's own record of runs: every job ran exactly once, and at no moment did the units in progress pass the
+ * pool's 6 or any org's 2.
+ */
+const POOL = 'tenants';
+const LIMIT = 6;
+const ORG_LIMIT = 2;
+const TENANTS = ['acme', 'globex', 'initech'];
+
+let stack: LocalStack;
+beforeAll(async () => {
+  stack = await startFaultStack({ [POOL]: LIMIT }, { env: { KEY_LIMITS: JSON.stringify({ org: ORG_LIMIT }), RETRY_MAX_SECONDS: '1' } });
+}, 60_000);
+afterAll(() => stack?.stop());
+afterEach(() => stack.simulator.clearFaults());
+
+type TenantSpec = Spec & { limits: string[]; weight: number; priority?: number; fairnessKey: string };
+
+test('three tenants, org keys, weights and priorities, duplicates, throttled starts, lost and doubled events: no limit passed, every job once', async () => {
+  // Prepare: 36 jobs, 12 per tenant; the first tenant sends all of its jobs first
+  const specs: TenantSpec[] = jobsFor(POOL, 36, (i) => 60 + ((i * 41) % 140)).map((spec, i) => {
+    const tenant = TENANTS[Math.floor(i / 12)]!;
+    return {
+      ...spec,
+      limits: [`org:${tenant}`],
+      weight: 1 + (i % 2),
+      ...(i % 5 === 0 && { priority: 1 }),
+      fairnessKey: tenant,
+    };
+  });
+  const nameOf = (spec: Spec) => (spec.kind === 'appflow' ? spec.flowName : spec.jobName);
+  const byName = new Map(specs.map((spec) => [nameOf(spec), spec]));
+  stack.simulator.setFaults({ throttleStarts: 6, dropEvents: 3, duplicateEvents: 3 });
+
+  // Act
+  await enqueue(stack, [...specs, ...specs.slice().reverse()]);
+
+  // Assess: every job once (lost events are the reconciler's), nothing dead-lettered, the pool idle at the end
+  await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: specs.map((s) => s.id), timeoutMs: 90_000 });
+  const runs = stack.simulator.runs().filter((run) => run.group === POOL);
+  const weight = (run: SimRun) => byName.get(run.name)!.weight;
+  expect(maxUnits(runs, weight)).toBeLessThanOrEqual(LIMIT);
+  for (const tenant of TENANTS) {
+    const ofOrg = runs.filter((run) => byName.get(run.name)!.fairnessKey === tenant);
+    expect(ofOrg).toHaveLength(12);
+    expect(maxUnits(ofOrg, weight)).toBeLessThanOrEqual(ORG_LIMIT);
+  }
+  // The workload did press on the limits: the pool was full of units at some moment.
+  expect(maxUnits(runs, weight)).toBeGreaterThanOrEqual(LIMIT - 1);
+}, 120_000);
+
+/** The most units of runs in progress at once (a run counts from its start to its end, ties in the simulator's order). */
+function maxUnits(runs: readonly SimRun[], units: (run: SimRun) => number): number {
+  const events = runs.flatMap((run) => [
+    { at: run.startedAt, seq: run.startSeq, delta: units(run) },
+    ...(run.endedAt !== undefined ? [{ at: run.endedAt, seq: run.endSeq ?? 0, delta: -units(run) }] : []),
+  ]);
+  events.sort((a, b) => a.at - b.at || a.seq - b.seq);
+  let inUse = 0;
+  let max = 0;
+  for (const event of events) max = Math.max(max, (inUse += event.delta));
+  return max;
+}
