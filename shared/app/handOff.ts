@@ -7,6 +7,9 @@ import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore'
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
 
+/** Reservations a fill makes at once. */
+const FILL_PARALLEL = 16;
+
 /** Bounds the retry loops below; each round makes progress unless other writers keep winning races. */
 const MAX_ROUNDS = 25;
 
@@ -68,9 +71,12 @@ export class HandOff {
     return this.freeThenFill(demand, move);
   }
 
-  /** Reserves free units of the gate for the first waiting jobs of its list and sends them. Returns how many it let in. */
+  /**
+   * Reserves free units of the gate for the first waiting jobs of its list and sends them, FILL_PARALLEL at a time (a
+   * limit raised by hundreds lets them in within seconds, not one round trip after another). Returns how many it let in.
+   */
   async fill(gate: string, depth = 0): Promise<number> {
-    const { leases, clock } = this.deps;
+    const { leases } = this.deps;
     let admitted = 0;
     const passed = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -82,28 +88,39 @@ export class HandOff {
         .filter((waiter) => !passed.has(waiter.waitKey))
         .map((waiter) => ({ ...waiter, gate: waiter.gate ?? gate }));
       if (waiters.length === 0) return admitted;
-      for (const waiter of waiters.slice(0, free)) {
-        passed.add(waiter.waitKey);
-        const outcome = await leases.reserve(receiverOf(waiter), clock.now());
-        if (outcome === ReserveOutcome.Reserved) {
-          await this.dispatch(waiter);
-          admitted++;
-          continue;
-        }
-        if (outcome === ReserveOutcome.TargetGone) {
-          await this.forgetIfStale(waiter);
-          continue;
-        }
-        const blocked = await blockingGate(leases, waiterDemand(waiter));
-        // This gate has no room for the waiter's units: it keeps its place at the head (strict order, no starvation
-        // of heavy jobs); the gate's next release tries it again. (A missing gate cannot happen: a job parks only
-        // once every gate it names exists, and gates are never deleted; it would keep its place too.)
-        if (!blocked || blocked.gate === gate || blocked.missing) return admitted;
-        // Another of its limits holds it back: it waits on that limit's list from now on.
-        if ((await leases.moveWaiter(waiter, blocked.gate)) && depth === 0) admitted += await this.fill(blocked.gate, depth + 1);
+      const candidates = waiters.slice(0, free);
+      for (let i = 0; i < candidates.length; i += FILL_PARALLEL) {
+        const chunk = candidates.slice(i, i + FILL_PARALLEL);
+        for (const waiter of chunk) passed.add(waiter.waitKey);
+        const outcomes = await Promise.all(chunk.map((waiter) => this.admit(waiter, gate, depth)));
+        admitted += outcomes.reduce((sum, outcome) => sum + outcome.admitted, 0);
+        // This gate has no room for a waiter's units: it keeps its place at the head (strict order, no starvation of
+        // heavy jobs); the gate's next release tries it again.
+        if (outcomes.some((outcome) => outcome.stop)) return admitted;
       }
     }
     return admitted;
+  }
+
+  /** Reserves one waiter's units (or moves it to the limit that holds it back); stop: this gate has no room for it. */
+  private async admit(waiter: Waiter, gate: string, depth: number): Promise<{ admitted: number; stop: boolean }> {
+    const { leases, clock } = this.deps;
+    const outcome = await leases.reserve(receiverOf(waiter), clock.now());
+    if (outcome === ReserveOutcome.Reserved) {
+      await this.dispatch(waiter);
+      return { admitted: 1, stop: false };
+    }
+    if (outcome === ReserveOutcome.TargetGone) {
+      await this.forgetIfStale(waiter);
+      return { admitted: 0, stop: false };
+    }
+    const blocked = await blockingGate(leases, waiterDemand(waiter));
+    // (A missing gate cannot happen: a job parks only once every gate it names exists, and gates are never deleted;
+    // it would keep its place too.)
+    if (!blocked || blocked.gate === gate || blocked.missing) return { admitted: 0, stop: true };
+    // Another of its limits holds it back: it waits on that limit's list from now on.
+    const moved = await leases.moveWaiter(waiter, blocked.gate);
+    return { admitted: moved && depth === 0 ? await this.fill(blocked.gate, depth + 1) : 0, stop: false };
   }
 
   /**
