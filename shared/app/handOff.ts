@@ -1,7 +1,6 @@
 import { type Demand, gatesOf } from '../domain/limits';
 import { freeSlots } from '../domain/pool';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
-import { JobState } from '../domain/jobState';
 import type { Move } from '../ports/jobLedger';
 import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore';
 import { MetricName, type SluiceDeps } from './deps';
@@ -60,7 +59,9 @@ export class HandOff {
         case PassOutcome.Stale:
           return false;
         case PassOutcome.TargetGone:
-          await this.forgetIfStale(next);
+          continue; // reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died)
+        case PassOutcome.TargetDone:
+          await leases.removeWaiter(waiterGate(next), next.waitKey); // a crash left the item after its dispatch
           continue;
         case PassOutcome.OverLimit:
           // A limit was lowered, or the waiter needs room the release does not give: free the units, then let in
@@ -110,8 +111,9 @@ export class HandOff {
       await this.dispatch(waiter);
       return { admitted: 1, stop: false };
     }
-    if (outcome === ReserveOutcome.TargetGone) {
-      await this.forgetIfStale(waiter);
+    if (outcome === ReserveOutcome.TargetGone) return { admitted: 0, stop: false };
+    if (outcome === ReserveOutcome.TargetDone) {
+      await leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
       return { admitted: 0, stop: false };
     }
     const blocked = await blockingGate(leases, waiterDemand(waiter));
@@ -139,16 +141,6 @@ export class HandOff {
     const rank = rankOf(waiter.waitKey);
     // Fair-share rounds: a tenant arriving later starts at the round being let in now, not at round 1.
     if (rank > 0) await this.deps.leases.advanceRound(waiter.pool, rank);
-  }
-
-  /**
-   * A waiter whose job could not be given a slot: reserved by a concurrent hand-off (which is sending it, or died doing
-   * so: the reconciler re-sends it), or gone past waiting (a crash left the item after its dispatch): then it is removed.
-   */
-  private async forgetIfStale(waiter: Waiter): Promise<void> {
-    const record = await this.deps.ledger.get(waiter.jobId);
-    if (record && (record.state === JobState.Reserved || record.state === JobState.Queued || record.state === JobState.Waiting)) return;
-    await this.deps.leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
   }
 
   private async freeThenFill(demand: Demand, move: Move): Promise<boolean> {

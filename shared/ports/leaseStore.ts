@@ -21,8 +21,10 @@ export const PassOutcome = {
   Passed: 'passed',
   /** the finished job's record changed since it was read */
   Stale: 'stale',
-  /** the waiting job is no longer waiting (reserved by another hand-off, started, finished): try the next */
+  /** the waiting job was reserved by another hand-off (which sends it): try the next */
   TargetGone: 'target-gone',
+  /** the waiting job has moved past waiting (started, finished, dead, unknown): its waiter item is stale; try the next */
+  TargetDone: 'target-done',
   /**
    * A limit of the waiting job has no room for it once the finished job's units are back (a pool over its lowered
    * limit, a keyed limit full, a heavier job): the slot must be freed, not passed on.
@@ -45,8 +47,10 @@ export const ReserveOutcome = {
   /** some limit of the job has no room for it */
   Full: 'full',
   NoPool: 'no-pool',
-  /** the job is no longer queued or waiting without a slot */
+  /** the job was reserved by another hand-off (which sends it) */
   TargetGone: 'target-gone',
+  /** the job has moved past waiting (started, finished, dead, unknown): its waiter item is stale */
+  TargetDone: 'target-done',
 } as const;
 export type ReserveOutcome = (typeof ReserveOutcome)[keyof typeof ReserveOutcome];
 

@@ -196,7 +196,8 @@ export class DynamoLeaseStore implements LeaseStore {
     ]);
     if (!reasons) return PassOutcome.Passed;
     if (failedCondition(reasons[counters.length])) return PassOutcome.Stale;
-    if (failedCondition(reasons[counters.length + 1])) return PassOutcome.TargetGone;
+    const target = reasons[counters.length + 1];
+    if (failedCondition(target)) return stillWaiting(target) ? PassOutcome.TargetGone : PassOutcome.TargetDone;
     return PassOutcome.OverLimit;
   }
 
@@ -204,7 +205,8 @@ export class DynamoLeaseStore implements LeaseStore {
     const counters = this.counters(exchange(undefined, to.demand));
     const reasons = await this.transact([...counters, this.receiving(to, now), ...this.waiterGone(to)]);
     if (!reasons) return ReserveOutcome.Reserved;
-    if (failedCondition(reasons[counters.length])) return ReserveOutcome.TargetGone;
+    const target = reasons[counters.length];
+    if (failedCondition(target)) return stillWaiting(target) ? ReserveOutcome.TargetGone : ReserveOutcome.TargetDone;
     return missingGate(reasons.slice(0, counters.length)) ? ReserveOutcome.NoPool : ReserveOutcome.Full;
   }
 
@@ -379,6 +381,8 @@ export class DynamoLeaseStore implements LeaseStore {
         Key: jobKey(to.jobId),
         UpdateExpression: 'SET #state = :reserved, holderPool = :pool, leaseSince = :now, updatedAt = :now, #version = #version + :one',
         ConditionExpression: ADMITTABLE,
+        // Why it is not admittable tells whether its waiter item is stale, without reading the job again.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
         ExpressionAttributeValues: {
           ':reserved': JobState.Reserved,
@@ -433,6 +437,17 @@ function waiterItem(waiter: Waiter, gate: string): Record<string, unknown> {
     keys: [...demand.keys],
     units: demand.units,
   };
+}
+
+/**
+ * A receiving job whose condition failed, read from its ALL_OLD: still on its way in (reserved by another hand-off, or
+ * queued or waiting while holding a slot), or past waiting (or unknown: no item), its waiter item then stale.
+ */
+function stillWaiting(reason: CancellationReason | undefined): boolean {
+  // The document client does not unmarshall an error's items: the attribute is { S: 'reserved' }.
+  const attribute = reason?.Item?.state as { S?: string } | string | undefined;
+  const state = typeof attribute === 'object' ? attribute.S : attribute;
+  return state === JobState.Reserved || state === JobState.Queued || state === JobState.Waiting;
 }
 
 /** A counter whose condition failed and that has no item: the gate does not exist. */

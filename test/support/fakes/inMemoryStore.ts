@@ -192,7 +192,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     const source = this.fenced(move);
     if (!source || source.record.lease?.pool !== from.pool) return PassOutcome.Stale;
     const target = this.jobs.get(to.jobId);
-    if (!target || !admittable(target.record)) return PassOutcome.TargetGone;
+    if (!target || !admittable(target.record)) return stillWaiting(target?.record) ? PassOutcome.TargetGone : PassOutcome.TargetDone;
     if (this.firstMissing(changes) || !this.allows(changes)) return PassOutcome.OverLimit;
     this.applyCounters(changes);
     delete source.record.lease;
@@ -215,7 +215,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   async reserve(to: Receiver, now: number): Promise<ReserveOutcome> {
     await this.enter();
     const target = this.jobs.get(to.jobId);
-    if (!target || !admittable(target.record)) return ReserveOutcome.TargetGone;
+    if (!target || !admittable(target.record)) return stillWaiting(target?.record) ? ReserveOutcome.TargetGone : ReserveOutcome.TargetDone;
     const changes = exchange(undefined, to.demand);
     if (this.firstMissing(changes)) return ReserveOutcome.NoPool;
     if (!this.allows(changes)) return ReserveOutcome.Full;
@@ -403,6 +403,11 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     this.calls++;
     await tick();
   }
+}
+
+/** Not admittable, yet still on its way in (reserved by another hand-off): its waiter item is not stale. */
+function stillWaiting(record: JobRecord | undefined): boolean {
+  return record !== undefined && ([JobState.Reserved, JobState.Queued, JobState.Waiting] as JobState[]).includes(record.state);
 }
 
 function admittable(record: JobRecord): boolean {
