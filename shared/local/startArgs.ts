@@ -1,5 +1,5 @@
 import { MAX_POOL_LIMIT } from '../domain/pool';
-import { AppFlowJobSchema } from '../domain/job';
+import { base } from '../domain/job';
 import { StartUsageError } from '../errors';
 import { DEFAULT_WORKLOAD, type WorkloadOptions } from './workload';
 
@@ -140,7 +140,7 @@ export function defaultTimeoutMs(workload: WorkloadOptions, limit: number): numb
   return Math.max(300_000, 60_000 + 3 * rounds * meanMs);
 }
 
-const PoolName = AppFlowJobSchema.shape.pool.unwrap();
+const PoolName = base.pool.unwrap();
 
 function poolsOf(entries: string[]): Record<string, number> {
   const pools: Record<string, number> = {};

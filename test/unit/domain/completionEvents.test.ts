@@ -3,7 +3,7 @@ import {
   GLUE_TERMINAL_STATES,
   MAX_RUN_ID_LENGTH,
   parseCompletionEvent,
-} from '../../../shared/adapters/events/completionEvents';
+} from '../../../shared/kinds/completionEvents';
 import { InvalidEventError } from '../../../shared/errors';
 
 const envelope = (source: string, detailType: string, detail: unknown) => ({

@@ -3,13 +3,16 @@ import {
   GetJobRunCommand,
   GetJobRunsCommand,
   type GetJobRunsCommandOutput,
-  type GlueClient,
+  GlueClient,
   StartJobRunCommand,
 } from '@aws-sdk/client-glue';
-import { JobKind, type GlueJob, type JobSpec } from '../../domain/job';
+import { jobApiClient } from '../../adapters/awsClients';
+import { classifyStartError } from '../../adapters/startErrors';
+import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
-import { classifyStartError } from '../startErrors';
+import { GLUE_KIND, type GlueJob } from './spec';
+import { GLUE_START_ERRORS } from './startErrors';
 
 /** Glue job run states (GetJobRun). ERROR and WAITING produce no event, so the reconciler must ask. */
 export const GlueRunState = {
@@ -41,12 +44,12 @@ export const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
 export const RUN_LOOKUP_LIMIT = 'RunLookupLimit';
 
 function glueJobOf(job: JobSpec): GlueJob {
-  if (job.kind !== JobKind.Glue) throw new PermanentStartError(`job ${job.id} is not a Glue job`, 'WrongKind');
+  if (job.kind !== GLUE_KIND) throw new PermanentStartError(`job ${job.id} is not a Glue job`, 'WrongKind');
   return job;
 }
 
 export class GlueStarter implements JobStarter {
-  readonly kind = JobKind.Glue;
+  readonly kind = GLUE_KIND;
   private readonly maxLookupPages: number;
 
   constructor(
@@ -70,7 +73,7 @@ export class GlueStarter implements JobStarter {
       return { executionId: JobRunId };
     } catch (error) {
       if (error instanceof PermanentStartError) throw error;
-      throw classifyStartError(error, `StartJobRun ${glueJob.jobName}`);
+      throw classifyStartError(error, `StartJobRun ${glueJob.jobName}`, GLUE_START_ERRORS);
     }
   }
 
@@ -119,7 +122,7 @@ export class GlueStarter implements JobStarter {
       return await this.glue.send(new GetJobRunsCommand({ JobName: job.jobName, MaxResults: RUNS_PER_PAGE, NextToken }));
     } catch (error) {
       // A failed search proves nothing about an earlier run: never definite.
-      const classified = classifyStartError(error, `GetJobRuns ${job.jobName}`);
+      const classified = classifyStartError(error, `GetJobRuns ${job.jobName}`, GLUE_START_ERRORS);
       if (classified instanceof TransientStartError && classified.definite) {
         throw new TransientStartError(classified.message, classified.code, { cause: error, definite: false });
       }
@@ -128,7 +131,13 @@ export class GlueStarter implements JobStarter {
   }
 }
 
-function mapState(state: string | undefined): RunStatus {
+/** The kind's starter on the process's Glue client (one attempt: a throttled start must reach Sluice at once). */
+export function createStarter(): GlueStarter {
+  return new GlueStarter(jobApiClient('glue', () => new GlueClient({ maxAttempts: 1 })));
+}
+
+/** GetJobRun's JobRunState -> RunStatus (exported for the conformance suite). */
+export function mapState(state: string | undefined): RunStatus {
   switch (state) {
     case GlueRunState.Succeeded:
       return RunStatus.Succeeded;
