@@ -14,7 +14,10 @@ import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobSt
 import { GLUE_KIND, type GlueJob } from './spec';
 import { GLUE_START_ERRORS } from './startErrors';
 
-/** Glue job run states (GetJobRun). ERROR and WAITING produce no event, so the reconciler must ask. */
+/**
+ * Glue job run states (GetJobRun). ERROR, WAITING and EXPIRED produce no event, so the reconciler must ask. WAITING is a
+ * run queued for capacity (job run queuing); EXPIRED one that waited past its queuing limit and never ran.
+ */
 export const GlueRunState = {
   Starting: 'STARTING',
   Running: 'RUNNING',
@@ -25,6 +28,7 @@ export const GlueRunState = {
   Error: 'ERROR',
   Waiting: 'WAITING',
   Timeout: 'TIMEOUT',
+  Expired: 'EXPIRED',
 } as const;
 
 /**
@@ -145,6 +149,7 @@ export function mapState(state: string | undefined): RunStatus {
     case GlueRunState.Error:
     case GlueRunState.Stopped:
     case GlueRunState.Timeout:
+    case GlueRunState.Expired:
       return RunStatus.Failed;
     case GlueRunState.Starting:
     case GlueRunState.Running:
