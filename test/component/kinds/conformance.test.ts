@@ -2,9 +2,9 @@ import path from 'node:path';
 import { InvalidEventError, PermanentStartError, TransientStartError } from '../../../shared/errors';
 import type { KindConformance } from '../../../shared/kinds/kindConformance';
 import { isIgnored, type KindDefinition } from '../../../shared/kinds/kindDefinition';
-import { KINDS } from '../../../shared/kinds/registry';
+import { type JobKind, KINDS } from '../../../shared/kinds/registry';
 import { matchesPattern } from '../../../shared/local/bus';
-import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
+import { type FaultPatch, type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
 import { jobIdOfRun } from '../../../shared/local/simulators/simulatedKinds';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
 import type { JobSpec } from '../../../shared/domain/job';
@@ -43,7 +43,7 @@ const conformanceOf = (kind: string): KindConformance =>
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
 
-describe.each(KINDS.map((k) => [k.kind, k as KindDefinition] as const))('%s', (_, kind) => {
+describe.each(KINDS.map((k) => [k.kind, k as KindDefinition<JobKind>] as const))('%s', (_, kind) => {
   const fixture = conformanceOf(kind.kind);
   const starter = () => starters.get(kind.kind)!;
   const job = (name: string, id = unique('job')): JobSpec => kind.schema.parse(fixture.spec(id, name)) as JobSpec;
@@ -148,7 +148,7 @@ describe.each(KINDS.map((k) => [k.kind, k as KindDefinition] as const))('%s', (_
     ...kind.startErrors.permanent.map((code) => [code, 'permanent'] as const),
   ];
   test.each(codes)('a start answered %s is taken as %s', async (code, expected) => {
-    sim.setFaults({ [kind.kind]: { failStarts: { count: 1, error: code } } });
+    sim.setFaults({ [kind.kind]: { failStarts: { count: 1, error: code } } } as FaultPatch);
     const spec = job(`err-${kind.kind}`);
     const error = await starter()
       .start(spec)
