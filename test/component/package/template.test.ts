@@ -606,6 +606,7 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
   const PREFIX: Record<string, string> = {
     'client-appflow': 'appflow',
     'client-glue': 'glue',
+    'client-sfn': 'states',
     'client-sqs': 'sqs',
     'client-dynamodb': 'dynamodb',
     'lib-dynamodb': 'dynamodb',

@@ -113,7 +113,7 @@ describe('completion events', () => {
   });
 
   test.each([
-    ['another source', envelope('aws.states', 'Step Functions Execution Status Change', {})],
+    ['another source', envelope('aws.codebuild', 'CodeBuild Build State Change', {})],
     ['no source', { detail: {} }],
     ['null', null],
     ['a string', 'aws.glue'],
