@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { RunStatus } from '../ports/jobStarter';
 
 /**
@@ -30,3 +31,11 @@ export const envelope = (source: string, detailType: string, detail: unknown) =>
   resources: [],
   detail,
 });
+
+/** A kind's `conformance.ts` (local code and tests only: the functions never load it). */
+export function conformanceOf(kind: string): KindConformance {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const module = require(path.join(__dirname, kind, 'conformance')) as { conformance?: KindConformance };
+  if (!module.conformance) throw new Error(`shared/kinds/${kind}/conformance.ts must export \`conformance\``);
+  return module.conformance;
+}
