@@ -96,7 +96,7 @@ function describePools(pools: Record<string, number>): string {
 const PORT_FLAGS = {
   sqs: ['--sqs-port', 'SQS emulator'],
   dynamodb: ['--dynamodb-port', 'DynamoDB emulator'],
-  jobApi: ['--jobapi-port', 'AppFlow/Glue simulator'],
+  jobApi: ['--jobapi-port', 'job API simulator'],
 } as const;
 
 /** Says which port is taken, and the flag that moves it, before anything starts. Port 0 (any free port) is never taken. */

@@ -74,7 +74,7 @@ export interface LocalFaults {
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
 /**
- * All of Sluice on this machine: SQS and DynamoDB emulators, the AppFlow/Glue simulator, a local event bus routing the
+ * All of Sluice on this machine: SQS and DynamoDB emulators, the job API simulator (every kind), a local event bus routing the
  * simulator's completion events by serverless.yml's patterns, a poller invoking the acquirer like Lambda's SQS event
  * source, and the scheduled reconciler. The functions are the real handlers from functions/, configured through the
  * same environment variables serverless.yml gives them.

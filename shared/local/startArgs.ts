@@ -25,7 +25,7 @@ Resident stack (--serve):
   --pool NAME=N     a pool and its limit (repeatable; default: --limit for 'default', else serverless.yml's local pools)
   --sqs-port N      SQS emulator port (default ${DEFAULT_PORTS.sqs}; 0: any free port)
   --dynamodb-port N DynamoDB emulator port (default ${DEFAULT_PORTS.dynamodb})
-  --jobapi-port N   AppFlow/Glue simulator port (default ${DEFAULT_PORTS.jobApi})
+  --jobapi-port N   job API simulator port, every kind (default ${DEFAULT_PORTS.jobApi})
   --exports-file F  where to write the export lines sluice reads (default .sluice/local.env; env SLUICE_LOCAL_ENV_FILE)
   --quiet           no line per start and end
 
