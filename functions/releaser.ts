@@ -1,11 +1,12 @@
 import type { Context, EventBridgeEvent } from 'aws-lambda';
 import { MetricName } from '../shared/app/deps';
-import { parseCompletionEvent } from '../shared/adapters/events/completionEvents';
+import { readCompletionEvent } from '../shared/kinds/completionEvents';
+import { isIgnored } from '../shared/kinds/kindDefinition';
 import { InvalidEventError } from '../shared/errors';
 import { container } from '../shared/runtime/container';
 
 /**
- * EventBridge completion event -> releaser. A malformed event is logged and dropped: retrying it cannot help. Store
+ * EventBridge completion event -> releaser (read by the kind its source belongs to, shared/kinds/registry.ts). A malformed event is logged and dropped: retrying it cannot help. Store
  * errors are thrown so EventBridge delivers the event again.
  */
 export const handler = async (event: EventBridgeEvent<string, unknown>, context: Context): Promise<void> => {
@@ -14,14 +15,17 @@ export const handler = async (event: EventBridgeEvent<string, unknown>, context:
   try {
     let completion;
     try {
-      completion = parseCompletionEvent(event);
+      completion = readCompletionEvent(event);
     } catch (error) {
       if (!(error instanceof InvalidEventError)) throw error;
       logger.error('malformed completion event dropped', { reason: error.message, eventId: (event as { id?: string })?.id });
       deps.metrics.count(MetricName.IgnoredEvents);
       return;
     }
-    if (!completion) return;
+    if (isIgnored(completion)) {
+      logger.debug('event ends no run', { reason: completion.ignored, eventId: (event as { id?: string })?.id });
+      return;
+    }
     // Every line of this invocation carries them, the services' lines included.
     logger.appendKeys({ kind: completion.kind, executionId: completion.executionId });
     await completeRun.complete(completion);

@@ -28,9 +28,33 @@ export function awsClients(): AwsClients {
       sqs: new SQSClient({ useQueueUrlAsEndpoint: false }),
       dynamodb,
       doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } }),
-      appflow: new AppflowClient({ maxAttempts: 1 }),
-      glue: new GlueClient({ maxAttempts: 1 }),
+      appflow: jobApiClient('appflow', () => new AppflowClient({ maxAttempts: 1 })),
+      glue: jobApiClient('glue', () => new GlueClient({ maxAttempts: 1 })),
     };
   }
   return clients;
+}
+
+type Listener = (service: string, client: unknown) => void;
+const jobApiClients = new Map<string, unknown>();
+const listeners: Listener[] = [];
+
+/**
+ * The process's one client of a job API (each kind's starter asks for its own, by the SDK's service id), made by
+ * `make` on first use.
+ */
+export function jobApiClient<C>(service: string, make: () => C): C {
+  let client = jobApiClients.get(service) as C | undefined;
+  if (client === undefined) {
+    client = make();
+    jobApiClients.set(service, client);
+    for (const listener of listeners) listener(service, client);
+  }
+  return client;
+}
+
+/** Told of every job API client, those made already and those made later (the local stack counts their requests). */
+export function onJobApiClient(listener: Listener): void {
+  listeners.push(listener);
+  for (const [service, client] of jobApiClients) listener(service, client);
 }

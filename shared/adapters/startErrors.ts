@@ -1,7 +1,11 @@
 import { PermanentStartError, TransientStartError } from '../errors';
+import type { StartErrorCodes } from '../kinds/kindDefinition';
+
+const NO_CODES: StartErrorCodes = { refused: [], uncertain: [], permanent: [] };
 
 /*
- * Documented errors of the two start calls (API references, "Errors"):
+ * The errors every AWS API shares, and the documented errors of the AppFlow and Glue start calls (each kind's own
+ * codes are in its KindDefinition.startErrors and win over these; see shared/kinds/):
  * - AppFlow StartFlow: ConflictException (409), InternalServerException (500), ResourceNotFoundException (404),
  *   ServiceQuotaExceededException (402); throttling comes as ThrottlingException (429).
  *   https://docs.aws.amazon.com/appflow/1.0/APIReference/API_StartFlow.html
@@ -60,11 +64,19 @@ const isOneOf = (list: readonly string[], code: string) => list.includes(code);
  * else is transient and not definite: server faults (5xx), timeouts, network failures with no answer and errors with
  * no name this module knows. The caller must then assume a run may exist and keep the slot.
  */
-export function classifyStartError(error: unknown, what: string): TransientStartError | PermanentStartError {
+export function classifyStartError(
+  error: unknown,
+  what: string,
+  /** The kind's own documented codes (its KindDefinition.startErrors), checked before the shared lists. */
+  kindCodes: StartErrorCodes = NO_CODES,
+): TransientStartError | PermanentStartError {
   const e = (error ?? {}) as SdkError;
   const code = e.name ?? 'Error';
   const message = `${what}: ${code}: ${e.message ?? String(error)}`;
   const status = e.$metadata?.httpStatusCode;
+  if (isOneOf(kindCodes.refused, code)) return new TransientStartError(message, code, { cause: error, definite: true });
+  if (isOneOf(kindCodes.uncertain, code)) return new TransientStartError(message, code, { cause: error, definite: false });
+  if (isOneOf(kindCodes.permanent, code)) return new PermanentStartError(message, code, { cause: error });
   const refused = isOneOf(REFUSED_START_ERRORS, code) || status === TOO_MANY_REQUESTS || e.$retryable?.throttling === true;
   if (refused) return new TransientStartError(message, code, { cause: error, definite: true });
   if (isOneOf(UNCERTAIN_START_ERRORS, code)) return new TransientStartError(message, code, { cause: error, definite: false });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { type JobSpec, JobSpecSchema } from '../domain/job';
+import type { JobSpec } from '../domain/job';
+import { JobSpecSchema } from '../kinds/registry';
 import { InvalidJobError } from '../errors';
 
 /** SQS's own limit is 256 KiB; a job spec is a few hundred bytes, so anything near the limit is a mistake. */

@@ -1,5 +1,5 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
-import { AppFlowJobSchema } from '../domain/job';
+import { base } from '../domain/job';
 import { keyGate } from '../domain/limits';
 import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
@@ -100,7 +100,7 @@ const OPTIONS = {
 type Values = ReturnType<typeof parseNodeArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
 
 /** Pool names follow the same rule as the `pool` of a job spec. */
-const PoolName = AppFlowJobSchema.shape.pool.unwrap();
+const PoolName = base.pool.unwrap();
 
 /** Turns argv (without node and the script) into a command, or throws UsageError. Reads nothing else. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
@@ -154,7 +154,8 @@ function commandOf(positionals: string[], values: Values): Command {
     }
     case 'limit': {
       const [sub, ...args] = rest;
-      if (sub !== 'set') throw new UsageError(sub === undefined ? "'limit' needs a subcommand: set" : `unknown limit subcommand '${sub}': use set`);
+      if (sub !== 'set')
+        throw new UsageError(sub === undefined ? "'limit' needs a subcommand: set" : `unknown limit subcommand '${sub}': use set`);
       expectCount(args, 2, 'limit set KEY N');
       // A keyed limit is the gate key/KEY: pool admin handles it as it handles a pool.
       return { name: 'pool-set-limit', pool: keyGate(limitKey(args[0]!)), limit: limitOf(args[1]!), create: true };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { JobSpecSchema } from '../domain/job';
+import { JobSpecSchema } from '../kinds/registry';
 import { encodeJobBody } from '../domain/jobBody';
 
 export interface EnqueueReport {

@@ -2,6 +2,7 @@ import type { JobRecord } from '../ports/jobLedger';
 import type { DeadLetter } from '../inspect/deadLetters';
 import type { PoolDetail } from '../inspect/pools';
 import type { RedriveResult } from '../inspect/redrive';
+import { isJobKind, kindOf } from '../kinds/registry';
 
 /** Text for `pool list`, `jobs`, `dlq` and `top`; `--json` prints the same facts as JSON. */
 
@@ -46,13 +47,24 @@ export function formatPoolDetails(pools: readonly PoolDetail[], now: number): st
 const when = (at: number | undefined, now: number) =>
   at === undefined ? undefined : `${new Date(at).toISOString()} (${formatAge(now - at)} ago)`;
 
+/** What the job starts (flow, Glue job, state machine), by its kind's definition; empty for a kind this Sluice does not know. */
+function targetOf(record: JobRecord): string {
+  if (!isJobKind(record.kind)) return '';
+  try {
+    return kindOf(record.kind).target(record.spec as never);
+  } catch {
+    return '';
+  }
+}
+
 export function formatJob(record: JobRecord, now: number): string {
-  const spec = record.spec as { flowName?: string; jobName?: string; arguments?: Record<string, string> };
+  const spec = record.spec as { arguments?: Record<string, string>; input?: unknown };
   const rows: Array<[string, string | undefined]> = [
     ['state', record.state],
     ['pool', record.pool],
-    ['kind', `${record.kind} ${spec.flowName ?? spec.jobName ?? ''}`.trim()],
+    ['kind', `${record.kind} ${targetOf(record)}`.trim()],
     ['arguments', spec.arguments ? JSON.stringify(spec.arguments) : undefined],
+    ['input', spec.input !== undefined ? JSON.stringify(spec.input) : undefined],
     ['attempts', String(record.attempts)],
     ['run id', record.executionId],
     ['slot', record.lease ? `held in ${record.lease.pool} for ${formatAge(now - record.lease.since)}` : undefined],

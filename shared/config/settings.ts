@@ -2,6 +2,10 @@ import { z } from 'zod';
 import type { SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
 import { ConfigurationError } from '../errors';
+import { type JobKind, KINDS } from '../kinds/registry';
+
+/** The variable holding a kind's maximum run time in seconds: MAX_RUN_SECONDS_APPFLOW, MAX_RUN_SECONDS_SFN, ... */
+export const maxRunSecondsEnv = (kind: string): string => `MAX_RUN_SECONDS_${kind.toUpperCase()}`;
 
 /** An unset or empty variable takes the default (an empty string would otherwise coerce to 0). */
 const blankAsUnset = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
@@ -18,8 +22,8 @@ const EnvSchema = z.object({
   KEY_LIMITS: z.preprocess(blankAsUnset, z.string().default('{}')),
   START_GRACE_SECONDS: seconds(90),
   RESERVATION_GRACE_SECONDS: seconds(120),
-  MAX_RUN_SECONDS_APPFLOW: seconds(6 * 3600),
-  MAX_RUN_SECONDS_GLUE: seconds(48 * 3600),
+  /** MAX_RUN_SECONDS_<KIND> of every kind (maxRunSecondsEnv), with the kind's default. */
+  ...Object.fromEntries(KINDS.map((k) => [maxRunSecondsEnv(k.kind), seconds(k.maxRunSeconds)])),
   STOP_OVERDUE_RUNS: z.enum(['true', 'false']).default('false'),
   RETRY_BASE_SECONDS: seconds(2),
   RETRY_MAX_SECONDS: seconds(900),
@@ -36,6 +40,10 @@ const EnvSchema = z.object({
 });
 
 export type SluiceEnv = z.infer<typeof EnvSchema>;
+
+/** A kind's MAX_RUN_SECONDS_<KIND> as read (its default when unset). */
+export const maxRunSecondsOf = (env: SluiceEnv, kind: string): number =>
+  (env as unknown as Record<string, number>)[maxRunSecondsEnv(kind)]!;
 
 const PoolsSchema = z.record(z.string().min(1), z.number().int().min(0).max(MAX_POOL_LIMIT));
 
@@ -56,7 +64,9 @@ export function parsePools(json: string, variable = 'POOLS', what = 'pool name')
   }
   const parsed = PoolsSchema.safeParse(raw);
   if (!parsed.success)
-    throw new ConfigurationError(`${variable} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new ConfigurationError(
+      `${variable} is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 
@@ -67,7 +77,7 @@ export function settingsFrom(env: SluiceEnv): SluiceSettings {
     backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, retryForSeconds: env.RETRY_FOR_SECONDS },
     startGraceMs: env.START_GRACE_SECONDS * 1000,
     reservationGraceMs: env.RESERVATION_GRACE_SECONDS * 1000,
-    maxRunMs: { appflow: env.MAX_RUN_SECONDS_APPFLOW * 1000, glue: env.MAX_RUN_SECONDS_GLUE * 1000 },
+    maxRunMs: Object.fromEntries(KINDS.map((k) => [k.kind, maxRunSecondsOf(env, k.kind) * 1000])) as Record<JobKind, number>,
     stopOverdueRuns: env.STOP_OVERDUE_RUNS === 'true',
     reconcileBudgetMs: env.RECONCILE_BUDGET_SECONDS * 1000,
     reconcileConcurrency: env.RECONCILE_CONCURRENCY,

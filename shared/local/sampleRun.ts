@@ -1,6 +1,7 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { enqueueJobs } from '../cli/enqueue';
 import { WorkloadTimeoutError } from '../errors';
+import { KINDS } from '../kinds/registry';
 import { startLocalStack } from './stack';
 import { defaultTimeoutMs, type StartOptions } from './startArgs';
 import { summarize } from './summary';
@@ -13,7 +14,9 @@ export async function runSample(options: StartOptions): Promise<number> {
   const workload = makeWorkload(workloadOptions);
   const log = (line: string) => process.stderr.write(`${line}\n`);
 
-  log(`Sluice local stack: starting emulators (fauxqs, dynalite), AppFlow/Glue simulator, event bus, poller...`);
+  log(
+    `Sluice local stack: starting emulators (fauxqs, dynalite), job API simulator (${KINDS.map((k) => k.title).join(', ')}), event bus, poller...`,
+  );
   const stack = await startLocalStack({
     env: { POOLS: JSON.stringify({ [workloadOptions.pool]: limit }) },
     simulator: { durationMs: (_kind, name) => workload.durations.get(name) ?? 1000 },
@@ -22,7 +25,7 @@ export async function runSample(options: StartOptions): Promise<number> {
   try {
     const report = await enqueueJobs(stack.sqs, stack.queueUrl, workload.specs);
     log(
-      `Enqueued ${report.sent.length} jobs (${workload.specs.filter((s) => s.kind === 'glue').length} Glue, ${workload.specs.filter((s) => s.kind === 'appflow').length} AppFlow) into pool '${workloadOptions.pool}' with limit ${limit}; giving up after ${Math.round(timeoutMs / 1000)} s.`,
+      `Enqueued ${report.sent.length} jobs (${countsByKind(workload.specs)}) into pool '${workloadOptions.pool}' with limit ${limit}; giving up after ${Math.round(timeoutMs / 1000)} s.`,
     );
     const total = workload.specs.length;
     const tty = process.stderr.isTTY;
@@ -64,7 +67,14 @@ export async function runSample(options: StartOptions): Promise<number> {
     log(
       `Jobs done:                 ${summary.succeeded + summary.failed}/${summary.jobs} (${summary.succeeded} succeeded, ${summary.failed} failed, ${summary.deadLettered} dead-lettered)`,
     );
-    log(`Highest concurrency seen:  ${summary.maxObservedConcurrency} (limit ${limit}; counted by the AppFlow/Glue simulator)`);
+    log(
+      `By kind:                   ${Object.entries(summary.byKind)
+        .map(([kind, k]) => `${kind} ${k.succeeded}/${k.jobs} succeeded`)
+        .join(', ')}`,
+    );
+    log(
+      `Highest concurrency seen:  ${summary.maxObservedConcurrency} (limit ${limit}; counted by the job API simulator, all kinds together)`,
+    );
     log(`Makespan:                  ${(summary.makespanMs / 1000).toFixed(1)} s`);
     log(`Utilization:               ${(summary.utilization * 100).toFixed(1)}% (busy slot-time / (limit x makespan))`);
     log(`Hand-off latency:          p50 ${summary.handoffP50Ms} ms, p99 ${summary.handoffP99Ms} ms over ${summary.handoffs} hand-offs`);
@@ -75,6 +85,13 @@ export async function runSample(options: StartOptions): Promise<number> {
   } finally {
     await stack.stop();
   }
+}
+
+function countsByKind(specs: ReadonlyArray<{ kind: string }>): string {
+  return KINDS.map((k) => [k.kind, specs.filter((s) => s.kind === k.kind).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(', ');
 }
 
 export function progressLine(done: number, running: number, waiting: number, total: number, elapsedMs: number): string {

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { enqueueJobs } from '../cli/enqueue';
 import { PortInUseError } from '../errors';
+import { KINDS } from '../kinds/registry';
 import { startEmulators, type Emulators } from './emulators';
 import { claimLocalEnvFile, exportLine, localEnvFilePath } from './localEnvFile';
 import { logNormal, seededRandom } from './random';
@@ -51,14 +52,14 @@ export async function serve(options: StartOptions): Promise<number> {
     const leases = new DynamoLeaseStore(stack.doc, stack.tableName);
     for (const [pool, limit] of Object.entries(pools)) await leases.createPool(pool, limit);
 
+    const jobApiEndpoint = stack.simulator.endpoint;
     const vars = {
       AWS_REGION: process.env.AWS_REGION!,
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_SQS: emulators.sqsEndpoint,
       AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodbEndpoint,
-      AWS_ENDPOINT_URL_APPFLOW: stack.simulator.endpoint,
-      AWS_ENDPOINT_URL_GLUE: stack.simulator.endpoint,
+      ...Object.fromEntries(KINDS.map((k) => [`AWS_ENDPOINT_URL_${k.sdkService.toUpperCase()}`, jobApiEndpoint])),
       SLUICE_TABLE: stack.tableName,
       SLUICE_QUEUE_URL: stack.queueUrl,
       SLUICE_DLQ_URL: stack.deadLetterUrl,
@@ -95,7 +96,7 @@ function describePools(pools: Record<string, number>): string {
 const PORT_FLAGS = {
   sqs: ['--sqs-port', 'SQS emulator'],
   dynamodb: ['--dynamodb-port', 'DynamoDB emulator'],
-  jobApi: ['--jobapi-port', 'AppFlow/Glue simulator'],
+  jobApi: ['--jobapi-port', 'job API simulator'],
 } as const;
 
 /** Says which port is taken, and the flag that moves it, before anything starts. Port 0 (any free port) is never taken. */

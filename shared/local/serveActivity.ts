@@ -1,15 +1,12 @@
 import type { LocalStack } from './stack';
-import type { SimRun } from './simulators';
+import { jobIdOfRun } from './simulators/simulatedKinds';
 
-/** The job a simulated run belongs to: AppFlow's client token `sluice-<id>`, Glue's `--sluice-job-id` argument. */
-export function jobIdOfRun(run: Pick<SimRun, 'clientToken' | 'args'>): string | undefined {
-  return run.clientToken?.replace(/^sluice-/, '') ?? run.args['--sluice-job-id'];
-}
+export { jobIdOfRun };
 
 const clock = () => new Date().toISOString().slice(11, 23);
 
 /**
- * One line per run started and ended (from the AppFlow/Glue simulator's record, looked at 4 times a second) and per
+ * One line per run started and ended (from the job API simulator's record, looked at 4 times a second) and per
  * job sent to the dead-letter queue (seen on the functions' own SQS client), as they happen. Returns the stop function.
  */
 export function watchActivity(stack: LocalStack, log: (line: string) => void): () => void {

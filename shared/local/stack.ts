@@ -11,6 +11,7 @@ import { rateToMs } from './infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
 import { createLambdaContext, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
 import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
+import { KINDS } from '../kinds/registry';
 
 export interface LocalStackOptions {
   /** Emulators already running (the tests share one pair); without them, fauxqs and dynalite start in this process. */
@@ -73,7 +74,7 @@ export interface LocalFaults {
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
 /**
- * All of Sluice on this machine: SQS and DynamoDB emulators, the AppFlow/Glue simulator, a local event bus routing the
+ * All of Sluice on this machine: SQS and DynamoDB emulators, the job API simulator (every kind), a local event bus routing the
  * simulator's completion events by serverless.yml's patterns, a poller invoking the acquirer like Lambda's SQS event
  * source, and the scheduled reconciler. The functions are the real handlers from functions/, configured through the
  * same environment variables serverless.yml gives them.
@@ -97,21 +98,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_ENDPOINT_URL_SQS: endpoints.sqs,
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
-    AWS_ENDPOINT_URL_APPFLOW: simulator.endpoint,
-    AWS_ENDPOINT_URL_GLUE: simulator.endpoint,
+    // every kind's job API is the simulator (shared/kinds/<kind>/simulator.ts)
+    ...Object.fromEntries(KINDS.map((k) => [`AWS_ENDPOINT_URL_${k.sdkService.toUpperCase()}`, simulator.endpoint])),
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // Node 20 is what this machine has; Lambda runs nodejs22.x. The SDK's notice about it is noise locally.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
   });
 
   // Loaded only now, so the clients and the container see the environment above.
-  const { awsClients } = await import('../adapters/awsClients');
+  const { awsClients, onJobApiClient } = await import('../adapters/awsClients');
   const clients = awsClients();
   const requests = new RequestCounter();
   countRequests(clients.sqs, 'sqs', requests);
   countRequests(clients.dynamodb, 'dynamodb', requests);
-  countRequests(clients.appflow, 'appflow', requests);
-  countRequests(clients.glue, 'glue', requests);
+  onJobApiClient((service, client) => countRequests(client, service, requests));
 
   const refs = await provision(definition, clients, options.nameSuffix ?? '');
   const functionNames = Object.keys(definition.functions);

@@ -1,6 +1,7 @@
 import { MAX_POOL_LIMIT } from '../domain/pool';
-import { AppFlowJobSchema } from '../domain/job';
+import { base } from '../domain/job';
 import { StartUsageError } from '../errors';
+import { isJobKind, type JobKind, KINDS } from '../kinds/registry';
 import { DEFAULT_WORKLOAD, type WorkloadOptions } from './workload';
 
 /** Where the resident stack listens by default (127.0.0.1 only); `0` in a flag takes any free port. */
@@ -15,7 +16,8 @@ Sample workload:
   --median-ms N     median simulated run time in ms, log-normal (default ${DEFAULT_WORKLOAD.medianMs})
   --sigma X         log-normal shape of run times (default ${DEFAULT_WORKLOAD.sigma})
   --seed N          random seed of the workload and run times (default ${DEFAULT_WORKLOAD.seed})
-  --glue-share X    share of Glue jobs, 0..1 (default ${DEFAULT_WORKLOAD.glueShare})
+  --kinds LIST      the job kinds in the mix, comma-separated (default every kind: ${DEFAULT_WORKLOAD.kinds.join(',')})
+  --glue-share X    share of Glue jobs when Glue is in the mix, 0..1; the other kinds share the rest (default ${DEFAULT_WORKLOAD.glueShare})
   --timeout-s N     give up after N seconds (default: scales with the workload, at least 300)
   --json            print the summary as one JSON object on the last line
 
@@ -23,7 +25,7 @@ Resident stack (--serve):
   --pool NAME=N     a pool and its limit (repeatable; default: --limit for 'default', else serverless.yml's local pools)
   --sqs-port N      SQS emulator port (default ${DEFAULT_PORTS.sqs}; 0: any free port)
   --dynamodb-port N DynamoDB emulator port (default ${DEFAULT_PORTS.dynamodb})
-  --jobapi-port N   AppFlow/Glue simulator port (default ${DEFAULT_PORTS.jobApi})
+  --jobapi-port N   job API simulator port, every kind (default ${DEFAULT_PORTS.jobApi})
   --exports-file F  where to write the export lines sluice reads (default .sluice/local.env; env SLUICE_LOCAL_ENV_FILE)
   --quiet           no line per start and end
 
@@ -58,6 +60,7 @@ const FLAGS: Record<string, Kind> = {
   sigma: 'string',
   seed: 'string',
   'glue-share': 'string',
+  kinds: 'string',
   'timeout-s': 'string',
   pool: 'repeat',
   'sqs-port': 'string',
@@ -101,6 +104,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
     sigma: decimal(text('sigma'), DEFAULT_WORKLOAD.sigma, 'sigma', 0, 5),
     seed: wholeNumber(text('seed'), DEFAULT_WORKLOAD.seed, 'seed', 0, 2 ** 32 - 1),
     glueShare: decimal(text('glue-share'), DEFAULT_WORKLOAD.glueShare, 'glue-share', 0, 1),
+    kinds: kindsOf(text('kinds')),
   };
   const timeoutS = text('timeout-s');
   const options: StartOptions = {
@@ -140,7 +144,18 @@ export function defaultTimeoutMs(workload: WorkloadOptions, limit: number): numb
   return Math.max(300_000, 60_000 + 3 * rounds * meanMs);
 }
 
-const PoolName = AppFlowJobSchema.shape.pool.unwrap();
+const PoolName = base.pool.unwrap();
+
+/** `--kinds appflow,sfn`: registered kinds, each once; undefined gives every kind. */
+function kindsOf(value: string | undefined): JobKind[] {
+  if (value === undefined) return [...DEFAULT_WORKLOAD.kinds];
+  const kinds = value.split(',').map((k) => k.trim());
+  const unknown = kinds.filter((k) => !isJobKind(k));
+  if (unknown.length > 0 || kinds.length === 0)
+    throw new StartUsageError(`--kinds: unknown kind '${unknown[0] ?? ''}' (kinds: ${KINDS.map((k) => k.kind).join(', ')})`);
+  if (new Set(kinds).size !== kinds.length) throw new StartUsageError(`--kinds names a kind twice: '${value}'`);
+  return kinds as JobKind[];
+}
 
 function poolsOf(entries: string[]): Record<string, number> {
   const pools: Record<string, number> = {};

@@ -13,6 +13,8 @@ export interface RunSummary {
   handoffP99Ms: number;
   handoffMaxMs: number;
   handoffs: number;
+  /** per kind: jobs run (runs seen by the simulator), succeeded and failed */
+  byKind: Record<string, { jobs: number; succeeded: number; failed: number }>;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -74,5 +76,18 @@ export function summarize(input: {
     handoffP99Ms: Math.round(percentile(latencies, 99) * 10) / 10,
     handoffMaxMs: Math.round(percentile(latencies, 100) * 10) / 10,
     handoffs: latencies.length,
+    byKind: byKindOf(runs),
   };
+}
+
+/** Runs, successes and failures per kind, in the order kinds first appear. */
+export function byKindOf(runs: readonly SimRun[]): RunSummary['byKind'] {
+  const out: RunSummary['byKind'] = {};
+  for (const run of runs) {
+    const row = (out[run.kind] ??= { jobs: 0, succeeded: 0, failed: 0 });
+    row.jobs++;
+    if (run.outcome === 'succeeded') row.succeeded++;
+    else if (run.outcome !== undefined) row.failed++;
+  }
+  return out;
 }

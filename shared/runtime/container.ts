@@ -5,14 +5,13 @@ import { CompleteRun } from '../app/completeRun';
 import type { SluiceDeps } from '../app/deps';
 import { PoolAdmin } from '../app/poolAdmin';
 import { Reconciler } from '../app/reconcile';
-import { AppFlowStarter } from '../adapters/appflow/appflowStarter';
 import { awsClients } from '../adapters/awsClients';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
-import { GlueStarter } from '../adapters/glue/glueStarter';
 import { EmfMetrics } from '../adapters/powertools/emfMetrics';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { readEnv, settingsFrom } from '../config/settings';
+import { kindStarters } from '../kinds/starters';
 import { systemClock, systemRandom } from '../ports/clock';
 
 export interface Container {
@@ -39,10 +38,8 @@ export function container(): Container {
     leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     queue: new SqsJobQueue(clients.sqs, env.QUEUE_URL, env.DLQ_URL),
-    starters: {
-      appflow: new AppFlowStarter(clients.appflow, { warn: (message, details) => logger.warn(message, details) }),
-      glue: new GlueStarter(clients.glue),
-    },
+    // One per kind of shared/kinds/registry.ts, each on the process's client of its job API.
+    starters: kindStarters({ warn: (message, details) => logger.warn(message, details) }),
     clock: systemClock,
     random: systemRandom,
     log: logger,

@@ -14,6 +14,7 @@ import { FakeStarter, type FakeRun } from '../support/fakes/fakeStarter';
 import { ManualClock, seededRandom } from '../support/fakes/manualClock';
 import { RecordingJobQueue } from '../support/fakes/recordingJobQueue';
 import { RecordingLog } from '../support/fakes/recordingLog';
+import { everyKind, mapKinds } from '../support/fakes/everyKind';
 
 /**
  * A model of Sluice's world for property tests: the services (Acquirer, CompleteRun, Reconciler, PoolAdmin) run on a
@@ -34,7 +35,7 @@ export const MODEL_SETTINGS: SluiceSettings = {
   startGraceMs: 90_000,
   reservationGraceMs: 120_000,
   // short enough that random time steps make some runs overdue
-  maxRunMs: { appflow: 30 * 60_000, glue: 45 * 60_000 },
+  maxRunMs: everyKind(() => 30 * 60_000, { glue: 45 * 60_000 }),
   // an overdue run is stopped, so "every run in progress holds a slot" stays true
   stopOverdueRuns: true,
   reconcileBudgetMs: 60_000,
@@ -181,7 +182,7 @@ function jittery<T extends object>(target: T, random: () => number): T {
 export class SchedulerModel {
   readonly clock = new ManualClock();
   readonly queue = new RecordingJobQueue();
-  readonly starters: { appflow: FakeStarter; glue: FakeStarter };
+  readonly starters: Record<JobKind, FakeStarter>;
   readonly crash = new CrashSwitch();
   readonly log = new RecordingLog();
   readonly deps: SluiceDeps;
@@ -211,14 +212,16 @@ export class SchedulerModel {
     readonly ledger: JobLedger,
     options: ModelOptions & { seed?: number } = {},
   ) {
-    this.starters = {
-      appflow: new FakeStarter('appflow', { idempotent: true, clock: this.clock, failFreshStartsOnly: options.avoidKnownResumeBug }),
-      glue: new FakeStarter('glue', {
-        idempotent: options.glueIdempotent ?? false,
-        clock: this.clock,
-        failFreshStartsOnly: options.avoidKnownResumeBug,
-      }),
-    };
+    this.starters = everyKind(
+      (kind) => new FakeStarter(kind, { idempotent: true, clock: this.clock, failFreshStartsOnly: options.avoidKnownResumeBug }),
+      {
+        glue: new FakeStarter('glue', {
+          idempotent: options.glueIdempotent ?? false,
+          clock: this.clock,
+          failFreshStartsOnly: options.avoidKnownResumeBug,
+        }),
+      },
+    );
     const c = this.crash;
     const jitterRandom = seededRandom((options.seed ?? 1) ^ 0x5eed);
     const wrap = <T extends object>(port: T, name: string): T =>
@@ -227,7 +230,7 @@ export class SchedulerModel {
       leases: wrap(leases, 'leases'),
       ledger: wrap(ledger, 'ledger'),
       queue: wrap(this.queue, 'queue'),
-      starters: { appflow: wrap(this.starters.appflow, 'appflow'), glue: wrap(this.starters.glue, 'glue') },
+      starters: mapKinds(this.starters, (starter, kind) => wrap(starter, kind)),
       clock: this.clock,
       random: seededRandom(options.seed ?? 1),
       log: this.log,
@@ -372,7 +375,7 @@ export class SchedulerModel {
   }
 
   inProgress(): FakeRun[] {
-    return [...this.starters.appflow.inProgress(), ...this.starters.glue.inProgress()];
+    return Object.values(this.starters).flatMap((starter) => starter.inProgress());
   }
 
   // ---- invariants --------------------------------------------------------------------------------------------
@@ -426,8 +429,7 @@ export class SchedulerModel {
   /** No more faults: deliver everything, end every run, reconcile, until nothing is left to do. */
   async drain(): Promise<void> {
     this.pendingCrash = undefined;
-    this.starters.appflow.clearFailures();
-    this.starters.glue.clearFailures();
+    for (const starter of Object.values(this.starters)) starter.clearFailures();
     this.trace.push('-- drain');
     // an operator un-pauses pools so that waiting jobs can finish
     for (const name of Object.keys(POOLS)) {

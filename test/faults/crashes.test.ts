@@ -2,7 +2,7 @@ import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
 import { enqueue } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
 import { useCrashStack } from './setup/crashStack';
-import { jobsFor } from './workload';
+import { jobsFor, simNameOf } from './workload';
 
 /**
  * The acquirer dies mid-job (the Lambda times out, runs out of memory, is killed): its message is not deleted and
@@ -49,7 +49,7 @@ test('a crash after the run started and before it was recorded: the resumed star
   expect(crashes()).toBe(2);
   const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('crashstart--'));
   for (const spec of first) {
-    const mine = calls.filter((c) => c.name === (spec.kind === 'appflow' ? spec.flowName : spec.jobName));
+    const mine = calls.filter((c) => c.name === simNameOf(spec));
     if (spec.kind === 'appflow') expect(mine.map((c) => c.idempotentReplay ?? false)).toEqual([false, true]);
     else expect(mine).toHaveLength(1); // Glue: the resumed start found the run by its job-id argument and made no call
   }

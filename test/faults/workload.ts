@@ -1,20 +1,32 @@
+import { conformanceOf } from '../../shared/kinds/kindConformance';
+import { KINDS } from '../../shared/kinds/registry';
+import type { JobSpec } from '../../shared/domain/job';
+
 /**
  * What the fault tests share: a stack per file with pools of its own (test/support/poolStack.ts: runs labelled with their
- * pool, durations from their names), and job specs in that form, AppFlow and Glue mixed.
+ * pool, durations from their names), and job specs in that form, of every registered kind in turn: the fault matrix's
+ * invariants hold for each kind (one parametrised suite, not a copy per kind).
  */
 export { startPoolStack as startFaultStack } from '../support/poolStack';
 
-export type Spec =
-  | { kind: 'appflow'; pool: string; id: string; flowName: string }
-  | { kind: 'glue'; pool: string; id: string; jobName: string; arguments: Record<string, string> };
+export type Spec = JobSpec & { pool: string };
 
-/** `count` jobs of `pool`: every other one Glue, durations from `durationMs(i)`. */
+/** The name the simulator knows a spec's run by (flow, Glue job, state machine): `<pool>--<i>--<n>ms`. */
+export function simNameOf(spec: JobSpec): string {
+  if (spec.kind === 'appflow') return spec.flowName;
+  if (spec.kind === 'glue') return spec.jobName;
+  return KINDS.find((k) => k.kind === spec.kind)!
+    .target(spec as never)
+    .split(':')
+    .pop()!;
+}
+
+/** `count` jobs of `pool`, the kinds in registry order by turns (appflow, glue, sfn, ...), durations from `durationMs(i)`. */
 export function jobsFor(pool: string, count: number, durationMs: (i: number) => number, from = 0): Spec[] {
   return Array.from({ length: count }, (_, n) => {
     const i = from + n;
     const name = `${pool}--${i}--${durationMs(i)}ms`;
-    return i % 2 === 1
-      ? { kind: 'glue', pool, id: `${pool}-${i}`, jobName: name, arguments: { '--day': '2026-11-22' } }
-      : { kind: 'appflow', pool, id: `${pool}-${i}`, flowName: name };
+    const kind = KINDS[i % KINDS.length]!.kind;
+    return { ...(conformanceOf(kind).spec(`${pool}-${i}`, name) as JobSpec), pool };
   });
 }

@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalStack } from '../../shared/local/stack';
 import type { SimRun } from '../../shared/local/simulators';
+import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
 import { reconcilePeriodMs, waitForPoolIdle } from './probes';
 import { drainQueue, runsPerJob, testClients, waitForJobsDone } from './testStack';
 import { waitFor } from './waitFor';
@@ -26,12 +27,12 @@ export async function jobRecord(stack: LocalStack, jobId: string): Promise<JobIt
   return Item as JobItem | undefined;
 }
 
-/** The simulator's runs of these jobs (by AppFlow client token or the Glue job-id argument). */
+/** The simulator's runs of these jobs (by what each kind starts a job's run with: a client token, an argument, a name). */
 export function runsOf(stack: LocalStack, ids: readonly string[]): Map<string, SimRun[]> {
   const wanted = new Set(ids);
   const out = new Map<string, SimRun[]>();
   for (const run of stack.simulator.runs()) {
-    const id = run.clientToken?.replace(/^sluice-/, '') ?? run.args['--sluice-job-id'];
+    const id = jobIdOfRun(run);
     if (id === undefined || !wanted.has(id)) continue;
     out.set(id, [...(out.get(id) ?? []), run]);
   }

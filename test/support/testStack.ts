@@ -6,6 +6,7 @@ import { allHolders } from '../../shared/app/holders';
 import { randomUUID } from 'node:crypto';
 import { enqueueJobs } from '../../shared/cli/enqueue';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../shared/local/stack';
+import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
 import { waitFor } from './waitFor';
 
 const clientsFor = new WeakMap<LocalStack, { doc: DynamoDBDocumentClient; sqs: SQSClient }>();
@@ -127,7 +128,7 @@ export async function queueDepth(stack: LocalStack, queueUrl: string): Promise<n
 export function runsPerJob(stack: LocalStack): Map<string, number> {
   const counts = new Map<string, number>();
   for (const run of stack.simulator.runs()) {
-    const id = run.clientToken?.replace(/^sluice-/, '') ?? run.args['--sluice-job-id'] ?? `?${run.executionId}`;
+    const id = jobIdOfRun(run) ?? `?${run.executionId}`;
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { JobKind } from '../../domain/job';
+import { JobKind } from '../../kinds/registry';
 import { flowArn } from './events';
 import { epochSeconds, parseObject, sendJson } from './http';
 import { pageNewestFirst, SimServiceError } from './model';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { JobKind } from '../../domain/job';
+import { isJobKind, JobKind } from '../../kinds/registry';
 import type { FaultPatch } from './faults';
 import { parseObject, sendJson } from './http';
 import type { RunEngine, RunBehaviour } from './runEngine';
@@ -13,6 +13,7 @@ import type { RunEngine, RunBehaviour } from './runEngine';
  *   POST /__sim/configure  <- the JSON-able part of RunBehaviour (constant durationMs / outcome, glueMaxConcurrentRuns, stopDelayMs)
  *   POST /__sim/delete-flow <- { "flowName": "..." }  (as deleteFlow())
  *   POST /__sim/delete-job  <- { "jobName": "..." }   (as deleteJob())
+ *   POST /__sim/delete-name <- { "kind": "...", "name": "..." }  (as deleteName())
  */
 export const CONTROL_PREFIX = '/__sim/';
 
@@ -57,6 +58,13 @@ export function handleControl(engine: RunEngine, method: string | undefined, pat
       const name = input[field];
       if (typeof name !== 'string' || name === '') return json(res, 400, { message: `${field} must be a non-empty string` });
       engine.deleteName(field === 'flowName' ? JobKind.AppFlow : JobKind.Glue, name);
+      return json(res, 200, {});
+    }
+    case 'POST delete-name': {
+      const { kind, name } = input;
+      if (typeof kind !== 'string' || !isJobKind(kind) || typeof name !== 'string' || name === '')
+        return json(res, 400, { message: 'kind must be a job kind and name a non-empty string' });
+      engine.deleteName(kind, name);
       return json(res, 200, {});
     }
     default:

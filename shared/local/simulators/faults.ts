@@ -1,4 +1,4 @@
-import { JobKind } from '../../domain/job';
+import { type JobKind, KINDS } from '../../kinds/registry';
 import type { SimErrorName } from './model';
 
 /**
@@ -42,12 +42,12 @@ export interface KindFaults {
 }
 
 /**
- * A merge patch for setFaults. Faults are kept per kind. Top-level fields apply to BOTH kinds (each kind gets its own
- * counter: `{ throttleStarts: 2 }` throttles the next 2 AppFlow starts and the next 2 Glue starts); the `appflow` and
- * `glue` fields apply to one kind and win over top-level fields. `failStarts: undefined` (or
- * `failStartsAfterStarting: undefined`) clears that fault.
+ * A merge patch for setFaults. Faults are kept per kind. Top-level fields apply to EVERY kind (each kind gets its own
+ * counter: `{ throttleStarts: 2 }` throttles the next 2 AppFlow starts and the next 2 Glue starts, and so on); a field
+ * named by a kind (`appflow`, `glue`, `sfn`, ...) applies to that kind and wins over top-level fields.
+ * `failStarts: undefined` (or `failStartsAfterStarting: undefined`) clears that fault.
  */
-export type FaultPatch = Partial<KindFaults> & { appflow?: Partial<KindFaults>; glue?: Partial<KindFaults> };
+export type FaultPatch = Partial<KindFaults> & { [K in JobKind]?: Partial<KindFaults> };
 
 export type FaultState = Record<JobKind, KindFaults>;
 
@@ -60,7 +60,8 @@ export const noFaults = (): KindFaults => ({
   throttleStatusCalls: 0,
 });
 
-const KINDS = [JobKind.AppFlow, JobKind.Glue] as const;
+const allNoFaults = (): FaultState => Object.fromEntries(KINDS.map((k) => [k.kind, noFaults()])) as FaultState;
+const isKind = (field: string): boolean => KINDS.some((k) => k.kind === field);
 
 function takeCounted(
   f: KindFaults,
@@ -77,12 +78,12 @@ function takeCounted(
 }
 
 export class Faults {
-  private state: FaultState = { appflow: noFaults(), glue: noFaults() };
+  private state: FaultState = allNoFaults();
 
   set(patch: FaultPatch): void {
-    const { appflow, glue, ...common } = patch;
-    for (const kind of KINDS) {
-      const own = kind === JobKind.AppFlow ? appflow : glue;
+    const common = Object.fromEntries(Object.entries(patch).filter(([field]) => !isKind(field))) as Partial<KindFaults>;
+    for (const { kind } of KINDS) {
+      const own = patch[kind];
       const merged = { ...this.state[kind], ...common, ...own };
       if (merged.failStarts) merged.failStarts = { ...merged.failStarts };
       if (merged.failStartsAfterStarting) merged.failStartsAfterStarting = { ...merged.failStartsAfterStarting };
@@ -91,7 +92,7 @@ export class Faults {
   }
 
   clear(): void {
-    this.state = { appflow: noFaults(), glue: noFaults() };
+    this.state = allNoFaults();
   }
 
   snapshot(): FaultState {

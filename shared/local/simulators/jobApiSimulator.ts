@@ -1,14 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { JobKind } from '../../domain/job';
-import { handleAppFlow, isAppFlowRequest, sendAppFlowError } from './appflowProtocol';
+import { JobKind } from '../../kinds/registry';
+import { sendAppFlowError } from './appflowProtocol';
 import { CONTROL_PREFIX, handleControl } from './controlRoutes';
 import type { FaultPatch, FaultState } from './faults';
-import { handleGlue, isGlueRequest } from './glueProtocol';
 import { readBody } from './http';
 import type { ConcurrencyPoint, SimDroppedEvent, SimEmittedEvent, SimRun, SimStartCall } from './model';
 import { concurrencyTimeline, maxConcurrency } from './runBook';
 import { RunEngine, type RunBehaviour, type RunEngineOptions } from './runEngine';
+import type { SimRequest } from './simulatedKind';
+import { simulatedKinds } from './simulatedKinds';
 
 export interface JobApiSimulatorOptions extends RunEngineOptions {
   /** Default 127.0.0.1. */
@@ -18,8 +19,8 @@ export interface JobApiSimulatorOptions extends RunEngineOptions {
 }
 
 /**
- * AppFlow and Glue on one loopback HTTP server, for the real SDK clients: point `endpoint` (or AWS_ENDPOINT_URL_APPFLOW /
- * AWS_ENDPOINT_URL_GLUE) at `endpoint`. Runs last `durationMs`, end with `outcome`, and emit the EventBridge event AWS
+ * Every kind's job API (shared/kinds/<kind>/simulator.ts) on one loopback HTTP server, for the real SDK clients: point
+ * `endpoint` (or AWS_ENDPOINT_URL_APPFLOW, AWS_ENDPOINT_URL_GLUE, AWS_ENDPOINT_URL_SFN, ...) at `endpoint`. Runs last `durationMs`, end with `outcome`, and emit the EventBridge event AWS
  * would send. Every run, start call and event is recorded with options.now() timestamps.
  */
 export interface JobApiSimulator {
@@ -38,6 +39,13 @@ export interface JobApiSimulator {
    */
   deleteFlow(flowName: string): void;
   deleteJob(jobName: string): void;
+  /** As deleteFlow / deleteJob, for any kind (a state machine, a task definition, a job queue). */
+  deleteName(kind: JobKind, name: string): void;
+  /**
+   * Sets the status a run's API reports, without ending it or changing when it ends: a state the simulator does not
+   * reach by itself (Glue WAITING or ERROR, queued states). False when there is no such run.
+   */
+  setStatus(kind: JobKind, executionId: string, status: string): boolean;
   /** Runs in progress now. */
   inProgress(): number;
   /** Max runs in progress at once, from the run timeline; with `group`, only runs options.group labelled so. */
@@ -60,16 +68,22 @@ export interface JobApiSimulator {
 }
 
 export async function startJobApiSimulator(options: JobApiSimulatorOptions = {}): Promise<JobApiSimulator> {
-  const engine = new RunEngine(options);
+  const kinds = simulatedKinds();
+  const engine = new RunEngine(kinds, options);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    const target = req.headers['x-amz-target'];
-    const body = await readBody(req);
-    if (path.startsWith(CONTROL_PREFIX)) return handleControl(engine, req.method, path, body, res);
-    if (isGlueRequest(req.method, typeof target === 'string' ? target : undefined)) return handleGlue(engine, target as string, body, res);
-    if (isAppFlowRequest(req.method, path)) return handleAppFlow(engine, path, body, res);
-    sendAppFlowError(res, 'UnknownOperationException', `The simulator serves no ${req.method} ${path} (target ${String(target)})`);
+    const header = req.headers['x-amz-target'];
+    const request: SimRequest = {
+      method: req.method,
+      path,
+      target: typeof header === 'string' ? header : undefined,
+      body: await readBody(req),
+    };
+    if (path.startsWith(CONTROL_PREFIX)) return handleControl(engine, req.method, path, request.body, res);
+    const service = kinds.find((k) => k.serves(request));
+    if (service) return service.handle(engine, request, res);
+    sendAppFlowError(res, 'UnknownOperationException', `The simulator serves no ${req.method} ${path} (target ${String(header)})`);
   };
 
   const server = createServer((req, res) => {
@@ -103,6 +117,8 @@ export async function startJobApiSimulator(options: JobApiSimulatorOptions = {})
     configure: (patch) => engine.configure(patch),
     deleteFlow: (flowName) => engine.deleteName(JobKind.AppFlow, flowName),
     deleteJob: (jobName) => engine.deleteName(JobKind.Glue, jobName),
+    deleteName: (kind, name) => engine.deleteName(kind, name),
+    setStatus: (kind, executionId, status) => engine.setStatus(kind, executionId, status),
     inProgress: () => engine.book.inProgress(),
     maxObservedConcurrency: (group) => maxConcurrency(engine.book.liveRuns(), group),
     concurrencyTimeline: (group) => concurrencyTimeline(engine.book.liveRuns(), group),

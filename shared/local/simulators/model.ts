@@ -1,4 +1,4 @@
-import type { JobKind } from '../../domain/job';
+import type { JobKind } from '../../kinds/registry';
 
 export type { JobKind };
 
@@ -33,7 +33,7 @@ export type SimOutcome = (typeof SimOutcome)[keyof typeof SimOutcome];
 
 export type RunArgs = Readonly<Record<string, string>>;
 
-/** Per-run decision functions get the job kind, the flow / job name and the Glue Arguments (`{}` for AppFlow). */
+/** Per-run decision functions get the job kind, the flow / job / state machine name and the run's arguments (Glue Arguments; `{}` for AppFlow). */
 export type PerRun<T> = T | ((kind: JobKind, name: string, args: RunArgs) => T);
 
 /** One run, as recorded. Timestamps come from options.now (ms). */
@@ -52,8 +52,8 @@ export interface SimRun {
   startedAt: number;
   endedAt?: number;
   outcome?: SimOutcome;
-  /** The status the service's own API reports now. */
-  status: AppFlowExecutionStatus | GlueJobRunState;
+  /** The status the service's own API reports now (AppFlowExecutionStatus, GlueJobRunState, ...). */
+  status: string;
   /** Global order of the start and end changes: breaks ties between equal timestamps. */
   startSeq: number;
   endSeq?: number;

@@ -1,10 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { JobKind } from '../../domain/job';
-import { appflowEndFlowRunEvent, glueJobStateChangeEvent, type EventContext } from './events';
+import type { JobKind } from '../../kinds/registry';
+import type { EventContext } from './events';
 import { Faults, type FaultPatch } from './faults';
 import {
-  AppFlowExecutionStatus,
-  GlueJobRunState,
   SimServiceError,
   type EventBridgeEvent,
   type PerRun,
@@ -14,6 +11,7 @@ import {
   type SimRun,
 } from './model';
 import { RunBook } from './runBook';
+import type { SimulatedKind } from './simulatedKind';
 
 /** What can change while the simulator runs (see `configure`). */
 export interface RunBehaviour {
@@ -37,7 +35,7 @@ export interface RunEngineOptions extends Partial<RunBehaviour> {
   /** Labels each run (e.g. with its pool) so maxObservedConcurrency(group) can be asked per label. */
   group?: (kind: JobKind, name: string, args: RunArgs) => string;
   /** When given, starts of other names fail (AppFlow ResourceNotFoundException, Glue EntityNotFoundException). Default: every name exists. */
-  knownNames?: { appflow?: readonly string[]; glue?: readonly string[] };
+  knownNames?: Partial<Record<JobKind, readonly string[]>>;
   /** AppFlow clientToken idempotency window (default 8 hours). */
   idempotencyWindowMs?: number;
   /** Clock for every recorded timestamp and API time (ms since the epoch; default Date.now). */
@@ -46,31 +44,8 @@ export interface RunEngineOptions extends Partial<RunBehaviour> {
   faults?: FaultPatch;
 }
 
-const HOURS_8 = 8 * 60 * 60 * 1000;
-const FLOW_NAME = /^[a-zA-Z0-9][\w!@#.-]{0,255}$/;
 const pick = <T>(v: PerRun<T>, kind: JobKind, name: string, args: RunArgs): T =>
   typeof v === 'function' ? (v as (k: JobKind, n: string, a: RunArgs) => T)(kind, name, args) : v;
-
-export function statusOf(kind: JobKind, phase: 'running' | 'stopping' | 'ended', outcome?: SimOutcome): SimRun['status'] {
-  if (kind === JobKind.AppFlow) {
-    if (phase === 'running') return AppFlowExecutionStatus.InProgress;
-    if (phase === 'stopping') return AppFlowExecutionStatus.CancelStarted;
-    return outcome === 'succeeded'
-      ? AppFlowExecutionStatus.Successful
-      : outcome === 'stopped'
-        ? AppFlowExecutionStatus.Canceled
-        : AppFlowExecutionStatus.Error;
-  }
-  if (phase === 'running') return GlueJobRunState.Running;
-  if (phase === 'stopping') return GlueJobRunState.Stopping;
-  const byOutcome = {
-    succeeded: GlueJobRunState.Succeeded,
-    failed: GlueJobRunState.Failed,
-    timeout: GlueJobRunState.Timeout,
-    stopped: GlueJobRunState.Stopped,
-  } as const;
-  return byOutcome[outcome ?? 'failed'];
-}
 
 interface RunState {
   run: SimRun;
@@ -87,21 +62,29 @@ export interface StartResult {
   idempotentReplay: boolean;
 }
 
-/** The runs' life cycle, shared by both protocols: start, timers, stop, end, events, faults and records. */
+/**
+ * The runs' life cycle, shared by every kind's protocol: start, timers, stop, end, events, faults and records. What
+ * differs between services (ids, statuses, end events, idempotency) is each kind's SimulatedKind.
+ */
 export class RunEngine {
   readonly book = new RunBook();
   readonly faults = new Faults();
   readonly now: () => number;
   readonly ctx: EventContext;
   private behaviour: RunBehaviour;
+  private readonly kinds: ReadonlyMap<JobKind, SimulatedKind>;
   private readonly states = new Map<string, RunState>(); // `${kind}:${executionId}`
-  private readonly tokens = new Map<string, { executionId: string; at: number }>(); // `${flowName}\0${clientToken}`
+  private readonly tokens = new Map<string, { kind: JobKind; executionId: string; at: number }>(); // `${kind}\0${name}\0${clientToken}`
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly deleted: Record<JobKind, Set<string>> = { appflow: new Set(), glue: new Set() };
+  private readonly deleted = new Map<JobKind, Set<string>>();
   private seq = 0;
   private closed = false;
 
-  constructor(private readonly options: RunEngineOptions = {}) {
+  constructor(
+    kinds: readonly SimulatedKind[],
+    readonly options: RunEngineOptions = {},
+  ) {
+    this.kinds = new Map(kinds.map((k) => [k.kind, k]));
     this.now = options.now ?? Date.now;
     this.ctx = { account: options.account ?? '123456789012', region: options.region ?? 'us-east-1' };
     this.behaviour = {
@@ -115,6 +98,17 @@ export class RunEngine {
 
   configure(patch: Partial<RunBehaviour>): void {
     this.behaviour = { ...this.behaviour, ...patch };
+  }
+
+  /** What can change while the simulator runs, as it is now. */
+  get settings(): Readonly<RunBehaviour> {
+    return this.behaviour;
+  }
+
+  simulated(kind: JobKind): SimulatedKind {
+    const found = this.kinds.get(kind);
+    if (!found) throw new Error(`the simulator has no ${kind} service`);
+    return found;
   }
 
   /** StartFlow / StartJobRun. Throws SimServiceError; every call is recorded, failed or not. */
@@ -145,36 +139,25 @@ export class RunEngine {
   }
 
   private startNow(kind: JobKind, name: string, args: RunArgs, clientToken: string | undefined, callAt: number): StartResult {
-    const isFlow = kind === JobKind.AppFlow;
-    if (isFlow && !FLOW_NAME.test(name)) {
-      throw new SimServiceError(
-        'ValidationException',
-        `1 validation error detected: Value '${name}' at 'flowName' failed to satisfy constraint`,
-      );
-    }
-    if (!isFlow && (name.length === 0 || name.length > 255)) {
-      throw new SimServiceError('InvalidInputException', '1 validation error detected: JobName must have length between 1 and 255');
-    }
+    const service = this.simulated(kind);
+    const badName = service.checkName(name);
+    if (badName) throw badName;
     const fault = this.faults.takeStartFault(kind, name);
     if (fault) throw new SimServiceError(fault.error, fault.message);
-    if (!this.isKnown(kind, name)) {
-      throw isFlow
-        ? new SimServiceError('ResourceNotFoundException', `Flow ${name} does not exist`)
-        : new SimServiceError('EntityNotFoundException', `Job ${name} not found`);
-    }
-    const tokenKey = isFlow && clientToken ? `${name}\0${clientToken}` : undefined;
+    if (!this.isKnown(kind, name)) throw service.notFound(name);
+    const tokenKey = service.repeat && clientToken ? `${kind}\0${name}\0${clientToken}` : undefined;
     if (tokenKey) {
       const seen = this.tokens.get(tokenKey);
-      if (seen && callAt - seen.at < (this.options.idempotencyWindowMs ?? HOURS_8))
-        return { executionId: seen.executionId, idempotentReplay: true };
-    }
-    if (!isFlow) {
-      const max = this.behaviour.glueMaxConcurrentRuns[name];
-      if (max !== undefined && this.activeRuns(kind, name).length >= max) {
-        throw new SimServiceError('ConcurrentRunsExceededException', `Concurrent runs exceeded for ${name}`);
+      const earlier = seen && this.states.get(`${kind}:${seen.executionId}`);
+      if (seen && earlier) {
+        const answer = service.repeat!(this, { run: earlier.run, at: seen.at }, args, callAt);
+        if (answer === 'replay') return { executionId: seen.executionId, idempotentReplay: true };
+        if (answer !== 'new') throw answer;
       }
     }
-    const executionId = isFlow ? randomUUID() : `jr_${randomBytes(32).toString('hex')}`;
+    const refused = service.concurrencyError?.(this, name, this.activeRuns(kind, name).length);
+    if (refused) throw refused;
+    const executionId = service.newExecutionId(name, this.ctx, clientToken);
     const frozenArgs = Object.freeze({ ...args });
     const group = this.options.group?.(kind, name, frozenArgs);
     const run: SimRun = {
@@ -186,7 +169,7 @@ export class RunEngine {
       ...(group !== undefined ? { group } : {}),
       startCallAt: callAt,
       startedAt: this.now(),
-      status: statusOf(kind, 'running'),
+      status: service.status('running'),
       startSeq: this.seq++,
     };
     const planned = pick(this.behaviour.outcome, kind, name, frozenArgs);
@@ -205,7 +188,7 @@ export class RunEngine {
     };
     this.states.set(`${kind}:${executionId}`, state);
     this.book.addRun(run);
-    if (tokenKey) this.tokens.set(tokenKey, { executionId, at: callAt });
+    if (tokenKey) this.tokens.set(tokenKey, { kind, executionId, at: callAt });
     const timer = this.schedule(() => this.finish(state, planned), duration);
     if (timer) state.timer = timer;
     const answer = this.faults.takeAnswerFault(kind, name);
@@ -218,7 +201,7 @@ export class RunEngine {
    * was deleted (deleteName).
    */
   isKnown(kind: JobKind, name: string): boolean {
-    if (this.deleted[kind].has(name)) return false;
+    if (this.deleted.get(kind)?.has(name)) return false;
     const known = this.options.knownNames?.[kind];
     return !known || known.includes(name);
   }
@@ -229,7 +212,20 @@ export class RunEngine {
    * on time; their end events are emitted as usual unless a fault (dropEvents) loses them.
    */
   deleteName(kind: JobKind, name: string): void {
-    this.deleted[kind].add(name);
+    const names = this.deleted.get(kind) ?? new Set<string>();
+    names.add(name);
+    this.deleted.set(kind, names);
+  }
+
+  /**
+   * Sets the status the service's API reports for a run, without ending it or changing when it ends (a state the
+   * simulator does not reach by itself: Glue WAITING or ERROR, an ECS task PROVISIONING). False when there is no such run.
+   */
+  setStatus(kind: JobKind, executionId: string, status: string): boolean {
+    const state = this.states.get(`${kind}:${executionId}`);
+    if (!state) return false;
+    state.run.status = status;
+    return true;
   }
 
   /** Stops runs of one flow / job. No ids: every active run of that name (AppFlow's CancelFlowExecutions without ids). */
@@ -245,7 +241,7 @@ export class RunEngine {
       }
       stopped.push(id);
       state.stopping = true;
-      state.run.status = statusOf(kind, 'stopping');
+      state.run.status = this.simulated(kind).status('stopping');
       if (state.timer) this.unschedule(state.timer);
       delete state.timer;
       const delay = this.behaviour.stopDelayMs;
@@ -287,9 +283,9 @@ export class RunEngine {
   reset(): void {
     this.book.clear();
     this.faults.clear();
-    for (const names of Object.values(this.deleted)) names.clear();
+    this.deleted.clear();
     for (const [key, s] of this.states) if (s.run.endedAt !== undefined) this.states.delete(key);
-    for (const [key, t] of this.tokens) if (!this.states.has(`${JobKind.AppFlow}:${t.executionId}`)) this.tokens.delete(key);
+    for (const [key, t] of this.tokens) if (!this.states.has(`${t.kind}:${t.executionId}`)) this.tokens.delete(key);
   }
 
   /** Clears every pending timer (runs, delayed events, start latency); no event is emitted afterwards. */
@@ -315,29 +311,20 @@ export class RunEngine {
     run.endedAt = this.now();
     run.endSeq = this.seq++;
     run.outcome = outcome;
-    run.status = statusOf(run.kind, 'ended', outcome);
+    const service = this.simulated(run.kind);
+    run.status = service.status('ended', outcome);
     if (outcome === 'stopped') {
       state.recordsProcessed = 0;
       state.bytesProcessed = 0;
     }
-    const event =
-      run.kind === JobKind.AppFlow
-        ? appflowEndFlowRunEvent(this.ctx, {
-            flowName: run.name,
-            executionId: run.executionId,
-            startedAt: run.startedAt,
-            endedAt: run.endedAt,
-            outcome,
-            recordsProcessed: state.recordsProcessed,
-            bytesProcessed: state.bytesProcessed,
-          })
-        : glueJobStateChangeEvent(this.ctx, {
-            jobName: run.name,
-            jobRunId: run.executionId,
-            endedAt: run.endedAt,
-            outcome,
-            ...(state.errorMessage ? { errorMessage: state.errorMessage } : {}),
-          });
+    const event = service.endEvent(this.ctx, {
+      run,
+      outcome,
+      recordsProcessed: state.recordsProcessed,
+      bytesProcessed: state.bytesProcessed,
+      ...(state.errorMessage ? { errorMessage: state.errorMessage } : {}),
+    });
+    if (!event) return;
     this.deliver(run.kind, run.executionId, event);
   }
 

@@ -6,6 +6,7 @@ import type { JobSpec } from '../../../shared/domain/job';
 import { InMemoryStore } from '../../support/fakes/inMemoryStore';
 import { ManualClock } from '../../support/fakes/manualClock';
 import { receiver, unit } from '../../support/demands';
+import { everyKind } from '../../support/fakes/everyKind';
 
 /**
  * What the functions write for CloudWatch (EMF lines): the alarms in serverless.yml read the service-wide dimension
@@ -89,7 +90,7 @@ describe('EmfMetrics', () => {
 describe('pool gauges', () => {
   const HOUR = 3_600_000;
   const settings: Pick<SluiceSettings, 'maxRunMs' | 'startGraceMs' | 'reservationGraceMs' | 'backoff'> = {
-    maxRunMs: { appflow: 6 * HOUR, glue: 48 * HOUR },
+    maxRunMs: everyKind(() => 6 * HOUR, { glue: 48 * HOUR }),
     startGraceMs: 90_000,
     reservationGraceMs: 120_000,
     backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 6 * 3600 },

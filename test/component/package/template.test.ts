@@ -4,7 +4,8 @@ import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CompletionEventType, GLUE_TERMINAL_STATES, parseCompletionEvent } from '../../../shared/adapters/events/completionEvents';
+import { GLUE_TERMINAL_STATES, parseCompletionEvent } from '../../../shared/kinds/completionEvents';
+import { KINDS } from '../../../shared/kinds/registry';
 import { GaugeName } from '../../../shared/adapters/powertools/poolGauges';
 import { MetricName } from '../../../shared/app/deps';
 import { stageResourceNames } from '../../../shared/cli/targets';
@@ -137,9 +138,9 @@ describe('completion events', () => {
   });
   const matchingRules = (event: unknown) => patterns().filter((p) => matchesPattern(p, event)).length;
 
-  test('the releaser has exactly the two rules, on the default bus, enabled', () => {
+  test("the releaser has exactly the kinds' rules, on the default bus, enabled", () => {
     const rules = releaserRules();
-    expect(rules).toHaveLength(2);
+    expect(rules).toHaveLength(KINDS.flatMap((k) => k.events.rules).length);
     for (const [, rule] of rules) {
       expect(rule.Properties!.EventBusName).toBeUndefined(); // default bus: AWS service events, free
       expect(rule.Properties!.State).toBe('ENABLED');
@@ -149,20 +150,17 @@ describe('completion events', () => {
 
   test('the deployed patterns are the ones the local event bus routes by', () => {
     const localPatterns = (local.functions.releaser!.events ?? []).map((e) => (e.eventBridge as { pattern: unknown }).pattern);
-    expect(localPatterns).toHaveLength(2);
+    expect(localPatterns).toHaveLength(KINDS.flatMap((k) => k.events.rules).length);
     expect(patterns()).toEqual(expect.arrayContaining(localPatterns as object[]));
     expect(localPatterns).toEqual(expect.arrayContaining(patterns()));
   });
 
-  test('the patterns name the sources, detail types and Glue states the event parser accepts', () => {
+  test('the patterns are the rules of the kinds whose parsers read the events (shared/kinds/registry.ts)', () => {
+    expect(patterns()).toEqual(expect.arrayContaining(KINDS.flatMap((k) => k.events.rules) as object[]));
     expect(patterns()).toEqual(
       expect.arrayContaining([
-        { source: [CompletionEventType.AppFlowEnd.source], 'detail-type': [CompletionEventType.AppFlowEnd.detailType] },
-        {
-          source: [CompletionEventType.GlueStateChange.source],
-          'detail-type': [CompletionEventType.GlueStateChange.detailType],
-          detail: { state: [...GLUE_TERMINAL_STATES] },
-        },
+        { source: ['aws.appflow'], 'detail-type': ['AppFlow End Flow Run Report'] },
+        { source: ['aws.glue'], 'detail-type': ['Glue Job State Change'], detail: { state: [...GLUE_TERMINAL_STATES] } },
       ]),
     );
   });
@@ -245,7 +243,19 @@ describe('least privilege', () => {
   };
   const logs = (group: string) => ({ 'logs:CreateLogStream': [group], 'logs:PutLogEvents': [group] });
 
-  /** Exactly the calls each function's code makes (shared/app, shared/adapters), on its own resources. */
+  /** Each kind's grants to a function (shared/kinds/<kind>/index.ts, iam), with the stage's name patterns. */
+  const kindGrants = (fn: 'acquirer' | 'reconciler'): Record<string, string[]> => {
+    const grants: Record<string, string[]> = {};
+    for (const kind of KINDS) {
+      for (const statement of kind.iam[fn]) {
+        const resource = statement.resource.replace(/\$\{param:([^}]+)\}/g, (_, name: string) => kind.iam.params[name]!);
+        for (const action of statement.actions) grants[action] = [...(grants[action] ?? []), resource].sort();
+      }
+    }
+    return grants;
+  };
+
+  /** Exactly the calls each function's code makes (shared/app, shared/adapters, shared/kinds), on its own resources. */
   const EXPECTED: Record<FunctionName, Record<string, string[]>> = {
     acquirer: {
       ...logs('AcquirerLogGroup'),
@@ -256,19 +266,14 @@ describe('least privilege', () => {
       'sqs:GetQueueAttributes': ['JobQueue'],
       // retries and hand-offs; dead-lettering
       'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
-      'appflow:StartFlow': [FLOWS],
-      'glue:StartJobRun': [GLUE_JOBS],
-      'glue:GetJobRuns': [GLUE_JOBS],
+      ...kindGrants('acquirer'),
     },
     releaser: { ...logs('ReleaserLogGroup'), ...table, 'sqs:SendMessage': ['JobQueue'] },
     reconciler: {
       ...logs('ReconcilerLogGroup'),
       ...table,
       'sqs:SendMessage': ['JobQueue'],
-      'appflow:DescribeFlowExecutionRecords': [FLOWS],
-      'appflow:CancelFlowExecutions': [FLOWS],
-      'glue:GetJobRun': [GLUE_JOBS],
-      'glue:BatchStopJobRun': [GLUE_JOBS],
+      ...kindGrants('reconciler'),
     },
   };
 
@@ -314,14 +319,18 @@ describe('least privilege', () => {
     }
   });
 
-  test('starting a flow or a Glue job is allowed only on the configured name patterns, never every flow or job', () => {
-    const starts = [...(EXPECTED.acquirer['appflow:StartFlow'] ?? []), ...(EXPECTED.acquirer['glue:StartJobRun'] ?? [])];
-    for (const arn of starts) expect(arn).not.toMatch(/:(flow|job)\/\*$/);
+  test('starting a run of any kind is allowed only on the configured name patterns, never every flow, job or machine', () => {
+    const starts = KINDS.flatMap((k) =>
+      k.iam.acquirer.flatMap((s) => s.actions.flatMap((a) => grantsOf(resource('AcquirerRole'))[a] ?? [])),
+    );
+    expect(starts.length).toBeGreaterThanOrEqual(KINDS.length);
+    for (const arn of starts) expect(arn).not.toMatch(/[:/]\*$/);
     expect(grantsOf(resource('AcquirerRole'))['appflow:StartFlow']).toEqual([FLOWS]);
+    expect(grantsOf(resource('AcquirerRole'))['glue:StartJobRun']).toEqual([GLUE_JOBS]);
   });
 
   test('every AWS call the adapters make is granted to some function (a new call fails here until IAM allows it)', async () => {
-    const called = await sdkCallsIn(path.join(ROOT, 'shared/adapters'));
+    const called = [...(await sdkCallsIn(path.join(ROOT, 'shared/adapters'))), ...(await sdkCallsIn(path.join(ROOT, 'shared/kinds')))];
     const granted = new Set(FUNCTIONS.flatMap((name) => Object.keys(grantsOf(resource(refName(fn(name).Role))))));
     expect(called.length).toBeGreaterThan(10);
     expect(called.filter((action) => !granted.has(action))).toEqual([]);
@@ -597,6 +606,7 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
   const PREFIX: Record<string, string> = {
     'client-appflow': 'appflow',
     'client-glue': 'glue',
+    'client-sfn': 'states',
     'client-sqs': 'sqs',
     'client-dynamodb': 'dynamodb',
     'lib-dynamodb': 'dynamodb',

@@ -1,7 +1,7 @@
 import { DescribeFlowExecutionRecordsCommand, StartFlowCommand } from '@aws-sdk/client-appflow';
 import { GetJobRunsCommand, StartJobRunCommand } from '@aws-sdk/client-glue';
-import { AppFlowStarter } from '../../../shared/adapters/appflow/appflowStarter';
-import { GlueStarter, JOB_ID_ARGUMENT } from '../../../shared/adapters/glue/glueStarter';
+import { AppFlowStarter } from '../../../shared/kinds/appflow/starter';
+import { GlueStarter, JOB_ID_ARGUMENT } from '../../../shared/kinds/glue/starter';
 import type { AppFlowJob, GlueJob } from '../../../shared/domain/job';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import { startJobApiSimulator, type JobApiSimulator } from '../../../shared/local/simulators';

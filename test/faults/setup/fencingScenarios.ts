@@ -4,7 +4,7 @@ import { deadLettered, expectEveryJobRanOnce, jobRecord, RECONCILE_MARGIN_MS, ru
 import { reconcilePeriodMs, sendRaw } from '../../support/probes';
 import { enqueue, jobState, poolItem, queueDepth, waitForJobsDone } from '../../support/testStack';
 import { waitFor } from '../../support/waitFor';
-import { jobsFor, type Spec } from '../workload';
+import { jobsFor, simNameOf, type Spec } from '../workload';
 
 /**
  * The defects of an adversarial review, as scenarios on the local stack (test/faults/fencing.test.ts runs each once,
@@ -26,7 +26,7 @@ const TERMINAL = ['succeeded', 'failed', 'dead'];
 const bodyOf = (spec: Spec) => JSON.stringify(spec);
 /** Spaces two sends of the same message (the input's timing, not a synchronisation). */
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const nameOf = (spec: Spec) => (spec.kind === 'appflow' ? spec.flowName : spec.jobName);
+const nameOf = (spec: Spec) => simNameOf(spec);
 
 // 1 ------------------------------------------------------------------------------------------------------------------
 
@@ -272,8 +272,8 @@ export async function flowAndJobDeletedWhileRunning(
   const deleted = jobsFor(pool, 2, () => runMs);
   const rest = jobsFor(pool, behind, () => 200, 2);
   const deletedIds = deleted.map((s) => s.id);
-  // Their runs are the next of each kind to end (the others wait): their end events are lost.
-  stack.simulator.setFaults({ dropEvents: 1 });
+  // Their runs are the next of their kinds to end (the others wait): their end events are lost.
+  stack.simulator.setFaults(Object.fromEntries(deleted.map((spec) => [spec.kind, { dropEvents: 1 }])));
   try {
     await enqueue(stack, deleted);
     const records = await waitFor(
@@ -285,10 +285,7 @@ export async function flowAndJobDeletedWhileRunning(
       10_000,
       10,
     );
-    for (const spec of deleted) {
-      if (spec.kind === 'appflow') stack.simulator.deleteFlow(spec.flowName);
-      else stack.simulator.deleteJob(spec.jobName);
-    }
+    for (const spec of deleted) stack.simulator.deleteName(spec.kind, simNameOf(spec));
     await enqueue(stack, rest);
 
     const givenBackBy = Math.max(...records.map((r) => r!.startedAt!)) + maxRunMs + reconcilePeriodMs(stack) + RECONCILE_MARGIN_MS;

@@ -14,6 +14,7 @@ import { InMemoryStore } from '../fakes/inMemoryStore';
 import { ManualClock, seededRandom, T0 } from '../fakes/manualClock';
 import { type DeadLetter, RecordingJobQueue, type SentMessage } from '../fakes/recordingJobQueue';
 import { defaultKeyLimit, isKeyGate, keyOf } from '../../../shared/domain/limits';
+import { everyKind, mapKinds } from '../fakes/everyKind';
 
 /**
  * THE one place where the explored world is wired: fakes, settings, and the services built on them (one in-memory
@@ -84,7 +85,7 @@ export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
   startGraceMs: 90_000,
   reservationGraceMs: 120_000,
   // far above what the waves advance (a few minutes), so no run is overdue before the end
-  maxRunMs: { appflow: 30 * 60_000, glue: 45 * 60_000 },
+  maxRunMs: everyKind(() => 30 * 60_000, { glue: 45 * 60_000 }),
   stopOverdueRuns: true,
   reconcileBudgetMs: 60_000,
   reconcileConcurrency: 3,
@@ -99,7 +100,7 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
   const queue = new RecordingJobQueue();
   // AppFlow-like: a client token derived from the job id makes every start of a job return its first run.
   // Glue-like: a new run per start unless told the job may have started (then it searches for the job's run).
-  const starters = { appflow: new FakeStarter('appflow', { idempotent: true, clock }), glue: new FakeStarter('glue', { clock }) };
+  const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock }), { glue: new FakeStarter('glue', { clock }) });
   const random = seededRandom(options.seed ?? 8);
   const log = options.log ?? silentLog;
 
@@ -108,7 +109,7 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
       leases: wrap<LeaseStore>(leases, 'leases'),
       ledger: wrap<JobLedger>(ledger, 'ledger'),
       queue: wrap<JobQueue>(queue, 'queue'),
-      starters: { appflow: wrap<JobStarter>(starters.appflow, 'appflow'), glue: wrap<JobStarter>(starters.glue, 'glue') },
+      starters: mapKinds(starters, (starter, kind) => wrap<JobStarter>(starter, kind)),
       clock,
       random,
       log,
@@ -141,10 +142,10 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
       const record = store.peek(jobId);
       return record && { state: record.state, executionId: record.executionId, startRequested: record.startRequested };
     },
-    runs: () => [...starters.appflow.runs.values(), ...starters.glue.runs.values()],
+    runs: () => Object.values(starters).flatMap((starter) => [...starter.runs.values()]),
     deadLettered: () => queue.deadLettered,
     takeSent: () => queue.takeSent(),
-    takeEvents: () => [...starters.appflow.takeEvents(), ...starters.glue.takeEvents()],
+    takeEvents: () => Object.values(starters).flatMap((starter) => starter.takeEvents()),
     endRun(run, outcome) {
       const starter = starters[run.spec.kind];
       const completion = starter.finish(run.executionId, outcome);

@@ -9,6 +9,8 @@ import { InMemoryStore } from './inMemoryStore';
 import { ManualClock, seededRandom, T0 } from './manualClock';
 import { RecordingJobQueue } from './recordingJobQueue';
 import { RecordingLog, RecordingMetrics } from './recordingLog';
+import { everyKind } from './everyKind';
+import type { JobKind } from '../../../shared/kinds/registry';
 
 /** Settings for tests: small pools so parking happens, few attempts so giving up is quick, production grace periods. */
 export const TEST_SETTINGS: SluiceSettings = {
@@ -16,7 +18,7 @@ export const TEST_SETTINGS: SluiceSettings = {
   backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 600 },
   startGraceMs: 90_000,
   reservationGraceMs: 120_000,
-  maxRunMs: { appflow: 6 * 3600_000, glue: 48 * 3600_000 },
+  maxRunMs: everyKind(() => 6 * 3600_000, { glue: 48 * 3600_000 }),
   stopOverdueRuns: false,
   reconcileBudgetMs: 60_000,
   reconcileConcurrency: 4,
@@ -38,7 +40,7 @@ export interface FakeWorld {
   leases: InMemoryStore;
   ledger: InMemoryStore;
   queue: RecordingJobQueue;
-  starters: { appflow: FakeStarter; glue: FakeStarter };
+  starters: Record<JobKind, FakeStarter>;
   clock: ManualClock;
   log: RecordingLog;
   metrics: RecordingMetrics;
@@ -57,10 +59,11 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   const leases = store;
   const ledger = store;
   const queue = new RecordingJobQueue();
-  const starters = {
+  // AppFlow-like (and every other kind, idempotent by a token or a name) unless told otherwise; Glue-like: a new run per start.
+  const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock }), {
     appflow: new FakeStarter('appflow', { idempotent: options.appflowIdempotent ?? true, clock }),
     glue: new FakeStarter('glue', { clock }),
-  };
+  });
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();
   const deps: SluiceDeps = {

@@ -1,7 +1,7 @@
 import type { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import { enqueueJobs } from '../../../shared/cli/enqueue';
-import { JobSpecSchema } from '../../../shared/domain/job';
+import { JobSpecSchema } from '../../../shared/kinds/registry';
 
 /** What SQS accepts in a message body; anything else fails the whole batch entry with InvalidMessageContents. */
 const SQS_TEXT = /^[\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;

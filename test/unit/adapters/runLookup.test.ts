@@ -1,7 +1,7 @@
 import { type AppflowClient, DescribeFlowExecutionRecordsCommand, type ExecutionRecord, StartFlowCommand } from '@aws-sdk/client-appflow';
 import { GetJobRunsCommand, type GlueClient, type JobRun, StartJobRunCommand } from '@aws-sdk/client-glue';
-import { AppFlowStarter } from '../../../shared/adapters/appflow/appflowStarter';
-import { GlueStarter, JOB_ID_ARGUMENT } from '../../../shared/adapters/glue/glueStarter';
+import { AppFlowStarter } from '../../../shared/kinds/appflow/starter';
+import { GlueStarter, JOB_ID_ARGUMENT } from '../../../shared/kinds/glue/starter';
 import type { AppFlowJob, GlueJob } from '../../../shared/domain/job';
 import { TransientStartError } from '../../../shared/errors';
 import { RunStatus } from '../../../shared/ports/jobStarter';

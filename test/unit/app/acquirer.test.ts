@@ -16,6 +16,7 @@ import {
   type FakeWorld,
 } from '../../support/fakes';
 import { Acquirer } from '../../../shared/app/acquireJob';
+import { mapKinds } from '../../support/fakes/everyKind';
 
 /** Starts `ids` in the default pool (limit 2 in the test settings) and returns their execution ids. */
 async function running(world: FakeWorld, ...ids: string[]): Promise<string[]> {
@@ -345,7 +346,7 @@ describe('Acquirer', () => {
         leases: crashable(world.leases, crash, 'leases'),
         ledger: crashable(world.ledger, crash, 'ledger'),
         queue: crashable(world.queue, crash, 'queue'),
-        starters: { appflow: crashable(world.starters.appflow, crash, 'appflow'), glue: crashable(world.starters.glue, crash, 'glue') },
+        starters: mapKinds(world.starters, (starter, kind) => crashable(starter, crash, kind)),
       });
     }
 

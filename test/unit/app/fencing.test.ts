@@ -1,6 +1,7 @@
 import { AcquireResult, Acquirer, type InboundMessage } from '../../../shared/app/acquireJob';
 import type { SluiceDeps } from '../../../shared/app/deps';
 import { appflowJob, deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import { mapKinds } from '../../support/fakes/everyKind';
 
 /**
  * The defects an adversarial review found at 9774b99 (issue 8), one regression test each. Each interleaving is forced
@@ -42,7 +43,7 @@ function gatedAcquirer(world: FakeWorld, pauseBefore: number): { acquirer: Acqui
     leases: gated(world.deps.leases),
     ledger: gated(world.deps.ledger),
     queue: gated(world.deps.queue),
-    starters: { appflow: gated(world.deps.starters.appflow), glue: gated(world.deps.starters.glue) },
+    starters: mapKinds(world.deps.starters, (starter) => gated(starter)),
   };
   return { acquirer: new Acquirer(deps), paused: reached.promise, release: gate.resolve };
 }

@@ -3,7 +3,7 @@ import {
   GLUE_TERMINAL_STATES,
   MAX_RUN_ID_LENGTH,
   parseCompletionEvent,
-} from '../../../shared/adapters/events/completionEvents';
+} from '../../../shared/kinds/completionEvents';
 import { InvalidEventError } from '../../../shared/errors';
 
 const envelope = (source: string, detailType: string, detail: unknown) => ({
@@ -113,7 +113,7 @@ describe('completion events', () => {
   });
 
   test.each([
-    ['another source', envelope('aws.states', 'Step Functions Execution Status Change', {})],
+    ['another source', envelope('aws.codebuild', 'CodeBuild Build State Change', {})],
     ['no source', { detail: {} }],
     ['null', null],
     ['a string', 'aws.glue'],

@@ -1,4 +1,4 @@
-import { JobSpecSchema } from '../../../shared/domain/job';
+import { JobSpecSchema } from '../../../shared/kinds/registry';
 
 const glue = { id: 'etl.42', kind: 'glue', jobName: 'nightly etl', pool: 'etl' };
 const withArguments = (args: Record<string, string>) => ({ ...glue, arguments: args });

@@ -1,4 +1,7 @@
-import { AppFlowJobSchema, DEFAULT_POOL, GlueJobSchema, JobSpecSchema } from '../../../shared/domain/job';
+import { DEFAULT_POOL } from '../../../shared/domain/job';
+import { AppFlowJobSchema } from '../../../shared/kinds/appflow/spec';
+import { GlueJobSchema } from '../../../shared/kinds/glue/spec';
+import { JobSpecSchema } from '../../../shared/kinds/registry';
 
 const appflow = { id: 'daily-sales-2026-01-01', kind: 'appflow', flowName: 'salesforce-to-s3', pool: 'crm' };
 const glue = { id: 'etl.42', kind: 'glue', jobName: 'nightly etl', arguments: { '--day': '2026-01-01' }, pool: 'etl' };
@@ -66,6 +69,9 @@ describe('job spec schema', () => {
   test('the id message names the allowed characters', () => {
     const result = JobSpecSchema.safeParse({ ...appflow, id: 'no spaces' });
     expect(result.success).toBe(false);
-    expect(result.error!.issues[0]).toMatchObject({ path: ['id'], message: expect.stringContaining("letters, digits, '.', '_', ':' or '-'") });
+    expect(result.error!.issues[0]).toMatchObject({
+      path: ['id'],
+      message: expect.stringContaining("letters, digits, '.', '_', ':' or '-'"),
+    });
   });
 });

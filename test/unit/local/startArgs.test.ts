@@ -70,3 +70,17 @@ describe('the default timeout scales with the workload', () => {
     expect(defaultTimeoutMs({ ...DEFAULT_WORKLOAD, jobs: 100 }, 1)).toBeGreaterThan(2 * 100 * meanMs);
   });
 });
+
+describe('--kinds', () => {
+  test('every kind by default; a list picks some, in its order', () => {
+    expect(parseStartArgs([]).workload.kinds).toEqual(['appflow', 'glue', 'sfn']);
+    expect(parseStartArgs(['--kinds', 'sfn,appflow']).workload.kinds).toEqual(['sfn', 'appflow']);
+  });
+
+  test.each([
+    [['--kinds', 'appflow,batchy'], "--kinds: unknown kind 'batchy' (kinds: appflow, glue, sfn)"],
+    [['--kinds', 'glue,glue'], "--kinds names a kind twice: 'glue,glue'"],
+  ])('%j: %s', (argv, message) => {
+    expect(() => parseStartArgs(argv)).toThrow(message);
+  });
+});

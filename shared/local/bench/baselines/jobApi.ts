@@ -36,6 +36,7 @@ export class SimJobApi {
       const { executionId } = await this.appflow.send(new StartFlowCommand({ flowName: spec.flowName }));
       return { job, executionId: executionId! };
     }
+    if (spec.kind !== 'glue') throw new Error(`the baselines run AppFlow and Glue jobs, not ${spec.kind}`);
     const { JobRunId } = await this.glue.send(new StartJobRunCommand({ JobName: spec.jobName, Arguments: spec.arguments }));
     return { job, executionId: JobRunId! };
   }
@@ -47,6 +48,7 @@ export class SimJobApi {
       const record = out.flowExecutions?.find((e) => e.executionId === run.executionId);
       return record !== undefined && RUNNING.has(record.executionStatus ?? '');
     }
+    if (spec.kind !== 'glue') throw new Error(`the baselines run AppFlow and Glue jobs, not ${spec.kind}`);
     const out = await this.glue.send(new GetJobRunCommand({ JobName: spec.jobName, RunId: run.executionId }));
     return RUNNING.has(out.JobRun?.JobRunState ?? '');
   }

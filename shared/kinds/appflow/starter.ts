@@ -1,14 +1,18 @@
 import {
-  type AppflowClient,
   CancelFlowExecutionsCommand,
   DescribeFlowExecutionRecordsCommand,
   type ExecutionRecord,
   StartFlowCommand,
 } from '@aws-sdk/client-appflow';
-import { JobKind, type JobSpec } from '../../domain/job';
+import { AppflowClient } from '@aws-sdk/client-appflow';
+import { jobApiClient } from '../../adapters/awsClients';
+import { classifyStartError } from '../../adapters/startErrors';
+import type { JobSpec } from '../../domain/job';
 import { PermanentStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StatusOptions } from '../../ports/jobStarter';
-import { classifyStartError } from '../startErrors';
+import type { StarterOptions } from '../kindDefinition';
+import { APPFLOW_START_ERRORS } from './startErrors';
+import { APPFLOW_KIND } from './spec';
 
 /** AppFlow execution statuses (DescribeFlowExecutionRecords). */
 export const AppFlowExecutionStatus = {
@@ -33,7 +37,7 @@ export interface AppFlowStarterOptions {
 }
 
 function flowNameOf(job: JobSpec): string {
-  if (job.kind !== JobKind.AppFlow) throw new PermanentStartError(`job ${job.id} is not an AppFlow job`, 'WrongKind');
+  if (job.kind !== APPFLOW_KIND) throw new PermanentStartError(`job ${job.id} is not an AppFlow job`, 'WrongKind');
   return job.flowName;
 }
 
@@ -43,7 +47,7 @@ function flowNameOf(job: JobSpec): string {
  * keeps the token for 8 hours). The SDK would otherwise fill in a random token.
  */
 export class AppFlowStarter implements JobStarter {
-  readonly kind = JobKind.AppFlow;
+  readonly kind = APPFLOW_KIND;
 
   private readonly maxStatusPages: number;
   private readonly warn: NonNullable<AppFlowStarterOptions['warn']>;
@@ -62,7 +66,7 @@ export class AppFlowStarter implements JobStarter {
     try {
       ({ executionId } = await this.appflow.send(new StartFlowCommand({ flowName, clientToken: `sluice-${job.id}` })));
     } catch (error) {
-      throw classifyStartError(error, `StartFlow ${flowName}`);
+      throw classifyStartError(error, `StartFlow ${flowName}`, APPFLOW_START_ERRORS);
     }
     // Only on-demand flows return an execution id; a scheduled or event flow cannot be run by Sluice.
     if (!executionId) throw new PermanentStartError(`StartFlow ${flowName} returned no executionId: is the flow on-demand?`, 'NotOnDemand');
@@ -107,7 +111,16 @@ export class AppFlowStarter implements JobStarter {
   }
 }
 
-function mapStatus(status: string | undefined): RunStatus {
+/** The kind's starter on the process's AppFlow client (one attempt: a throttled start must reach Sluice at once). */
+export function createStarter(options: StarterOptions): AppFlowStarter {
+  return new AppFlowStarter(
+    jobApiClient('appflow', () => new AppflowClient({ maxAttempts: 1 })),
+    { warn: (message, details) => options.warn(message, details) },
+  );
+}
+
+/** DescribeFlowExecutionRecords' executionStatus -> RunStatus (exported for the conformance suite). */
+export function mapStatus(status: string | undefined): RunStatus {
   switch (status) {
     case AppFlowExecutionStatus.Successful:
       return RunStatus.Succeeded;

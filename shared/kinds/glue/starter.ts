@@ -3,15 +3,21 @@ import {
   GetJobRunCommand,
   GetJobRunsCommand,
   type GetJobRunsCommandOutput,
-  type GlueClient,
+  GlueClient,
   StartJobRunCommand,
 } from '@aws-sdk/client-glue';
-import { JobKind, type GlueJob, type JobSpec } from '../../domain/job';
+import { jobApiClient } from '../../adapters/awsClients';
+import { classifyStartError } from '../../adapters/startErrors';
+import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
-import { classifyStartError } from '../startErrors';
+import { GLUE_KIND, type GlueJob } from './spec';
+import { GLUE_START_ERRORS } from './startErrors';
 
-/** Glue job run states (GetJobRun). ERROR and WAITING produce no event, so the reconciler must ask. */
+/**
+ * Glue job run states (GetJobRun). ERROR, WAITING and EXPIRED produce no event, so the reconciler must ask. WAITING is a
+ * run queued for capacity (job run queuing); EXPIRED one that waited past its queuing limit and never ran.
+ */
 export const GlueRunState = {
   Starting: 'STARTING',
   Running: 'RUNNING',
@@ -22,6 +28,7 @@ export const GlueRunState = {
   Error: 'ERROR',
   Waiting: 'WAITING',
   Timeout: 'TIMEOUT',
+  Expired: 'EXPIRED',
 } as const;
 
 /**
@@ -41,12 +48,12 @@ export const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
 export const RUN_LOOKUP_LIMIT = 'RunLookupLimit';
 
 function glueJobOf(job: JobSpec): GlueJob {
-  if (job.kind !== JobKind.Glue) throw new PermanentStartError(`job ${job.id} is not a Glue job`, 'WrongKind');
+  if (job.kind !== GLUE_KIND) throw new PermanentStartError(`job ${job.id} is not a Glue job`, 'WrongKind');
   return job;
 }
 
 export class GlueStarter implements JobStarter {
-  readonly kind = JobKind.Glue;
+  readonly kind = GLUE_KIND;
   private readonly maxLookupPages: number;
 
   constructor(
@@ -70,7 +77,7 @@ export class GlueStarter implements JobStarter {
       return { executionId: JobRunId };
     } catch (error) {
       if (error instanceof PermanentStartError) throw error;
-      throw classifyStartError(error, `StartJobRun ${glueJob.jobName}`);
+      throw classifyStartError(error, `StartJobRun ${glueJob.jobName}`, GLUE_START_ERRORS);
     }
   }
 
@@ -119,7 +126,7 @@ export class GlueStarter implements JobStarter {
       return await this.glue.send(new GetJobRunsCommand({ JobName: job.jobName, MaxResults: RUNS_PER_PAGE, NextToken }));
     } catch (error) {
       // A failed search proves nothing about an earlier run: never definite.
-      const classified = classifyStartError(error, `GetJobRuns ${job.jobName}`);
+      const classified = classifyStartError(error, `GetJobRuns ${job.jobName}`, GLUE_START_ERRORS);
       if (classified instanceof TransientStartError && classified.definite) {
         throw new TransientStartError(classified.message, classified.code, { cause: error, definite: false });
       }
@@ -128,7 +135,13 @@ export class GlueStarter implements JobStarter {
   }
 }
 
-function mapState(state: string | undefined): RunStatus {
+/** The kind's starter on the process's Glue client (one attempt: a throttled start must reach Sluice at once). */
+export function createStarter(): GlueStarter {
+  return new GlueStarter(jobApiClient('glue', () => new GlueClient({ maxAttempts: 1 })));
+}
+
+/** GetJobRun's JobRunState -> RunStatus (exported for the conformance suite). */
+export function mapState(state: string | undefined): RunStatus {
   switch (state) {
     case GlueRunState.Succeeded:
       return RunStatus.Succeeded;
@@ -136,6 +149,7 @@ function mapState(state: string | undefined): RunStatus {
     case GlueRunState.Error:
     case GlueRunState.Stopped:
     case GlueRunState.Timeout:
+    case GlueRunState.Expired:
       return RunStatus.Failed;
     case GlueRunState.Starting:
     case GlueRunState.Running:

@@ -1,0 +1,25 @@
+import type { KindDefinition } from '../kindDefinition';
+import { appflowEvents } from './events';
+import { APPFLOW_KIND, AppFlowJobSchema } from './spec';
+import { APPFLOW_START_ERRORS } from './startErrors';
+
+const FLOWS = 'arn:${AWS::Partition}:appflow:${AWS::Region}:${AWS::AccountId}:flow/${param:allowedFlowPattern}';
+
+/** AppFlow on-demand flows: StartFlow with a client token from the job id, DescribeFlowExecutionRecords, End report. */
+export const appflow: KindDefinition<typeof APPFLOW_KIND, 'AppFlow', typeof AppFlowJobSchema> = {
+  kind: APPFLOW_KIND,
+  key: 'AppFlow',
+  title: 'AppFlow flows',
+  schema: AppFlowJobSchema,
+  target: (spec) => spec.flowName,
+  maxRunSeconds: 6 * 3600,
+  events: appflowEvents,
+  iam: {
+    params: { allowedFlowPattern: 'sluice-*' },
+    acquirer: [{ sid: 'StartFlows', actions: ['appflow:StartFlow'], resource: FLOWS }],
+    reconciler: [{ sid: 'FlowStatus', actions: ['appflow:DescribeFlowExecutionRecords', 'appflow:CancelFlowExecutions'], resource: FLOWS }],
+  },
+  sdkService: 'appflow',
+  startErrors: APPFLOW_START_ERRORS,
+  starter: async (options) => (await import('./starter')).createStarter(options),
+};

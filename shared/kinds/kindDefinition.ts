@@ -1,0 +1,95 @@
+import type { z } from 'zod';
+import type { RunCompletion } from '../domain/job';
+import type { JobStarter } from '../ports/jobStarter';
+
+/**
+ * A job kind, whole: everything Sluice needs to gate one kind of long job. Each kind is a folder of shared/kinds/
+ * (`index.ts` exports its KindDefinition, `simulator.ts` its local simulator) and one line of shared/kinds/registry.ts.
+ * The acquirer, releaser, reconciler, CLI, local stack and the serverless.yml drift test read the registry.
+ *
+ * This module and every kind's `index.ts`, `spec.ts` and `events.ts` are pure (zod only): the SDK adapter
+ * (`starter.ts`) is loaded only when a starter is made (`starter()`).
+ */
+export interface KindDefinition<Kind extends string = string, Key extends string = string, Schema extends z.ZodObject = AnySchema> {
+  /** The `kind` of a job message ("appflow"): stored in the ledger, so never renamed. */
+  readonly kind: Kind;
+  /** The member name of JobKind (`JobKind.AppFlow`). */
+  readonly key: Key;
+  /** For people: "AppFlow flows". */
+  readonly title: string;
+  /** The job spec: shared/domain/job.ts `base` fields plus `kind` and this kind's own fields, strict. */
+  readonly schema: Schema;
+  /** What the job starts (flow name, Glue job name, state machine ARN), for logs, the CLI and the dashboard. */
+  target(spec: z.infer<Schema>): string;
+  /**
+   * Default of the longest a run may hold its slot (seconds) before the reconciler gives it back; the functions read
+   * MAX_RUN_SECONDS_<KIND> (serverless.yml parameter maxRunSeconds<Key>).
+   */
+  readonly maxRunSeconds: number;
+  readonly events: KindEvents;
+  readonly iam: KindIam;
+  /** The SDK's service id for endpoints (AWS_ENDPOINT_URL_<SERVICE>) and request counts: "appflow", "sfn". */
+  readonly sdkService: string;
+  /** The start errors the API documents and how Sluice takes each (the conformance suite checks every one). */
+  readonly startErrors: StartErrorCodes;
+  /** Makes this kind's starter (loads its SDK adapter on first call). */
+  starter(options: StarterOptions): Promise<JobStarter>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnySchema = z.ZodObject<any>;
+
+export interface StarterOptions {
+  /** Told about a lookup that gave up or a run that is not what it should be; the service's logger in Lambda. */
+  warn(message: string, details: Record<string, unknown>): void;
+}
+
+/** An EventBridge event pattern (the releaser's rules in serverless.yml, the local bus's rules). */
+export type EventRule = {
+  readonly source: readonly string[];
+  readonly 'detail-type': readonly string[];
+  readonly [field: string]: unknown;
+};
+
+/** A well-formed event that does not end a run, and why (a non-terminal state, a run Sluice does not start). */
+export interface IgnoredEvent {
+  readonly ignored: string;
+}
+
+export const isIgnored = <C extends RunCompletion<string>>(value: C | IgnoredEvent): value is IgnoredEvent => 'ignored' in value;
+
+export interface KindEvents {
+  /** The rules the releaser is subscribed with: exactly these, in serverless.yml (a test fails on drift). */
+  readonly rules: readonly EventRule[];
+  /** Reads one event these rules match. Throws InvalidEventError for a malformed one. */
+  parse(event: unknown): RunCompletion<string> | IgnoredEvent;
+}
+
+/**
+ * One IAM statement a function's role needs for this kind. `resource` is a CloudFormation Fn::Sub string and may name
+ * the kind's stage parameters as ${param:NAME} (scoping starts to name patterns); never `*`.
+ */
+export interface IamStatement {
+  readonly sid: string;
+  readonly actions: readonly string[];
+  readonly resource: string;
+}
+
+export interface KindIam {
+  /** Stage parameters the resources name, with their defaults (serverless.yml `params.default`). */
+  readonly params: Readonly<Record<string, string>>;
+  /** What starting a run takes (and finding the run an interrupted start made). */
+  readonly acquirer: readonly IamStatement[];
+  /** What asking a run's status and stopping it take. */
+  readonly reconciler: readonly IamStatement[];
+}
+
+/** Start error codes by what they prove (shared/adapters/startErrors.ts has the ones every AWS API shares). */
+export interface StartErrorCodes {
+  /** The service said no: nothing started, retry later (throttling, limits). */
+  readonly refused: readonly string[];
+  /** No answer that proves anything: a run may exist (server faults, timeouts). */
+  readonly uncertain: readonly string[];
+  /** The job is wrong and will stay wrong (validation, not found, access denied); nothing started. */
+  readonly permanent: readonly string[];
+}

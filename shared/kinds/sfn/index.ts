@@ -1,0 +1,34 @@
+import type { KindDefinition } from '../kindDefinition';
+import { sfnEvents } from './events';
+import { SFN_KIND, SfnJobSchema } from './spec';
+import { SFN_START_ERRORS } from './startErrors';
+
+const STATE_MACHINES = 'arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${param:allowedStateMachinePattern}';
+/** Executions of those state machines, named by Sluice (`sluice-<id>`, `sluiceh-<hash>`). */
+const EXECUTIONS = 'arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${param:allowedStateMachinePattern}:sluice*';
+
+/**
+ * Step Functions executions of STANDARD state machines: StartExecution named after the job id (idempotent by name),
+ * DescribeExecution, StopExecution, Execution Status Change.
+ */
+export const sfn: KindDefinition<typeof SFN_KIND, 'StepFunctions', typeof SfnJobSchema> = {
+  kind: SFN_KIND,
+  key: 'StepFunctions',
+  title: 'Step Functions executions',
+  schema: SfnJobSchema,
+  target: (spec) => spec.stateMachineArn,
+  maxRunSeconds: 24 * 3600,
+  events: sfnEvents,
+  iam: {
+    params: { allowedStateMachinePattern: 'sluice-*' },
+    // DescribeStateMachine refuses EXPRESS machines; DescribeExecution reads the execution a repeated start names.
+    acquirer: [
+      { sid: 'StartExecutions', actions: ['states:StartExecution', 'states:DescribeStateMachine'], resource: STATE_MACHINES },
+      { sid: 'FindExecutions', actions: ['states:DescribeExecution'], resource: EXECUTIONS },
+    ],
+    reconciler: [{ sid: 'ExecutionStatus', actions: ['states:DescribeExecution', 'states:StopExecution'], resource: EXECUTIONS }],
+  },
+  sdkService: 'sfn',
+  startErrors: SFN_START_ERRORS,
+  starter: async () => (await import('./starter')).createStarter(),
+};

@@ -1,0 +1,90 @@
+import { maxRunSecondsEnv } from '../../../shared/config/settings';
+import type { IamStatement, KindDefinition } from '../../../shared/kinds/kindDefinition';
+import { KINDS } from '../../../shared/kinds/registry';
+import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
+import { asList, type PolicyStatement } from './cfn';
+
+/**
+ * serverless.yml against the kind registry (shared/kinds/registry.ts): the releaser's rules, the roles' job API
+ * statements, the kinds' stage parameters and maximum run times. A kind added to the registry without its lines in
+ * serverless.yml (or a line left behind after a kind changed) fails here. Read through `serverless print` (cached), so
+ * this runs in seconds; the packaged template is checked in template.test.ts.
+ */
+
+let dev: ServiceDefinition & { params?: Record<string, Record<string, unknown>> };
+let local: typeof dev;
+beforeAll(async () => {
+  [dev, local] = await Promise.all([loadServiceDefinition('dev'), loadServiceDefinition('local')]);
+}, 60_000);
+
+const ROLE_OF = { acquirer: 'AcquirerRole', reconciler: 'ReconcilerRole' } as const;
+
+function statementsOf(definition: ServiceDefinition, role: string): PolicyStatement[] {
+  const policies = asList(
+    definition.resources.Resources[role]?.Properties?.Policies as Array<{ PolicyDocument: { Statement: PolicyStatement[] } }>,
+  );
+  return policies.flatMap((p) => p.PolicyDocument.Statement);
+}
+
+/** The kind's statement as serverless print renders it: params resolved from params.default. */
+function rendered(kind: KindDefinition, statement: IamStatement, params: Record<string, unknown>) {
+  const resource = statement.resource.replace(/\$\{param:([^}]+)\}/g, (_, name: string) => {
+    if (!(name in kind.iam.params)) throw new Error(`${kind.kind}: ${statement.sid} names param ${name} the kind does not declare`);
+    return String(params[name]);
+  });
+  return { Sid: statement.sid, Effect: 'Allow', Action: [...statement.actions], Resource: { 'Fn::Sub': resource } };
+}
+
+const serviceOf = (action: string) => action.split(':')[0]!;
+const kindServices = new Set(KINDS.flatMap((k) => [...k.iam.acquirer, ...k.iam.reconciler].flatMap((s) => s.actions.map(serviceOf))));
+
+test('the releaser listens to exactly the rules of the registered kinds, on every stage', () => {
+  const expected = KINDS.flatMap((k) => k.events.rules);
+  for (const definition of [dev, local]) {
+    const patterns = (definition.functions.releaser!.events ?? []).map((e) => (e.eventBridge as { pattern: unknown }).pattern);
+    expect(patterns).toHaveLength(expected.length);
+    expect(patterns).toEqual(expect.arrayContaining(expected as object[]));
+  }
+});
+
+test('no two kinds listen to one event source (the releaser picks the parser by source)', () => {
+  const sources = KINDS.flatMap((k) => [...new Set(k.events.rules.flatMap((r) => r.source))]);
+  expect(new Set(sources).size).toBe(sources.length);
+});
+
+describe.each(KINDS.map((k) => [k.kind, k] as const))('%s', (_, kind) => {
+  test.each(Object.entries(ROLE_OF))("the %s role has its statements, scoped by the kind's name patterns", (fn, role) => {
+    const statements = statementsOf(dev, role);
+    for (const statement of kind.iam[fn as keyof typeof ROLE_OF]) {
+      expect(statements).toContainEqual(rendered(kind, statement, dev.params!.default!));
+      expect(statement.resource).not.toMatch(/^\*$|:\*$/);
+      for (const action of statement.actions) expect(action).not.toContain('*');
+    }
+  });
+
+  test("its stage parameters have the kind's defaults; its maximum run time is MAX_RUN_SECONDS_<KIND> on every stage", () => {
+    for (const [name, value] of Object.entries(kind.iam.params)) expect([name, dev.params!.default![name]]).toEqual([name, value]);
+    const variable = maxRunSecondsEnv(kind.kind);
+    expect(dev.provider.environment?.[variable]).toBe(String(kind.maxRunSeconds));
+    // Time is compressed locally: two minutes at most, so a leaked slot shows in a test.
+    expect(Number(local.provider.environment?.[variable])).toBeLessThanOrEqual(120);
+  });
+});
+
+test('every job API statement of the roles belongs to a registered kind (none is left behind)', () => {
+  const fromKinds = KINDS.flatMap((k) =>
+    (Object.keys(ROLE_OF) as Array<keyof typeof ROLE_OF>).flatMap((fn) => k.iam[fn].map((s) => `${ROLE_OF[fn]} ${s.sid}`)),
+  );
+  const jobApiStatements = Object.values(ROLE_OF).flatMap((role) =>
+    statementsOf(dev, role)
+      .filter((s) => asList(s.Action).some((a) => kindServices.has(serviceOf(a))))
+      .map((s) => `${role} ${s.Sid}`),
+  );
+  expect(jobApiStatements.sort()).toEqual(fromKinds.sort());
+  expect(statementsOf(dev, 'ReleaserRole').filter((s) => asList(s.Action).some((a) => kindServices.has(serviceOf(a))))).toEqual([]);
+});
+
+test("every MAX_RUN_SECONDS_* variable is a registered kind's", () => {
+  const variables = Object.keys(dev.provider.environment ?? {}).filter((v) => v.startsWith('MAX_RUN_SECONDS_'));
+  expect(variables.sort()).toEqual(KINDS.map((k) => maxRunSecondsEnv(k.kind)).sort());
+});
