@@ -2,7 +2,7 @@ import type { LocalStack } from '../../shared/local/stack';
 import type { SimRun } from '../../shared/local/simulators/model';
 import { expectEveryJobRanOnce } from '../support/invariants';
 import { enqueue } from '../support/testStack';
-import { jobsFor, type Spec, startFaultStack } from './workload';
+import { jobsFor, simNameOf, type Spec, startFaultStack } from './workload';
 
 /**
  * A multi-tenant workload under faults (issue 14), on the whole local stack: three tenants share a pool of 6 units,
@@ -37,8 +37,7 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
       fairnessKey: tenant,
     };
   });
-  const nameOf = (spec: Spec) => (spec.kind === 'appflow' ? spec.flowName : spec.jobName);
-  const byName = new Map(specs.map((spec) => [nameOf(spec), spec]));
+  const byName = new Map(specs.map((spec) => [simNameOf(spec), spec]));
   stack.simulator.setFaults({ throttleStarts: 6, dropEvents: 3, duplicateEvents: 3 });
 
   // Act
