@@ -3,6 +3,7 @@ import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/dec
 import { demandOf, type JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
+import { tickOf } from '../domain/tick';
 import { isKeyGate, keyOf } from '../domain/limits';
 import { PROTOCOL } from '../domain/protocol';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
@@ -12,6 +13,7 @@ import { CompleteRun } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate, createConfiguredGate, overLimitGate } from './gates';
 import { HandOff } from './handOff';
+import { ensureTick } from './ticks';
 import { parseJob } from './parseJob';
 import { revokeReservation } from './revoke';
 import { waiterFor } from './waiters';
@@ -22,6 +24,8 @@ export const AcquireResult = {
   Duplicate: 'duplicate',
   RetryScheduled: 'retry-scheduled',
   DeadLettered: 'dead-lettered',
+  /** a limit's tick: the jobs waiting for its start rate were let in */
+  Tick: 'tick',
 } as const;
 export type AcquireResult = (typeof AcquireResult)[keyof typeof AcquireResult];
 
@@ -56,6 +60,11 @@ export class Acquirer {
   }
 
   async process(message: InboundMessage): Promise<AcquireResult> {
+    const tick = tickOf(message.body);
+    if (tick !== undefined) {
+      await this.handOff.fill(tick);
+      return AcquireResult.Tick;
+    }
     let spec: JobSpec;
     try {
       spec = parseJob(message.body, message.messageId);
@@ -93,8 +102,9 @@ export class Acquirer {
       };
       const move: Move = { jobId: record.jobId, version: record.version, to: PROTOCOL[decision.step].to, patch: claim };
       if (decision.step === 'take') {
-        const outcome = await this.deps.leases.take(demandOf(record.spec), move, now);
-        if (outcome === TakeOutcome.Taken) return this.start(claimed(record, move, now), record.startRequested === true);
+        const { outcome, startAt } = await this.deps.leases.take(demandOf(record.spec), move, now);
+        if (outcome === TakeOutcome.Taken)
+          return this.start({ ...claimed(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true);
         if (outcome !== TakeOutcome.Stale) {
           const next = await this.cannotTake(record);
           if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
@@ -134,7 +144,7 @@ export class Acquirer {
    * the record moved while parking (read it again).
    */
   private async cannotTake(record: JobRecord): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
-    const blocked = await blockingGate(this.deps.leases, demandOf(record.spec));
+    const blocked = await blockingGate(this.deps.leases, demandOf(record.spec), this.deps.clock.now());
     if (!blocked) return TAKE_AGAIN;
     if (blocked.missing) {
       if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;
@@ -145,12 +155,17 @@ export class Acquirer {
       const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
       return this.reject(record, new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message);
     }
-    return this.park(record, blocked.gate);
+    const parked = await this.park(record, blocked.gate);
+    // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
+    if (parked && blocked.rate) await ensureTick(this.deps, blocked.gate);
+    return parked;
   }
 
   private async start(record: JobRecord, mayHaveStartedBefore: boolean, handOffSentAt?: number): Promise<AcquireResult> {
     const { spec } = record;
     const { ledger, clock, log, metrics } = this.deps;
+    // A limit's start rate booked this start for a time at most the horizon ahead: not before it.
+    if (record.startAt !== undefined && record.startAt > clock.now()) await clock.sleepUntil(record.startAt);
     let executionId: string;
     try {
       ({ executionId } = await this.deps.starters[spec.kind].start(spec, {

@@ -47,6 +47,8 @@ export interface SluiceSettings {
    * prefix has none must be set (`sluice limit set`) before jobs name it; such a job is dead-lettered.
    */
   keyLimits?: Readonly<Record<string, number>>;
+  /** Start rates (starts per second) a limit gets when it is created: by pool, by `key/<key>`, or by `key/<prefix>:*`. */
+  rates?: Readonly<Record<string, number>>;
   backoff: BackoffPolicy;
   /** A job in `starting` longer than this was abandoned by a crashed acquirer and may be resumed. */
   startGraceMs: number;

@@ -5,6 +5,7 @@ import type { Move } from '../ports/jobLedger';
 import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
+import { ensureTick } from './ticks';
 
 /** Reservations a fill makes at once. */
 const FILL_PARALLEL = 16;
@@ -64,8 +65,9 @@ export class HandOff {
           await leases.removeWaiter(waiterGate(next), next.waitKey); // a crash left the item after its dispatch
           continue;
         case PassOutcome.OverLimit:
-          // A limit was lowered, or the waiter needs room the release does not give: free the units, then let in
-          // whoever fits (the waiter moves to the list of the limit that holds it back).
+        case PassOutcome.RateLimited:
+          // A limit was lowered, or the waiter needs room (or a start) the release does not give: free the units, then
+          // let in whoever fits (the waiter moves to the list of the limit that holds it back; a rate's tick lets it in).
           return this.freeThenFill(demand, move);
       }
     }
@@ -116,7 +118,9 @@ export class HandOff {
       await leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
       return { admitted: 0, stop: false };
     }
-    const blocked = await blockingGate(leases, waiterDemand(waiter));
+    const blocked = await blockingGate(leases, waiterDemand(waiter), clock.now());
+    // A start rate with nothing to give now: its tick lets the waiter in (and the ones behind it).
+    if (blocked && !blocked.missing && blocked.rate) await ensureTick(this.deps, blocked.gate);
     // (A missing gate cannot happen: a job parks only once every gate it names exists, and gates are never deleted;
     // it would keep its place too.)
     if (!blocked || blocked.gate === gate || blocked.missing) return { admitted: 0, stop: true };

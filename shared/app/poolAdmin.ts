@@ -1,5 +1,6 @@
 import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
+import { intervalOf } from '../domain/rate';
 import { InvalidJobError } from '../errors';
 import type { SluiceDeps } from './deps';
 import { HandOff } from './handOff';
@@ -35,6 +36,17 @@ export class PoolAdmin {
     const admitted = await this.handOff.fill(pool);
     this.deps.log.info('pool limit set', { pool, limit, admitted, revoked });
     return { admitted, revoked };
+  }
+
+  /**
+   * Sets a limit's start rate (starts per second), or removes it (undefined); the gate must exist. Jobs waiting for
+   * it are let in as the new rate allows.
+   */
+  async setRate(gate: string, startsPerSecond: number | undefined): Promise<{ admitted: number }> {
+    await this.deps.leases.setRate(gate, startsPerSecond === undefined ? undefined : intervalOf(startsPerSecond));
+    const admitted = await this.handOff.fill(gate);
+    this.deps.log.info('start rate set', { pool: gate, startsPerSecond, admitted });
+    return { admitted };
   }
 
   async list(): Promise<PoolView[]> {

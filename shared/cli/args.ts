@@ -1,6 +1,7 @@
 import { parseArgs as parseNodeArgs } from 'node:util';
 import { base } from '../domain/job';
 import { keyGate } from '../domain/limits';
+import { parseRate } from '../domain/rate';
 import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 
@@ -13,6 +14,7 @@ export type Command =
   | { name: 'enqueue'; file: string }
   | { name: 'pool-list' }
   | { name: 'pool-set-limit'; pool: string; limit: number; create: boolean }
+  | { name: 'pool-set-rate'; pool: string; startsPerSecond?: number }
   | { name: 'jobs-show'; id: string }
   | { name: 'jobs-list'; pool?: string; state?: JobState; max: number }
   | { name: 'dlq-list' }
@@ -60,6 +62,9 @@ Commands:
   top [--once]               live view in the terminal: pools, holders and ages, next waiters, recent jobs, the DLQ
   dashboard [--port N]       the same as a web page on http://127.0.0.1:N (default ${DEFAULT_DASHBOARD_PORT}), with limit changes and
                              redrives behind a confirmation; reads with your own credentials, serves 127.0.0.1 only
+  pool set-rate POOL RATE    at most RATE starts of POOL's jobs (2/s, 30/m, 100/h; off removes it); jobs over it
+                             wait, costing nothing, and start as it allows
+  limit set-rate KEY RATE    the same for a keyed limit
   limit set KEY N            set the keyed limit KEY's maximum (as jobs name it in "limits", e.g. org:acme), the
                              same way (created if new)
 
@@ -148,14 +153,26 @@ function commandOf(positionals: string[], values: Values): Command {
         expectCount(args, 2, 'pool set-limit POOL N');
         return { name: 'pool-set-limit', pool: poolName(args[0]!), limit: limitOf(args[1]!), create: values.create ?? false };
       }
+      if (sub === 'set-rate') {
+        expectCount(args, 2, 'pool set-rate POOL RATE');
+        return { name: 'pool-set-rate', pool: poolName(args[0]!), ...rateOf(args[1]!) };
+      }
       throw new UsageError(
-        sub === undefined ? "'pool' needs a subcommand: list or set-limit" : `unknown pool subcommand '${sub}': use list or set-limit`,
+        sub === undefined
+          ? "'pool' needs a subcommand: list, set-limit or set-rate"
+          : `unknown pool subcommand '${sub}': use list, set-limit or set-rate`,
       );
     }
     case 'limit': {
       const [sub, ...args] = rest;
+      if (sub === 'set-rate') {
+        expectCount(args, 2, 'limit set-rate KEY RATE');
+        return { name: 'pool-set-rate', pool: keyGate(limitKey(args[0]!)), ...rateOf(args[1]!) };
+      }
       if (sub !== 'set')
-        throw new UsageError(sub === undefined ? "'limit' needs a subcommand: set" : `unknown limit subcommand '${sub}': use set`);
+        throw new UsageError(
+          sub === undefined ? "'limit' needs a subcommand: set or set-rate" : `unknown limit subcommand '${sub}': use set or set-rate`,
+        );
       expectCount(args, 2, 'limit set KEY N');
       // A keyed limit is the gate key/KEY: pool admin handles it as it handles a pool.
       return { name: 'pool-set-limit', pool: keyGate(limitKey(args[0]!)), limit: limitOf(args[1]!), create: true };
@@ -229,6 +246,13 @@ function poolName(value: string): string {
   const parsed = PoolName.safeParse(value);
   if (!parsed.success) throw new UsageError(`bad pool name '${value}': ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   return parsed.data;
+}
+
+function rateOf(value: string): { startsPerSecond?: number } {
+  if (value === 'off') return {};
+  const startsPerSecond = parseRate(value);
+  if (startsPerSecond === undefined) throw new UsageError(`the rate must look like 2/s, 30/m or 100/h (or off), got '${value}'`);
+  return { startsPerSecond };
 }
 
 function limitKey(value: string): string {

@@ -172,6 +172,20 @@ export async function main(
         );
         return ExitCode.Ok;
       }
+      case 'pool-set-rate': {
+        const { table, queueUrl, dlqUrl } = await targets(['table', 'queueUrl']);
+        if (!(await new DynamoLeaseStore(doc, table!).getPool(command.pool)))
+          throw new UsageError(`no pool or limit '${command.pool}' in ${table}: set its limit first`);
+        const admin = poolAdmin(doc, table!, new SqsJobQueue(sqs, queueUrl!, dlqUrl ?? ''));
+        const { admitted } = await admin.setRate(command.pool, command.startsPerSecond);
+        const rate = command.startsPerSecond === undefined ? 'none' : `${command.startsPerSecond} starts/s`;
+        io.stdout(
+          options.json
+            ? JSON.stringify({ pool: command.pool, startsPerSecond: command.startsPerSecond ?? null, admitted })
+            : `${command.pool}: start rate ${rate}${admitted ? `; ${admitted} waiting job(s) let in` : ''}`,
+        );
+        return ExitCode.Ok;
+      }
       case 'jobs-show': {
         const { table } = await targets(['table']);
         const record = await new DynamoJobLedger(doc, table!).get(command.id);

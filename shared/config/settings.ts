@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
+import { parseRate } from '../domain/rate';
 import { ConfigurationError } from '../errors';
 import { type JobKind, KINDS } from '../kinds/registry';
 
@@ -20,6 +21,8 @@ const EnvSchema = z.object({
   POOLS: z.string().default('{"default":8}'),
   /** JSON map of keyed-limit prefix ("org" for "org:acme") to the maximum a key gets when a job first names it. */
   KEY_LIMITS: z.preprocess(blankAsUnset, z.string().default('{}')),
+  /** JSON map of a pool (or `key/<key>`, or a key prefix `key/<prefix>:*`) to its start rate ("2/s", "30/m"), set when it is created. */
+  RATES: z.preprocess(blankAsUnset, z.string().default('{}')),
   START_GRACE_SECONDS: seconds(90),
   RESERVATION_GRACE_SECONDS: seconds(120),
   /** MAX_RUN_SECONDS_<KIND> of every kind (maxRunSecondsEnv), with the kind's default. */
@@ -70,10 +73,29 @@ export function parsePools(json: string, variable = 'POOLS', what = 'pool name')
   return parsed.data;
 }
 
+/** RATES: each value a rate as parseRate reads it; returned in starts per second. */
+export function parseRates(json: string): Record<string, number> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new ConfigurationError(`RATES must be a JSON object of pool or key/KEY to a rate such as "2/s", got ${json}`);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigurationError(`RATES must be a JSON object, got ${json}`);
+  const rates: Record<string, number> = {};
+  for (const [gate, text] of Object.entries(raw)) {
+    const perSecond = typeof text === 'string' || typeof text === 'number' ? parseRate(String(text)) : undefined;
+    if (perSecond === undefined) throw new ConfigurationError(`RATES is invalid: ${gate}: "${String(text)}" is not a rate such as "2/s" or "30/m"`);
+    rates[gate] = perSecond;
+  }
+  return rates;
+}
+
 export function settingsFrom(env: SluiceEnv): SluiceSettings {
   return {
     pools: parsePools(env.POOLS),
     keyLimits: parsePools(env.KEY_LIMITS, 'KEY_LIMITS', 'key prefix'),
+    rates: parseRates(env.RATES),
     backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, retryForSeconds: env.RETRY_FOR_SECONDS },
     startGraceMs: env.START_GRACE_SECONDS * 1000,
     reservationGraceMs: env.RESERVATION_GRACE_SECONDS * 1000,

@@ -1,8 +1,11 @@
-/** A pool as stored: its limit and the count of slots in use (each one a lease on a job record). */
+import type { RateState } from './rate';
+
+/** A limit as stored: its maximum and the units in use (each slot a lease on a job record), and its start rate if any. */
 export interface PoolSnapshot {
   name: string;
   limit: number;
   inUse: number;
+  rate?: RateState;
 }
 
 export function freeSlots(pool: PoolSnapshot): number {

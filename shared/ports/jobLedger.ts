@@ -38,6 +38,8 @@ export interface JobRecord {
   claimableAt?: number;
   /** Dead with a slot kept: when the run it may have started must have ended, so the slot can be given back. */
   leaseUntil?: number;
+  /** Admitted to a limit with a start rate: the start time booked for it (it starts then, not before). */
+  startAt?: number;
   /** Its fair-share round once it first waited (jobs with a fairness key): it keeps its place when it waits again. */
   waitRank?: number;
   /** Dead: when its copy was sent to the DLQ (a dead job without it has its copy sent when its message comes back). */

@@ -13,8 +13,16 @@ export const TakeOutcome = {
   NoPool: 'no-pool',
   /** the job's record changed since it was read: read it again and decide again */
   Stale: 'stale',
+  /** a limit's start rate has no start to give within the horizon: the job waits for the limit's tick */
+  RateLimited: 'rate-limited',
 } as const;
 export type TakeOutcome = (typeof TakeOutcome)[keyof typeof TakeOutcome];
+
+/** What a take did; `startAt`: when a job admitted to a limit with a start rate may start (its booked time). */
+export interface TakeResult {
+  outcome: TakeOutcome;
+  startAt?: number;
+}
 
 export const PassOutcome = {
   /** the finished job moved and its slot went to the waiting one, in one transaction */
@@ -30,6 +38,8 @@ export const PassOutcome = {
    * limit, a keyed limit full, a heavier job): the slot must be freed, not passed on.
    */
   OverLimit: 'over-limit',
+  /** a limit of the waiting job has no start to give within the horizon: free the slot; the limit's tick lets it in */
+  RateLimited: 'rate-limited',
 } as const;
 export type PassOutcome = (typeof PassOutcome)[keyof typeof PassOutcome];
 
@@ -51,6 +61,8 @@ export const ReserveOutcome = {
   TargetGone: 'target-gone',
   /** the job has moved past waiting (started, finished, dead, unknown): its waiter item is stale */
   TargetDone: 'target-done',
+  /** a limit of the job has no start to give within the horizon */
+  RateLimited: 'rate-limited',
 } as const;
 export type ReserveOutcome = (typeof ReserveOutcome)[keyof typeof ReserveOutcome];
 
@@ -93,14 +105,26 @@ export interface LeaseStore {
   createPool(gate: string, limit: number): Promise<boolean>;
   /** Sets the limit (creating the gate if needed). Held slots are never taken away by this call. */
   setLimit(gate: string, limit: number): Promise<void>;
+  /** Sets the gate's start rate (ms between starts), or removes it (undefined). The gate must exist. */
+  setRate(gate: string, intervalMs: number | undefined): Promise<void>;
+  /**
+   * Elects who sends the gate's next tick (the wake-up of jobs waiting for its rate) for time `at`: true, once, unless
+   * a tick is already due at or before `at` and not past (`now`). Ticks are delayed messages; a lost one is redone by
+   * the reconciler's fill.
+   */
+  claimTick(gate: string, at: number, now: number): Promise<boolean>;
   /**
    * The jobs holding a slot in the pool, a page at a time (`after` is the previous page's `next`). Read from an index
    * that may lag a moment behind the table: callers read each job's record before acting on it.
    */
   holders(pool: string, options?: { after?: string; max?: number }): Promise<HolderPage>;
 
-  /** Moves the job (fenced by its version) and takes its units from every gate, if each has room for them. */
-  take(demand: Demand, move: Move, now: number): Promise<TakeOutcome>;
+  /**
+   * Moves the job (fenced by its version) and takes its units from every gate, if each has room for them; on a gate
+   * with a start rate it also books the job's start time (within the horizon, else RateLimited), written on the record
+   * as `startAt` and returned.
+   */
+  take(demand: Demand, move: Move, now: number): Promise<TakeResult>;
   /** Moves the job (fenced by its version) and gives back the units it holds. False if its record changed. */
   free(demand: Demand, move: Move, now: number): Promise<boolean>;
   /**
@@ -109,8 +133,8 @@ export interface LeaseStore {
   freeOverLimit(demand: Demand, overGate: string, move: Move, now: number): Promise<boolean>;
   /**
    * Moves the finished job (fenced by its version) and hands its slot to `to` (queued or waiting with no slot; it
-   * becomes reserved), provided every gate of `to` has room for it once the finished job's units are back: one
-   * transaction. Its waiter item is deleted in the same transaction: a removal after the wake-up was sent could delete
+   * becomes reserved, with its start time booked on rated gates as `startAt`), provided every gate of `to` has room for
+   * it once the finished job's units are back: one transaction. Its waiter item is deleted in the same transaction: a removal after the wake-up was sent could delete
    * the item a revoke had just put back, leaving a waiting job no hand-off can find.
    */
   pass(from: Demand, move: Move, to: Receiver, now: number): Promise<PassOutcome>;

@@ -227,7 +227,7 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         // Prepare
         await fixture.leases.createPool('default', 1);
         const queued = (await ledger.register(appflow('j1'), T)).record;
-        expect(await fixture.leases.take(unit('default'), from(queued, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect((await fixture.leases.take(unit('default'), from(queued, 'starting'), T + 1)).outcome).toBe(TakeOutcome.Taken);
         const starting = (await ledger.get('j1'))!;
         // Act
         expect(await ledger.move(from(starting, 'running', { executionId: 'exec-1' }), T + 2)).toBe(true);
@@ -282,7 +282,7 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         // Prepare: given up while a run may exist (giveUpKeep)
         await fixture.leases.createPool('default', 1);
         const queued = (await ledger.register(appflow('j1'), T)).record;
-        expect(await fixture.leases.take(unit('default'), from(queued, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect((await fixture.leases.take(unit('default'), from(queued, 'starting'), T + 1)).outcome).toBe(TakeOutcome.Taken);
         const starting = (await ledger.get('j1'))!;
         // Act
         expect(await ledger.move(from(starting, 'dead', { lastError: 'timeout', leaseUntil: T + 3_600_000 }), T + 2)).toBe(true);

@@ -65,7 +65,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
     /** Queued, then takes a slot of `pool` and moves to `to` (starting unless told). */
     async function holding(jobId: string, pool = 'p', since = T + 2, to: JobState = 'starting'): Promise<JobRecord> {
       const record = await queued(jobId, pool);
-      expect(await store.take(unit(pool), from(record, to, { attempt: `msg-${jobId}` }), since)).toBe(TakeOutcome.Taken);
+      expect((await store.take(unit(pool), from(record, to, { attempt: `msg-${jobId}` }), since)).outcome).toBe(TakeOutcome.Taken);
       return read(jobId);
     }
 
@@ -166,7 +166,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.getPool('fresh')).toEqual({ name: 'fresh', limit: 1, inUse: 0 });
         expect(await store.listPools()).toContain('fresh');
         const record = await queued('j1', 'fresh');
-        expect(await store.take(unit('fresh'), from(record, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect((await store.take(unit('fresh'), from(record, 'starting'), T + 1)).outcome).toBe(TakeOutcome.Taken);
       });
 
       test('lowering the limit below inUse never takes a lease away; new takes are Full', async () => {
@@ -180,7 +180,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         for (const record of held) expect(await ledger.get(record.jobId)).toEqual(record);
         expect(await allHolders('p')).toEqual(['j1', 'j2', 'j3']);
         const late = await queued('j4');
-        expect(await store.take(unit('p'), from(late, 'starting'), T + 9)).toBe(TakeOutcome.Full);
+        expect((await store.take(unit('p'), from(late, 'starting'), T + 9)).outcome).toBe(TakeOutcome.Full);
       });
     });
 
@@ -254,7 +254,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 2);
         const record = await queued('j1');
         // Act
-        const outcome = await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5);
+        const outcome = (await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5)).outcome;
         // Assess
         expect(outcome).toBe(TakeOutcome.Taken);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
@@ -279,7 +279,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const late = await queued('j3');
         const before = await observe('p', ['j1', 'j2', 'j3']);
         // Act
-        const outcome = await store.take(unit('p'), from(late, 'starting'), T + 9);
+        const outcome = (await store.take(unit('p'), from(late, 'starting'), T + 9)).outcome;
         // Assess
         expect(outcome).toBe(TakeOutcome.Full);
         expect(await observe('p', ['j1', 'j2', 'j3'])).toEqual(before);
@@ -289,14 +289,14 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       test('a pool with limit 0 is paused: take is Full', async () => {
         await store.createPool('paused', 0);
         const record = await queued('j1', 'paused');
-        expect(await store.take(unit('paused'), from(record, 'starting'), T + 1)).toBe(TakeOutcome.Full);
+        expect((await store.take(unit('paused'), from(record, 'starting'), T + 1)).outcome).toBe(TakeOutcome.Full);
         expect(await store.getPool('paused')).toEqual({ name: 'paused', limit: 0, inUse: 0 });
         expect(await ledger.get('j1')).toEqual(record);
       });
 
       test('NoPool: the pool does not exist; nothing is created and the record is unchanged', async () => {
         const record = await queued('j1', 'ghost');
-        expect(await store.take(unit('ghost'), from(record, 'starting'), T + 1)).toBe(TakeOutcome.NoPool);
+        expect((await store.take(unit('ghost'), from(record, 'starting'), T + 1)).outcome).toBe(TakeOutcome.NoPool);
         expect(await store.getPool('ghost')).toBeUndefined();
         expect(await store.listPools()).toEqual([]);
         expect(await ledger.get('j1')).toEqual(record);
@@ -309,7 +309,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await ledger.move(from(read1, 'waiting'), T + 1)).toBe(true);
         const before = await observe('p', ['j1']);
         // Act
-        const outcome = await store.take(unit('p'), from(read1, 'starting'), T + 2);
+        const outcome = (await store.take(unit('p'), from(read1, 'starting'), T + 2)).outcome;
         // Assess
         expect(outcome).toBe(TakeOutcome.Stale);
         expect(await observe('p', ['j1'])).toEqual(before);
@@ -324,8 +324,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const inQ = await holding('b', 'q');
         const before = { p: await observe('p', ['a', 'b']), q: await observe('q', ['a', 'b']) };
         // Act
-        const again = await store.take(unit('p'), from(inP, 'starting'), T + 9);
-        const other = await store.take(unit('p'), from(inQ, 'starting'), T + 9);
+        const again = (await store.take(unit('p'), from(inP, 'starting'), T + 9)).outcome;
+        const other = (await store.take(unit('p'), from(inQ, 'starting'), T + 9)).outcome;
         // Assess
         expect([again, other]).toEqual([TakeOutcome.Stale, TakeOutcome.Stale]);
         expect({ p: await observe('p', ['a', 'b']), q: await observe('q', ['a', 'b']) }).toEqual(before);
@@ -333,7 +333,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
 
       test('Stale: an unknown job; no record is created and the counter is unchanged', async () => {
         await store.createPool('p', 1);
-        expect(await store.take(unit('p'), { jobId: 'nobody', version: 1, to: 'starting' }, T)).toBe(TakeOutcome.Stale);
+        expect((await store.take(unit('p'), { jobId: 'nobody', version: 1, to: 'starting' }, T)).outcome).toBe(TakeOutcome.Stale);
         expect(await ledger.get('nobody')).toBeUndefined();
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 0 });
       });
@@ -344,7 +344,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const stale = await queued('b');
         expect(await ledger.move(from(stale, 'waiting'), T + 1)).toBe(true);
         const before = await observe('p', ['a', 'b']);
-        expect(await store.take(unit('p'), from(stale, 'starting'), T + 2)).toBe(TakeOutcome.Stale);
+        expect((await store.take(unit('p'), from(stale, 'starting'), T + 2)).outcome).toBe(TakeOutcome.Stale);
         expect(await observe('p', ['a', 'b'])).toEqual(before);
       });
     });
@@ -427,7 +427,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const a = await running('a');
         expect(await store.free(unit('p'), from(a, 'succeeded'), T + 10)).toBe(true);
         const b = await queued('b');
-        expect(await store.take(unit('p'), from(b, 'starting'), T + 11)).toBe(TakeOutcome.Taken);
+        expect((await store.take(unit('p'), from(b, 'starting'), T + 11)).outcome).toBe(TakeOutcome.Taken);
         await expectConsistent('p', ['a', 'b']);
       });
     });
@@ -914,20 +914,20 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const heavy = await queued('heavy');
         const light = await queued('light');
         // Act + Assess: 2 + 2 > 3 in the key: the second take finds it full and changes nothing anywhere
-        expect(await store.take(demand(2), from(heavy, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
-        expect(await store.take(demand(2), from(light, 'starting'), T + 2)).toBe(TakeOutcome.Full);
+        expect((await store.take(demand(2), from(heavy, 'starting'), T + 1)).outcome).toBe(TakeOutcome.Taken);
+        expect((await store.take(demand(2), from(light, 'starting'), T + 2)).outcome).toBe(TakeOutcome.Full);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 8, inUse: 2 });
         expect(await store.getPool(org)).toEqual({ name: org, limit: 3, inUse: 2 });
         expect(await read('light')).toEqual(light);
         // One unit still fits.
-        expect(await store.take(demand(1), from(light, 'starting'), T + 3)).toBe(TakeOutcome.Taken);
+        expect((await store.take(demand(1), from(light, 'starting'), T + 3)).outcome).toBe(TakeOutcome.Taken);
         expect(await store.getPool(org)).toMatchObject({ inUse: 3 });
       });
 
       test('a take naming a gate that does not exist is NoPool, and changes nothing', async () => {
         await store.createPool('p', 8);
         const record = await queued('j');
-        expect(await store.take(demand(), from(record, 'starting'), T + 1)).toBe(TakeOutcome.NoPool);
+        expect((await store.take(demand(), from(record, 'starting'), T + 1)).outcome).toBe(TakeOutcome.NoPool);
         expect(await store.getPool('p')).toMatchObject({ inUse: 0 });
         expect(await read('j')).toEqual(record);
       });
@@ -936,7 +936,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 8);
         await store.createPool(org, 4);
         const a = await queued('a');
-        expect(await store.take(demand(3), from(a, 'starting'), T + 1)).toBe(TakeOutcome.Taken);
+        expect((await store.take(demand(3), from(a, 'starting'), T + 1)).outcome).toBe(TakeOutcome.Taken);
         const b = await reserveFor('b', 1);
         // The key is lowered under its use: b's reservation may be taken back because of it, not because of the pool.
         await store.setLimit(org, 2);
@@ -1015,6 +1015,65 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       }
     });
 
+    describe('start rates', () => {
+      test('admissions to a rated pool book starts one interval apart, up to the horizon; then RateLimited, nothing taken', async () => {
+        // Prepare: 2 starts a second
+        await store.createPool('p', 10);
+        await store.setRate('p', 500);
+        const jobs = await Promise.all(['a', 'b', 'c', 'd'].map((id) => queued(id)));
+        // Act: four takes at the same moment
+        const results = [];
+        for (const job of jobs) results.push(await store.take(unit('p'), from(job, 'starting'), T + 10));
+        // Assess: T+10, T+510, T+1010 (the horizon is 1 s), then none
+        expect(results).toEqual([
+          { outcome: TakeOutcome.Taken, startAt: T + 10 },
+          { outcome: TakeOutcome.Taken, startAt: T + 510 },
+          { outcome: TakeOutcome.Taken, startAt: T + 1010 },
+          { outcome: TakeOutcome.RateLimited },
+        ]);
+        expect(await read('b')).toMatchObject({ state: 'starting', startAt: T + 510 });
+        expect(await read('d')).toEqual(jobs[3]);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 10, inUse: 3, rate: { intervalMs: 500, tat: T + 1510 } });
+        // Later, the next start is within the horizon again.
+        expect(await store.take(unit('p'), from(jobs[3]!, 'starting'), T + 600)).toEqual({ outcome: TakeOutcome.Taken, startAt: T + 1510 });
+      });
+
+      test('a reserve and a pass book the receiver\'s start too, written on its record', async () => {
+        await store.createPool('p', 2);
+        const done = await holding('done', 'p', T + 2);
+        await store.setRate('p', 1000);
+        await waiting('w1');
+        await waiting('w2');
+        expect(await store.reserve(receiver('w1', 'p'), T + 100)).toBe(ReserveOutcome.Reserved);
+        expect(await read('w1')).toMatchObject({ state: 'reserved', startAt: T + 100 });
+        expect(await store.pass(unit('p'), from(done, 'succeeded'), receiver('w2', 'p'), T + 200)).toBe(PassOutcome.Passed);
+        expect(await read('w2')).toMatchObject({ state: 'reserved', startAt: T + 1100 });
+        expect((await store.getPool('p'))!.rate).toEqual({ intervalMs: 1000, tat: T + 2100 });
+      });
+
+      test('a rate set or removed while jobs are admitted applies to the next admission (no stale belief lets one through)', async () => {
+        await store.createPool('p', 10);
+        const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((id) => queued(id)));
+        expect(await store.take(unit('p'), from(a!, 'starting'), T + 1)).toEqual({ outcome: TakeOutcome.Taken });
+        await store.setRate('p', 60_000);
+        expect(await store.take(unit('p'), from(b!, 'starting'), T + 2)).toEqual({ outcome: TakeOutcome.Taken, startAt: T + 2 });
+        expect((await store.take(unit('p'), from(c!, 'starting'), T + 3)).outcome).toBe(TakeOutcome.RateLimited);
+        await store.setRate('p', undefined);
+        expect(await store.take(unit('p'), from(c!, 'starting'), T + 4)).toEqual({ outcome: TakeOutcome.Taken });
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 10, inUse: 3 });
+      });
+
+      test('claimTick elects one sender per due time: a later tick waits for the earlier one, a past one is replaced', async () => {
+        await store.createPool('p', 1);
+        expect(await store.claimTick('p', T + 5000, T)).toBe(true);
+        expect(await store.claimTick('p', T + 5000, T + 1)).toBe(false);
+        expect(await store.claimTick('p', T + 9000, T + 2)).toBe(false);
+        expect(await store.claimTick('p', T + 3000, T + 3)).toBe(true); // sooner: sent as well
+        expect(await store.claimTick('p', T + 9000, T + 3001)).toBe(true); // the last one is past
+        expect(await store.claimTick('ghost', T + 1, T)).toBe(false);
+      });
+    });
+
     describe('concurrency', () => {
       test(
         '40 concurrent takes for 40 jobs on a pool of limit 6: exactly 6 Taken, inUse 6, exactly 6 leases',
@@ -1025,7 +1084,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           const records = await Promise.all(ids.map((id) => queued(id, 'hot')));
           // Act
           const outcomes = await Promise.all(
-            records.map((r, i) => store.take(unit('hot'), from(r, 'starting', { attempt: `m${i}` }), T + 10 + i)),
+            records.map(async (r, i) => (await store.take(unit('hot'), from(r, 'starting', { attempt: `m${i}` }), T + 10 + i)).outcome),
           );
           // Assess
           const taken = ids.filter((_, i) => outcomes[i] === TakeOutcome.Taken);
@@ -1049,7 +1108,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           await store.createPool('p', 5);
           const record = await queued('j1');
           const outcomes = await Promise.all(
-            Array.from({ length: 6 }, (_, i) => store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)),
+            Array.from({ length: 6 }, async (_, i) => (await store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)).outcome),
           );
           expect(outcomes.filter((o) => o === TakeOutcome.Taken)).toHaveLength(1);
           expect(outcomes.filter((o) => o === TakeOutcome.Stale)).toHaveLength(5);
@@ -1075,7 +1134,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
               store.take(unit(pool), from(newcomer, 'starting'), T + 20),
             ]);
             // Assess
-            expect([passed, took]).toEqual([PassOutcome.Passed, TakeOutcome.Full]);
+            expect([passed, took.outcome]).toEqual([PassOutcome.Passed, TakeOutcome.Full]);
             expect(await store.getPool(pool)).toEqual({ name: pool, limit: 1, inUse: 1 });
             expect(await allHolders(pool)).toEqual([`w-${round}`]);
             expect(await read(`n-${round}`)).toEqual(newcomer);

@@ -38,6 +38,15 @@ export const GATE_WITHIN_LIMIT = 'attribute_exists(pk) AND room >= :zero';
 /** Take a reservation back: only while the gate is over its limit. */
 export const GATE_OVER_LIMIT = 'attribute_exists(pk) AND room < :zero';
 
+/** An admission to a gate believed to have no start rate: it has none (a rate set since makes the write fail). */
+export const NOT_RATED = 'attribute_not_exists(intervalMs)';
+
+/** An admission booking a start on a rated gate: its `tat` is still the one read (a fence, like the version). */
+export const RATE_AS_READ = 'tat = :tat';
+
+/** Elect the sender of a gate's next tick: none is due at or before this one, unless it is past. */
+export const TICK_NOT_DUE = 'attribute_exists(pk) AND (attribute_not_exists(tickAt) OR tickAt <= :now OR tickAt > :at)';
+
 /** Set a limit on an existing gate (a new one is created with IS_NEW). */
 export const GATE_KNOWN = 'attribute_exists(pk)';
 

@@ -13,6 +13,7 @@ import type { JobKind } from '../../domain/job';
 import { JobState } from '../../domain/jobState';
 import { type Demand, exchange, type GateChange, gatesOf } from '../../domain/limits';
 import type { PoolSnapshot } from '../../domain/pool';
+import { book, type RateState } from '../../domain/rate';
 import { type Waiter, waiterDemand, waiterGate } from '../../domain/waiting';
 import type { Move } from '../../ports/jobLedger';
 import {
@@ -23,6 +24,7 @@ import {
   type Receiver,
   ReserveOutcome,
   TakeOutcome,
+  type TakeResult,
 } from '../../ports/leaseStore';
 import {
   ADMITTABLE,
@@ -32,6 +34,9 @@ import {
   GATE_OVER_LIMIT,
   GATE_WITHIN_LIMIT,
   IS_NEW,
+  NOT_RATED,
+  RATE_AS_READ,
+  TICK_NOT_DUE,
   ROUND_BEHIND,
   SAME_VERSION_FREE,
   SAME_VERSION_HOLDING,
@@ -47,6 +52,8 @@ export const HOLDERS_INDEX = 'holders';
 
 /** AWS cancels a transaction that meets another one on the same item (TransactionConflict): it is tried again. */
 const MAX_CONFLICT_TRIES = 4;
+/** Admissions tried again after a wrong belief about a gate's rate was corrected (each try learns from ALL_OLD). */
+const MAX_RATE_TRIES = 4;
 /** Up to this many ms times the try number between conflicting tries. */
 const CONFLICT_BACKOFF_MS = 20;
 
@@ -56,6 +63,9 @@ interface PoolItem {
   room: number;
   /** fairness: the round of the last fair job let in */
   round?: number;
+  /** start rate: ms between starts, and the earliest time the next start may be booked */
+  intervalMs?: number;
+  tat?: number;
 }
 
 interface WaiterItem {
@@ -81,6 +91,13 @@ export interface LeaseStoreOptions {
  * together by TransactWriteItems. An item's size never depends on the limit, so neither does any write's cost.
  */
 export class DynamoLeaseStore implements LeaseStore {
+  /**
+   * What this instance believes of each gate's start rate: its state (with the `tat` last seen), null for none, absent
+   * for not known (as none). A belief is never trusted: an admission to a gate believed to have no rate carries
+   * NOT_RATED, one to a rated gate RATE_AS_READ, so a wrong belief fails the write, and its ALL_OLD corrects it.
+   */
+  private readonly rates = new Map<string, RateState | null>();
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -91,7 +108,8 @@ export class DynamoLeaseStore implements LeaseStore {
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool), ConsistentRead: true }));
     if (!Item) return undefined;
     const item = Item as PoolItem;
-    return { name: pool, limit: item.limit, inUse: item.inUse };
+    this.rates.set(pool, rateOf(item));
+    return { name: pool, limit: item.limit, inUse: item.inUse, ...(item.intervalMs !== undefined && { rate: rateOf(item)! }) };
   }
 
   async listPools(): Promise<string[]> {
@@ -135,6 +153,37 @@ export class DynamoLeaseStore implements LeaseStore {
     await this.register(pool);
   }
 
+  async setRate(gate: string, intervalMs: number | undefined): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: poolKey(gate),
+        ...(intervalMs === undefined
+          ? { UpdateExpression: 'REMOVE intervalMs, tat' }
+          : {
+              UpdateExpression: 'SET intervalMs = :interval, tat = if_not_exists(tat, :zero)',
+              ExpressionAttributeValues: { ':interval': intervalMs, ':zero': 0 },
+            }),
+        ConditionExpression: GATE_KNOWN,
+      }),
+    );
+    this.rates.delete(gate);
+  }
+
+  async claimTick(gate: string, at: number, now: number): Promise<boolean> {
+    return applied(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: poolKey(gate),
+          UpdateExpression: 'SET tickAt = :at',
+          ConditionExpression: TICK_NOT_DUE,
+          ExpressionAttributeValues: { ':at': at, ':now': now },
+        }),
+      ),
+    );
+  }
+
   async holders(pool: string, options: { after?: string; max?: number } = {}): Promise<HolderPage> {
     const { Items, LastEvaluatedKey } = await this.doc.send(
       new QueryCommand({
@@ -154,13 +203,14 @@ export class DynamoLeaseStore implements LeaseStore {
     return LastEvaluatedKey && holders.length > 0 ? { holders, next: holders[holders.length - 1]!.jobId } : { holders };
   }
 
-  async take(demand: Demand, move: Move, now: number): Promise<TakeOutcome> {
-    const counters = this.counters(exchange(undefined, demand));
+  async take(demand: Demand, move: Move, now: number): Promise<TakeResult> {
     const update = moveUpdate(move, now, { take: { pool: demand.pool, since: now } }, this.options.retentionDays, SAME_VERSION_FREE);
-    const reasons = await this.transact([...counters, this.job(update, move.jobId)]);
-    if (!reasons) return TakeOutcome.Taken;
-    if (failedCondition(reasons[counters.length])) return TakeOutcome.Stale;
-    return missingGate(reasons.slice(0, counters.length)) ? TakeOutcome.NoPool : TakeOutcome.Full;
+    const result = await this.admit(exchange(undefined, demand), now, (startAt) => [this.job(withStartAt(update, startAt), move.jobId)]);
+    if (result === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
+    const { reasons, counters, startAt } = result;
+    if (!reasons) return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
+    if (failedCondition(reasons[counters])) return { outcome: TakeOutcome.Stale };
+    return { outcome: missingGate(reasons.slice(0, counters)) ? TakeOutcome.NoPool : TakeOutcome.Full };
   }
 
   async free(demand: Demand, move: Move, now: number): Promise<boolean> {
@@ -187,27 +237,31 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async pass(from: Demand, move: Move, to: Receiver, now: number): Promise<PassOutcome> {
     if (move.jobId === to.jobId) throw new Error(`cannot pass a slot from job ${to.jobId} to itself`);
-    const counters = this.counters(exchange(from, to.demand));
-    const reasons = await this.transact([
-      ...counters,
+    const result = await this.admit(exchange(from, to.demand), now, (startAt) => [
       this.holding(from.pool, move, now, 'free'),
-      this.receiving(to, now),
+      this.receiving(to, now, startAt),
       ...this.waiterGone(to),
     ]);
+    if (result === 'rate-limited') return PassOutcome.RateLimited;
+    const { reasons, counters } = result;
     if (!reasons) return PassOutcome.Passed;
-    if (failedCondition(reasons[counters.length])) return PassOutcome.Stale;
-    const target = reasons[counters.length + 1];
+    if (failedCondition(reasons[counters])) return PassOutcome.Stale;
+    const target = reasons[counters + 1];
     if (failedCondition(target)) return stillWaiting(target) ? PassOutcome.TargetGone : PassOutcome.TargetDone;
     return PassOutcome.OverLimit;
   }
 
   async reserve(to: Receiver, now: number): Promise<ReserveOutcome> {
-    const counters = this.counters(exchange(undefined, to.demand));
-    const reasons = await this.transact([...counters, this.receiving(to, now), ...this.waiterGone(to)]);
+    const result = await this.admit(exchange(undefined, to.demand), now, (startAt) => [
+      this.receiving(to, now, startAt),
+      ...this.waiterGone(to),
+    ]);
+    if (result === 'rate-limited') return ReserveOutcome.RateLimited;
+    const { reasons, counters } = result;
     if (!reasons) return ReserveOutcome.Reserved;
-    const target = reasons[counters.length];
+    const target = reasons[counters];
     if (failedCondition(target)) return stillWaiting(target) ? ReserveOutcome.TargetGone : ReserveOutcome.TargetDone;
-    return missingGate(reasons.slice(0, counters.length)) ? ReserveOutcome.NoPool : ReserveOutcome.Full;
+    return missingGate(reasons.slice(0, counters)) ? ReserveOutcome.NoPool : ReserveOutcome.Full;
   }
 
   async addWaiter(waiter: Waiter): Promise<void> {
@@ -333,33 +387,90 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   /**
-   * The counter writes of a slot change, one per gate (ALL_OLD on failure tells a full gate from a missing one). A
-   * guarded change of 0 only checks the gate is within its limit. `overGate`, if given, must be over its limit.
+   * Runs an admission: the counter writes of `changes` (booking a start on every rated gate the receiver takes units
+   * of) then the items `rest` makes for the booked start time. A failure explained by a wrong belief about a gate's
+   * rate (its ALL_OLD says otherwise) is tried again with the belief corrected; 'rate-limited' when a rated gate has no
+   * start to give within the horizon.
    */
-  private counters(changes: GateChange[], overGate?: string): TransactItem[] {
+  private async admit(
+    changes: GateChange[],
+    now: number,
+    rest: (startAt: number | undefined) => TransactItem[],
+  ): Promise<'rate-limited' | { reasons?: CancellationReason[]; counters: number; startAt?: number }> {
+    for (let tries = 1; ; tries++) {
+      let startAt: number | undefined;
+      for (const change of changes) {
+        const rate = change.guarded ? this.rates.get(change.gate) : undefined;
+        if (!rate) continue;
+        const booking = book(rate, now);
+        if ('retryAt' in booking) return 'rate-limited';
+        startAt = Math.max(startAt ?? 0, booking.startAt);
+      }
+      const counters = this.counters(changes, undefined, startAt);
+      const reasons = await this.transact([...counters, ...rest(startAt)]);
+      if (!reasons) {
+        // The bookings applied: each rated gate's tat is now one interval past the start booked.
+        for (const change of changes) {
+          const rate = change.guarded ? this.rates.get(change.gate) : undefined;
+          if (rate) this.rates.set(change.gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
+        }
+        return { counters: counters.length, startAt };
+      }
+      if (!this.learn(changes, reasons) || tries >= MAX_RATE_TRIES) return { reasons, counters: counters.length, startAt };
+    }
+  }
+
+  /** Corrects the beliefs about the rates of the gates whose write failed; true if any changed. */
+  private learn(changes: GateChange[], reasons: CancellationReason[]): boolean {
+    let changed = false;
+    changes.forEach((change, i) => {
+      const item = reasons[i]?.Item;
+      if (!failedCondition(reasons[i]) || !item) return;
+      const seen = rateOf(unmarshalled(item));
+      const believed = this.rates.get(change.gate) ?? null;
+      if (seen?.intervalMs !== believed?.intervalMs || seen?.tat !== believed?.tat) changed = true;
+      this.rates.set(change.gate, seen);
+    });
+    return changed;
+  }
+
+  /**
+   * The counter writes of a slot change, one per gate (ALL_OLD on failure tells a full gate from a missing one). A
+   * guarded change of 0 on a gate without a rate only checks the gate is within its limit. `overGate`, if given, must
+   * be over its limit. A guarded gate believed rated books `startAt` (RATE_AS_READ); any other guarded gate must have
+   * no rate (NOT_RATED).
+   */
+  private counters(changes: GateChange[], overGate?: string, startAt?: number): TransactItem[] {
     return changes.map(({ gate, delta, guarded }) => {
-      if (guarded && delta === 0 && gate !== overGate) return this.counterCheck(gate);
-      const condition = gate === overGate ? GATE_OVER_LIMIT : guarded ? GATE_HAS_ROOM : GATE_EXISTS;
+      const rate = guarded ? this.rates.get(gate) : undefined;
+      if (guarded && delta === 0 && gate !== overGate && !rate) return this.counterCheck(gate, true);
+      const base = gate === overGate ? GATE_OVER_LIMIT : guarded ? GATE_HAS_ROOM : GATE_EXISTS;
+      const condition = !guarded ? base : rate ? `${base} AND ${RATE_AS_READ}` : `${base} AND ${NOT_RATED}`;
       return {
         Update: {
           TableName: this.tableName,
           Key: poolKey(gate),
-          UpdateExpression: 'ADD inUse :delta, room :minusDelta',
+          UpdateExpression: `ADD inUse :delta, room :minusDelta${rate ? ' SET tat = :nextTat' : ''}`,
           ConditionExpression: condition,
-          ExpressionAttributeValues: { ':delta': delta, ':minusDelta': -delta, ...(gate === overGate && { ':zero': 0 }) },
+          ExpressionAttributeValues: {
+            ':delta': delta,
+            ':minusDelta': -delta,
+            ...(gate === overGate && { ':zero': 0 }),
+            ...(rate && { ':tat': rate.tat, ':nextTat': startAt! + rate.intervalMs }),
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       };
     });
   }
 
-  /** The gate exists and is not over its limit (checked, not written). */
-  private counterCheck(gate: string): TransactItem {
+  /** The gate exists and is not over its limit (checked, not written); `unrated`: and has no start rate. */
+  private counterCheck(gate: string, unrated = false): TransactItem {
     return {
       ConditionCheck: {
         TableName: this.tableName,
         Key: poolKey(gate),
-        ConditionExpression: GATE_WITHIN_LIMIT,
+        ConditionExpression: unrated ? `${GATE_WITHIN_LIMIT} AND ${NOT_RATED}` : GATE_WITHIN_LIMIT,
         ExpressionAttributeValues: { ':zero': 0 },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
@@ -374,12 +485,12 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   /** A queued or waiting job receiving a slot: it becomes reserved. */
-  private receiving(to: Receiver, now: number): TransactItem {
+  private receiving(to: Receiver, now: number, startAt?: number): TransactItem {
     return {
       Update: {
         TableName: this.tableName,
         Key: jobKey(to.jobId),
-        UpdateExpression: 'SET #state = :reserved, holderPool = :pool, leaseSince = :now, updatedAt = :now, #version = #version + :one',
+        UpdateExpression: `SET #state = :reserved, holderPool = :pool, leaseSince = :now, updatedAt = :now, #version = #version + :one${startAt === undefined ? '' : ', startAt = :startAt'}`,
         ConditionExpression: ADMITTABLE,
         // Why it is not admittable tells whether its waiter item is stale, without reading the job again.
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -391,6 +502,7 @@ export class DynamoLeaseStore implements LeaseStore {
           ':pool': to.demand.pool,
           ':now': now,
           ':one': 1,
+          ...(startAt !== undefined && { ':startAt': startAt }),
         },
       },
     };
@@ -448,6 +560,33 @@ function stillWaiting(reason: CancellationReason | undefined): boolean {
   const attribute = reason?.Item?.state as { S?: string } | string | undefined;
   const state = typeof attribute === 'object' ? attribute.S : attribute;
   return state === JobState.Reserved || state === JobState.Queued || state === JobState.Waiting;
+}
+
+/** The rate a counter item carries, if any. */
+function rateOf(item: Partial<PoolItem>): RateState | null {
+  return item.intervalMs === undefined ? null : { intervalMs: Number(item.intervalMs), tat: Number(item.tat ?? 0) };
+}
+
+/** An error's item as the low-level client gives it ({ N: '5' }), as plain values (numbers and strings suffice here). */
+function unmarshalled(item: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(item).map(([key, value]) => {
+      const v = value as { N?: string; S?: string } | unknown;
+      if (v && typeof v === 'object' && 'N' in v) return [key, Number((v as { N: string }).N)];
+      if (v && typeof v === 'object' && 'S' in v) return [key, (v as { S: string }).S];
+      return [key, v];
+    }),
+  );
+}
+
+/** A move's update that also writes the booked start time, if any. */
+function withStartAt(update: UpdateParts, startAt: number | undefined): UpdateParts {
+  if (startAt === undefined) return update;
+  return {
+    ...update,
+    UpdateExpression: update.UpdateExpression.replace(/^SET /, 'SET startAt = :startAt, '),
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':startAt': startAt },
+  };
 }
 
 /** A counter whose condition failed and that has no item: the gate does not exist. */

@@ -85,7 +85,7 @@ describe('DynamoLeaseStore specifics (dynalite)', () => {
       const store = new DynamoLeaseStore(conflicting(fixtures().doc, 2), table.name);
       await store.createPool('hot', 1);
       const { record } = await ledger.register({ id: 'j1', pool: 'hot', kind: 'appflow', flowName: 'f' }, 1);
-      expect(await store.take(unit('hot'), { jobId: 'j1', version: record.version, to: 'starting' }, 2)).toBe(TakeOutcome.Taken);
+      expect((await store.take(unit('hot'), { jobId: 'j1', version: record.version, to: 'starting' }, 2)).outcome).toBe(TakeOutcome.Taken);
       expect(await store.getPool('hot')).toEqual({ name: 'hot', limit: 1, inUse: 1 });
     } finally {
       await table.drop();

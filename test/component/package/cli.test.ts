@@ -174,7 +174,7 @@ describe('sluice pool', () => {
       await Promise.all(
         ids.slice(i, i + 25).map(async (id) => {
           const { record } = await ledger.register({ kind: 'appflow', pool: 'big', id, flowName: 'sluice-f' }, 1);
-          expect(await leases.take(unit('big'), { jobId: id, version: record.version, to: 'starting' }, 1)).toBe('taken');
+          expect((await leases.take(unit('big'), { jobId: id, version: record.version, to: 'starting' }, 1)).outcome).toBe('taken');
         }),
       );
     const listed = await run('pool', 'list', '--table', table, '--json');

@@ -76,13 +76,13 @@ test('dead and never started: forgotten and re-sent as it was; started or still 
   );
   // started: took a slot and asked for a start, then was given up and its slot freed.
   const { record: started } = await ledger.register(spec('started'), 1);
-  expect(await leases.take(unit('etl'), { jobId: 'started', version: started.version, to: 'starting', patch: { startRequested: true } }, 2)).toBe(
+  expect((await leases.take(unit('etl'), { jobId: 'started', version: started.version, to: 'starting', patch: { startRequested: true } }, 2)).outcome).toBe(
     'taken',
   );
   expect(await leases.free(unit('etl'), { jobId: 'started', version: started.version + 1, to: 'dead' }, 3)).toBe(true);
   // holding: dead with the slot kept for a run of unknown outcome.
   const { record: holding } = await ledger.register(spec('holding'), 1);
-  expect(await leases.take(unit('etl'), { jobId: 'holding', version: holding.version, to: 'starting' }, 2)).toBe('taken');
+  expect((await leases.take(unit('etl'), { jobId: 'holding', version: holding.version, to: 'starting' }, 2)).outcome).toBe('taken');
   expect(await ledger.move({ jobId: 'holding', version: holding.version + 1, to: 'dead', patch: { leaseUntil: 9e12 } }, 3)).toBe(true);
   for (const id of ['never-ran', 'started', 'holding'])
     await dlq.deadLetter(JSON.stringify(spec(id)), `reason of ${id}`, { jobId: id, pool: 'etl' });

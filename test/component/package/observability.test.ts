@@ -108,7 +108,7 @@ describe('pool gauges', () => {
       const spec: JobSpec =
         kind === 'glue' ? { id: jobId, pool: 'etl', kind, jobName: 'j' } : { id: jobId, pool: 'etl', kind, flowName: 'f' };
       const { record } = await leases.register(spec, since);
-      expect(await leases.take(unit('etl'), { jobId, version: record.version, to: 'starting' }, since)).toBe('taken');
+      expect((await leases.take(unit('etl'), { jobId, version: record.version, to: 'starting' }, since)).outcome).toBe('taken');
     };
     // Past the Glue deadline by 1 ms: stuck.
     await hold('glue-stuck', 'glue', now - settings.maxRunMs.glue - graces - 1);

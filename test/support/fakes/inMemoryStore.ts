@@ -2,6 +2,7 @@ import { demandOf, type JobKind, type JobSpec, type RunCompletion } from '../../
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
 import { type Demand, exchange, type GateChange, gatesOf } from '../../../shared/domain/limits';
+import { book, type RateState } from '../../../shared/domain/rate';
 import { type Waiter, waiterGate } from '../../../shared/domain/waiting';
 import type { JobLedger, JobRecord, Move, RunRef } from '../../../shared/ports/jobLedger';
 import {
@@ -12,6 +13,7 @@ import {
   type Receiver,
   ReserveOutcome,
   TakeOutcome,
+  type TakeResult,
 } from '../../../shared/ports/leaseStore';
 import { tick } from './tick';
 
@@ -24,6 +26,8 @@ interface StoredJob {
 interface PoolRow {
   limit: number;
   inUse: number;
+  rate?: RateState;
+  tickAt?: number;
 }
 
 export interface InMemoryStoreOptions {
@@ -144,6 +148,22 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     this.registry.add(pool);
   }
 
+  async setRate(gate: string, intervalMs: number | undefined): Promise<void> {
+    await this.enter();
+    const row = this.pools.get(gate);
+    if (!row) throw new Error(`ConditionalCheckFailedException: no gate ${gate}`);
+    if (intervalMs === undefined) delete row.rate;
+    else row.rate = { intervalMs, tat: row.rate?.tat ?? 0 };
+  }
+
+  async claimTick(gate: string, at: number, now: number): Promise<boolean> {
+    await this.enter();
+    const row = this.pools.get(gate);
+    if (!row || (row.tickAt !== undefined && row.tickAt > now && row.tickAt <= at)) return false;
+    row.tickAt = at;
+    return true;
+  }
+
   async holders(pool: string, options: { after?: string; max?: number } = {}): Promise<HolderPage> {
     await this.enter();
     const all = [...this.jobs.values()]
@@ -158,18 +178,21 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   // ---- LeaseStore: slots (each one transaction) ----------------------------------------------------------------
 
-  async take(demand: Demand, move: Move, now: number): Promise<TakeOutcome> {
+  async take(demand: Demand, move: Move, now: number): Promise<TakeResult> {
     await this.enter();
     const stored = this.fenced(move);
-    if (!stored || stored.record.lease) return TakeOutcome.Stale;
+    if (!stored || stored.record.lease) return { outcome: TakeOutcome.Stale };
     const changes = exchange(undefined, demand);
     const missing = this.firstMissing(changes);
-    if (missing) return TakeOutcome.NoPool;
-    if (!this.allows(changes)) return TakeOutcome.Full;
-    this.applyCounters(changes);
+    if (missing) return { outcome: TakeOutcome.NoPool };
+    if (!this.allows(changes)) return { outcome: TakeOutcome.Full };
+    const startAt = this.booking(changes, now);
+    if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
+    this.applyCounters(changes, startAt);
     stored.record.lease = { pool: demand.pool, since: now };
     this.apply(stored, move, now);
-    return TakeOutcome.Taken;
+    if (startAt !== undefined) stored.record.startAt = startAt;
+    return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
   }
 
   async free(demand: Demand, move: Move, now: number): Promise<boolean> {
@@ -194,10 +217,12 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     const target = this.jobs.get(to.jobId);
     if (!target || !admittable(target.record)) return stillWaiting(target?.record) ? PassOutcome.TargetGone : PassOutcome.TargetDone;
     if (this.firstMissing(changes) || !this.allows(changes)) return PassOutcome.OverLimit;
-    this.applyCounters(changes);
+    const startAt = this.booking(changes, now);
+    if (startAt === 'rate-limited') return PassOutcome.RateLimited;
+    this.applyCounters(changes, startAt);
     delete source.record.lease;
     this.apply(source, move, now);
-    this.receive(target, to, now);
+    this.receive(target, to, now, startAt);
     return PassOutcome.Passed;
   }
 
@@ -219,8 +244,10 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     const changes = exchange(undefined, to.demand);
     if (this.firstMissing(changes)) return ReserveOutcome.NoPool;
     if (!this.allows(changes)) return ReserveOutcome.Full;
-    this.applyCounters(changes);
-    this.receive(target, to, now);
+    const startAt = this.booking(changes, now);
+    if (startAt === 'rate-limited') return ReserveOutcome.RateLimited;
+    this.applyCounters(changes, startAt);
+    this.receive(target, to, now, startAt);
     return ReserveOutcome.Reserved;
   }
 
@@ -296,7 +323,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   /** The pool as stored right now. */
   peekPool(pool: string): PoolSnapshot | undefined {
     const row = this.pools.get(pool);
-    return row ? { name: pool, limit: row.limit, inUse: row.inUse } : undefined;
+    return row ? { name: pool, limit: row.limit, inUse: row.inUse, ...(row.rate && { rate: { ...row.rate } }) } : undefined;
   }
 
   /** The pool as stored with its holders (job id -> kind and since), the way tests look at a pool. */
@@ -363,8 +390,25 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     });
   }
 
-  private applyCounters(changes: GateChange[]): void {
-    for (const change of changes) this.pools.get(change.gate)!.inUse += change.delta;
+  /** The start booked on the rated gates the receiver takes units of (the latest of them), undefined if none is rated. */
+  private booking(changes: GateChange[], now: number): number | undefined | 'rate-limited' {
+    let startAt: number | undefined;
+    for (const change of changes) {
+      const rate = change.guarded ? this.pools.get(change.gate)!.rate : undefined;
+      if (!rate) continue;
+      const booking = book(rate, now);
+      if ('retryAt' in booking) return 'rate-limited';
+      startAt = Math.max(startAt ?? 0, booking.startAt);
+    }
+    return startAt;
+  }
+
+  private applyCounters(changes: GateChange[], startAt?: number): void {
+    for (const change of changes) {
+      const row = this.pools.get(change.gate)!;
+      row.inUse += change.delta;
+      if (change.guarded && row.rate) row.rate = { ...row.rate, tat: startAt! + row.rate.intervalMs };
+    }
   }
 
   private putWaiter(waiter: Waiter): void {
@@ -385,7 +429,8 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     if (isTerminal(move.to) && !stored.record.lease) stored.expiresAt = Math.floor(now / 1000) + this.options.retentionDays * 86_400;
   }
 
-  private receive(target: StoredJob, to: Receiver, now: number): void {
+  private receive(target: StoredJob, to: Receiver, now: number, startAt?: number): void {
+    if (startAt !== undefined) target.record.startAt = startAt;
     if (to.waitKey !== undefined) this.waiters.get(to.gate ?? to.demand.pool)?.delete(to.waitKey);
     target.record.lease = { pool: to.demand.pool, since: now };
     target.record.state = JobState.Reserved;

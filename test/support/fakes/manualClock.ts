@@ -17,6 +17,11 @@ export class ManualClock implements Clock {
     return this.current;
   }
 
+  /** Sleeping moves the clock: time passes for the sleeper (and for everyone sharing the clock). */
+  async sleepUntil(at: number): Promise<void> {
+    this.advanceTo(at);
+  }
+
   /** Moves to `at` if that is later than now; never moves back. */
   advanceTo(at: number): number {
     if (at > this.current) this.current = at;

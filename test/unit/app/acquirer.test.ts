@@ -311,7 +311,7 @@ describe('Acquirer', () => {
     // The transaction applies; its answer is lost and the SDK sends it again, which its own effect cancels (Stale).
     const take = world.leases.take.bind(world.leases);
     jest.spyOn(world.leases, 'take').mockImplementationOnce(async (pool, move, now) => {
-      expect(await take(pool, move, now)).toBe('taken');
+      expect((await take(pool, move, now)).outcome).toBe('taken');
       return take(pool, move, now);
     });
     expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Started);

@@ -8,6 +8,7 @@ describe('settings', () => {
     expect(settingsFrom(readEnv({ ...required }))).toEqual({
       pools: { default: 8 },
       keyLimits: {},
+      rates: {},
       backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 21600 },
       startGraceMs: 90_000,
       reservationGraceMs: 120_000,
@@ -36,6 +37,7 @@ describe('settings', () => {
         ...required,
         POOLS: '{"crm":3,"etl":0}',
         KEY_LIMITS: '{"org":2}',
+        RATES: '{"textract":"2/s","key/org:*":"30/m"}',
         START_GRACE_SECONDS: '3',
         RESERVATION_GRACE_SECONDS: '2.5',
         MAX_RUN_SECONDS_APPFLOW: '120',
@@ -51,6 +53,7 @@ describe('settings', () => {
     expect(settings).toEqual({
       pools: { crm: 3, etl: 0 },
       keyLimits: { org: 2 },
+      rates: { textract: 2, 'key/org:*': 0.5 },
       backoff: { baseSeconds: 1, maxSeconds: 30, retryForSeconds: 4 },
       startGraceMs: 3000,
       reservationGraceMs: 2500,
@@ -108,6 +111,10 @@ describe('settings', () => {
 
     test.each([['{"a":-1}'], ['{"a":10001}'], ['{"a":1.5}'], ['{"a":"8"}'], ['[8]'], ['8'], ['{"":3}']])('%s is invalid', (json) => {
       expect(() => parsePools(json)).toThrow(/^POOLS is invalid: /);
+    });
+
+    test('a bad RATES fails settingsFrom, naming the gate and the value', () => {
+      expect(() => settingsFrom(readEnv({ ...required, RATES: '{"p":"fast"}' }))).toThrow(/^RATES is invalid: p: "fast"/);
     });
 
     test('a bad KEY_LIMITS fails settingsFrom, naming the variable', () => {

@@ -61,7 +61,7 @@ describe('acquirer handler', () => {
       {
         Update: expect.objectContaining({
           Key: { pk: 'POOL#default', sk: 'POOL' },
-          ConditionExpression: 'attribute_exists(pk) AND room >= :delta',
+          ConditionExpression: 'attribute_exists(pk) AND room >= :delta AND attribute_not_exists(intervalMs)',
           ExpressionAttributeValues: { ':delta': 1, ':minusDelta': -1 },
         }),
       },

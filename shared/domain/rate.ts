@@ -1,0 +1,50 @@
+/**
+ * Start rates on a limit (a pool or a keyed limit): at most one start per `intervalMs`, as a generic cell rate. The
+ * limit's counter keeps `tat`, the earliest time the next start may be booked. An admission books its start time
+ * `max(tat, now)` in the same transaction that takes its units, and moves `tat` one interval past it; it may book only
+ * up to `RATE_HORIZON_MS` ahead (then it starts at its booked time, waiting at most that long), else it waits without
+ * units until the limit's tick lets it in.
+ */
+
+/** How far ahead a start may be booked: the longest an admitted job waits for its start time. */
+export const RATE_HORIZON_MS = 1_000;
+
+/** Fastest and slowest rates a limit may have (starts per second). */
+export const MAX_STARTS_PER_SECOND = 1_000;
+export const MIN_STARTS_PER_SECOND = 1 / 86_400;
+
+/** A limit's rate as stored on its counter. */
+export interface RateState {
+  intervalMs: number;
+  /** epoch ms: the earliest the next start may be booked for */
+  tat: number;
+}
+
+export type Booking = { startAt: number; nextTat: number } | { retryAt: number };
+
+/**
+ * The start time a job admitted now would get on a limit with this rate: `max(tat, now)`, if that is within the
+ * horizon (`nextTat` is the limit's new `tat`); else when to try again (the booking comes within the horizon then).
+ */
+export function book(rate: RateState, now: number, horizonMs: number = RATE_HORIZON_MS): Booking {
+  const startAt = Math.max(rate.tat, now);
+  if (startAt > now + horizonMs) return { retryAt: startAt - horizonMs };
+  return { startAt, nextTat: startAt + rate.intervalMs };
+}
+
+/** Milliseconds between starts for a rate in starts per second. */
+export function intervalOf(startsPerSecond: number): number {
+  return 1000 / startsPerSecond;
+}
+
+/**
+ * Parses a rate as people write it: `2/s`, `30/m`, `100/h`, or a bare number of starts per second. Undefined if it is
+ * not one, or outside MIN..MAX_STARTS_PER_SECOND.
+ */
+export function parseRate(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*(s|m|h))?\s*$/.exec(text);
+  if (!match) return undefined;
+  const perUnit = Number(match[1]);
+  const perSecond = perUnit / { s: 1, m: 60, h: 3600 }[(match[2] ?? 's') as 's' | 'm' | 'h'];
+  return perSecond >= MIN_STARTS_PER_SECOND && perSecond <= MAX_STARTS_PER_SECOND ? perSecond : undefined;
+}
