@@ -4,6 +4,7 @@ import { demandOf, type JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { tickOf } from '../domain/tick';
+import { bookingIsStale } from '../domain/rate';
 import { isKeyGate, keyOf } from '../domain/limits';
 import { PROTOCOL } from '../domain/protocol';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
@@ -151,7 +152,7 @@ export class Acquirer {
       return this.reject(record, unknownGateReason(blocked.gate));
     }
     const units = demandOf(record.spec).units;
-    if (blocked.limit > 0 && units > blocked.limit) {
+    if (blocked.tooHeavy) {
       const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
       return this.reject(record, new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message);
     }
@@ -161,10 +162,17 @@ export class Acquirer {
     return parked;
   }
 
-  private async start(record: JobRecord, mayHaveStartedBefore: boolean, handOffSentAt?: number): Promise<AcquireResult> {
+  private async start(read: JobRecord, mayHaveStartedBefore: boolean, handOffSentAt?: number): Promise<AcquireResult> {
+    let record = read;
     const { spec } = record;
     const { ledger, clock, log, metrics } = this.deps;
-    // A limit's start rate booked this start for a time at most the horizon ahead: not before it.
+    // A limit's start rate booked this start for a time at most the horizon ahead: not before it, and not on a booking
+    // long past (a late wake-up): starts follow booked times within the slack, so a late one books again.
+    if (record.startAt !== undefined && bookingIsStale(record.startAt, clock.now())) {
+      const booking = await this.deps.leases.book(demandOf(spec), clock.now());
+      if ('retryAt' in booking) return this.waitForRate(record, booking.retryAt);
+      record = { ...record, startAt: booking.startAt };
+    }
     if (record.startAt !== undefined && record.startAt > clock.now()) await clock.sleepUntil(record.startAt);
     let executionId: string;
     try {
@@ -197,6 +205,20 @@ export class Acquirer {
     // The run's completion event came before the run was recorded: finish it now, as the event would have.
     if (early) await this.completeRun.complete(early);
     return AcquireResult.Started;
+  }
+
+  /**
+   * A start whose booking went stale finds its rate with no start to give within the horizon: the job keeps its slot
+   * and its message comes back when a start can be booked (protocol step rateWait); that delivery resumes the start.
+   */
+  private async waitForRate(record: JobRecord, retryAt: number): Promise<AcquireResult> {
+    const { spec } = record;
+    const now = this.deps.clock.now();
+    const move = { jobId: spec.id, version: record.version, to: PROTOCOL.rateWait.to, patch: { claimableAt: retryAt } };
+    if (!(await this.deps.ledger.move(move, now))) return this.duplicate(record, 'moved on while it waited for its start rate');
+    await this.deps.queue.send(encodeJobBody(spec), Math.min(900, Math.ceil(Math.max(0, retryAt - now) / 1000)));
+    this.deps.log.info('start waits for its limit\'s start rate', { jobId: spec.id, pool: spec.pool, kind: spec.kind, retryAt });
+    return AcquireResult.RetryScheduled;
   }
 
   /**
@@ -234,9 +256,12 @@ export class Acquirer {
   }
 
   /** The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason. */
-  private async reject(record: JobRecord, reason: string): Promise<AcquireResult> {
+  private async reject(record: JobRecord, reason: string): Promise<AcquireResult | undefined> {
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.reject.to, patch: { lastError: reason } };
-    if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return this.duplicate(record, 'moved on while its limits were looked up');
+    // Moved meanwhile: read it again (undefined). Not a duplicate to drop: the mover may be another copy of this message
+    // that rejected it and died before its DLQ send, and then this delivery is the one that must send it (explorer,
+    // seed 32 with flow control: two copies, a lost answer).
+    if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return undefined;
     return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
   }
 

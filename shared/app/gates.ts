@@ -4,7 +4,10 @@ import { book, intervalOf } from '../domain/rate';
 import type { SluiceDeps } from './deps';
 
 /** Why a demand cannot be let in now, read from its gates' counters. */
-export type Blocked = { gate: string; missing: true } | { gate: string; missing: false; limit: number; rate: boolean };
+export type Blocked =
+  | { gate: string; missing: true }
+  /** `tooHeavy`: the gate's limit (not 0: a paused gate may be raised) is less than the job's units: it can never start */
+  | { gate: string; missing: false; limit: number; rate: boolean; tooHeavy: boolean };
 
 /**
  * Why the demand cannot be let in, read from the counters after a take or reserve failed: a gate that does not exist
@@ -17,14 +20,21 @@ export async function blockingGate(leases: SluiceDeps['leases'], demand: Demand,
   const counters = await Promise.all(gates.map((gate) => leases.getPool(gate)));
   const missing = counters.findIndex((counter) => !counter);
   if (missing >= 0) return { gate: gates[missing]!, missing: true };
-  for (const [i, counter] of counters.entries()) {
-    if (counter!.limit - counter!.inUse < demand.units) return { gate: gates[i]!, missing: false, limit: counter!.limit, rate: false };
-  }
+  const found = (i: number, rate: boolean, tooHeavy = false): Blocked => ({
+    gate: gates[i]!,
+    missing: false,
+    limit: counters[i]!.limit,
+    rate,
+    tooHeavy,
+  });
+  // Any limit too small for the job's weight, first: whichever is full now, it could never start.
+  const heavy = counters.findIndex((counter) => counter!.limit > 0 && counter!.limit < demand.units);
+  if (heavy >= 0) return found(heavy, false, true);
+  const full = counters.findIndex((counter) => counter!.limit - counter!.inUse < demand.units);
+  if (full >= 0) return found(full, false);
   // Room everywhere: a start rate with no start to give within the horizon holds it back.
-  for (const [i, counter] of counters.entries()) {
-    if (counter!.rate && 'retryAt' in book(counter!.rate, now)) return { gate: gates[i]!, missing: false, limit: counter!.limit, rate: true };
-  }
-  return undefined;
+  const rated = counters.findIndex((counter) => counter!.rate !== undefined && 'retryAt' in book(counter!.rate, now));
+  return rated >= 0 ? found(rated, true) : undefined;
 }
 
 /** The first gate of the demand that is over its limit (a lowered limit), if any. */
@@ -42,14 +52,14 @@ export async function overLimitGate(leases: SluiceDeps['leases'], demand: Demand
 export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'settings'>, gate: string): Promise<boolean> {
   const limit = isKeyGate(gate) ? defaultKeyLimit(keyOf(gate), deps.settings.keyLimits ?? {}) : deps.settings.pools[gate];
   if (limit === undefined || !isValidLimit(limit)) return false;
-  const created = await deps.leases.createPool(gate, limit);
   const rate = configuredRate(gate, deps.settings.rates ?? {});
-  if (created && rate !== undefined) await deps.leases.setRate(gate, intervalOf(rate));
+  // With its rate in the same write: a job admitted between a creation and a later setRate would start unrated.
+  await deps.leases.createPool(gate, limit, rate === undefined ? undefined : intervalOf(rate));
   return true;
 }
 
 /** The configured start rate of a gate: its own, or (a keyed limit) its prefix's `key/<prefix>:*`. */
-function configuredRate(gate: string, rates: Readonly<Record<string, number>>): number | undefined {
+export function configuredRate(gate: string, rates: Readonly<Record<string, number>>): number | undefined {
   if (rates[gate] !== undefined) return rates[gate];
   return isKeyGate(gate) ? rates[`key/${keyOf(gate).split(':')[0]}:*`] : undefined;
 }

@@ -3,6 +3,7 @@ import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 import { intervalOf } from '../domain/rate';
 import { InvalidJobError } from '../errors';
 import type { SluiceDeps } from './deps';
+import { configuredRate } from './gates';
 import { HandOff } from './handOff';
 import { allHolders } from './holders';
 import { revokeReservation } from './revoke';
@@ -15,7 +16,8 @@ export interface PoolView {
   holders: string[];
 }
 
-type AdminDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>;
+/** `settings`, when the admin runs beside the functions (not the CLI): a limit it creates gets its configured rate. */
+type AdminDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'> & Partial<Pick<SluiceDeps, 'settings'>>;
 
 /**
  * Pool limits change at run time. Raising lets waiting jobs in at once. Lowering stops new starts and never touches
@@ -31,7 +33,8 @@ export class PoolAdmin {
 
   async setLimit(pool: string, limit: number): Promise<{ admitted: number; revoked: number }> {
     if (!isValidLimit(limit)) throw new InvalidJobError(`limit must be a whole number from 0 to ${MAX_POOL_LIMIT}, got ${limit}`);
-    await this.deps.leases.setLimit(pool, limit);
+    const rate = configuredRate(pool, this.deps.settings?.rates ?? {});
+    await this.deps.leases.setLimit(pool, limit, rate === undefined ? undefined : intervalOf(rate));
     const revoked = await this.revokeOverLimit(pool);
     const admitted = await this.handOff.fill(pool);
     this.deps.log.info('pool limit set', { pool, limit, admitted, revoked });

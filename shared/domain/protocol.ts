@@ -54,6 +54,13 @@ export const PROTOCOL = {
     when: 'a delivery finds the start attempt presumed dead, or its retry due (claimableAt passed)',
   },
   record: { by: 'acquirer', from: [Starting], to: Running, slot: SlotEffect.Keep, when: 'the start call answered with a run' },
+  rateWait: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Starting,
+    slot: SlotEffect.Keep,
+    when: 'its booked start time passed (a late wake-up) and its start rate has none to give within the horizon: its message comes back when it has (claimableAt)',
+  },
   backoff: {
     by: 'acquirer',
     from: [Starting],

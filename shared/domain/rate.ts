@@ -6,8 +6,12 @@
  * units until the limit's tick lets it in.
  */
 
-/** How far ahead a start may be booked: the longest an admitted job waits for its start time. */
-export const RATE_HORIZON_MS = 1_000;
+/**
+ * How far ahead a start may be booked: the longest an admitted job waits for its start time. More than the delay
+ * granularity of a tick (SQS delays are whole seconds, rounded up so a tick never comes before its time) plus its
+ * delivery: a tick meant for `tat - horizon` then arrives before `tat`, and bookings follow each other with no gap.
+ */
+export const RATE_HORIZON_MS = 2_000;
 
 /** Fastest and slowest rates a limit may have (starts per second). */
 export const MAX_STARTS_PER_SECOND = 1_000;
@@ -18,6 +22,17 @@ export interface RateState {
   intervalMs: number;
   /** epoch ms: the earliest the next start may be booked for */
   tat: number;
+}
+
+/**
+ * How late after its booked time a start may still happen on that booking. A job admitted early (a hand-off whose
+ * wake-up came late) books again: starts happen within this much after booked times that are an interval apart.
+ */
+export const RATE_START_SLACK_MS = 100;
+
+/** Whether a booked start time has passed by more than the slack (the start must be booked again). */
+export function bookingIsStale(startAt: number, now: number): boolean {
+  return now > startAt + RATE_START_SLACK_MS;
 }
 
 export type Booking = { startAt: number; nextTat: number } | { retryAt: number };

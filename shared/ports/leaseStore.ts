@@ -101,12 +101,24 @@ export interface LeaseStore {
   getPool(gate: string): Promise<PoolSnapshot | undefined>;
   /** Every gate created so far: pools and keyed limits. */
   listPools(): Promise<string[]>;
-  /** Creates the gate with this limit unless it exists; returns whether it created it. */
-  createPool(gate: string, limit: number): Promise<boolean>;
-  /** Sets the limit (creating the gate if needed). Held slots are never taken away by this call. */
-  setLimit(gate: string, limit: number): Promise<void>;
+  /**
+   * Creates the gate with this limit (and start rate: ms between starts) unless it exists; returns whether it created
+   * it. One write: no job is ever admitted to a configured gate before its rate is on it.
+   */
+  createPool(gate: string, limit: number, intervalMs?: number): Promise<boolean>;
+  /**
+   * Sets the limit (creating the gate if needed, with the start rate `intervalMsIfNew`). Held slots are never taken
+   * away by this call; an existing gate's rate is left as it is.
+   */
+  setLimit(gate: string, limit: number, intervalMsIfNew?: number): Promise<void>;
   /** Sets the gate's start rate (ms between starts), or removes it (undefined). The gate must exist. */
   setRate(gate: string, intervalMs: number | undefined): Promise<void>;
+  /**
+   * Books a start now for a job that holds its units already (its booked time passed: a late wake-up), on every gate
+   * of its demand that has a start rate: the start time, or when to try again if a rate has none within the horizon
+   * (nothing booked then). `{ startAt: now }` if no gate has a rate.
+   */
+  book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }>;
   /**
    * Elects who sends the gate's next tick (the wake-up of jobs waiting for its rate) for time `at`: true, once, unless
    * a tick is already due at or before `at` and not past (`now`). Ticks are delayed messages; a lost one is redone by

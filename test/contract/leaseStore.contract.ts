@@ -1020,22 +1020,20 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         // Prepare: 2 starts a second
         await store.createPool('p', 10);
         await store.setRate('p', 500);
-        const jobs = await Promise.all(['a', 'b', 'c', 'd'].map((id) => queued(id)));
-        // Act: four takes at the same moment
+        const jobs = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((id) => queued(id)));
+        // Act: six takes at the same moment
         const results = [];
         for (const job of jobs) results.push(await store.take(unit('p'), from(job, 'starting'), T + 10));
-        // Assess: T+10, T+510, T+1010 (the horizon is 1 s), then none
+        // Assess: T+10, +510, +1010, +1510, +2010 (the horizon is 2 s), then none
         expect(results).toEqual([
-          { outcome: TakeOutcome.Taken, startAt: T + 10 },
-          { outcome: TakeOutcome.Taken, startAt: T + 510 },
-          { outcome: TakeOutcome.Taken, startAt: T + 1010 },
+          ...[10, 510, 1010, 1510, 2010].map((ms) => ({ outcome: TakeOutcome.Taken, startAt: T + ms })),
           { outcome: TakeOutcome.RateLimited },
         ]);
         expect(await read('b')).toMatchObject({ state: 'starting', startAt: T + 510 });
-        expect(await read('d')).toEqual(jobs[3]);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 10, inUse: 3, rate: { intervalMs: 500, tat: T + 1510 } });
+        expect(await read('f')).toEqual(jobs[5]);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 10, inUse: 5, rate: { intervalMs: 500, tat: T + 2510 } });
         // Later, the next start is within the horizon again.
-        expect(await store.take(unit('p'), from(jobs[3]!, 'starting'), T + 600)).toEqual({ outcome: TakeOutcome.Taken, startAt: T + 1510 });
+        expect(await store.take(unit('p'), from(jobs[5]!, 'starting'), T + 600)).toEqual({ outcome: TakeOutcome.Taken, startAt: T + 2510 });
       });
 
       test('a reserve and a pass book the receiver\'s start too, written on its record', async () => {

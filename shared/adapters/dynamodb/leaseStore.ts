@@ -122,10 +122,15 @@ export class DynamoLeaseStore implements LeaseStore {
     return names;
   }
 
-  async createPool(pool: string, limit: number): Promise<boolean> {
+  async createPool(pool: string, limit: number, intervalMs?: number): Promise<boolean> {
+    const rate = intervalMs === undefined ? {} : { intervalMs, tat: 0 };
     const created = await applied(
       this.doc.send(
-        new PutCommand({ TableName: this.tableName, Item: { ...poolKey(pool), limit, inUse: 0, room: limit }, ConditionExpression: IS_NEW }),
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...poolKey(pool), limit, inUse: 0, room: limit, ...rate },
+          ConditionExpression: IS_NEW,
+        }),
       ),
     );
     // Registered on both paths: a creation that died before this write is listed the next time the pool is used.
@@ -133,7 +138,7 @@ export class DynamoLeaseStore implements LeaseStore {
     return created;
   }
 
-  async setLimit(pool: string, limit: number): Promise<void> {
+  async setLimit(pool: string, limit: number, intervalMsIfNew?: number): Promise<void> {
     // room follows the limit in the same write (room = limit - inUse), so a condition on room sees the new limit.
     for (;;) {
       const set = await applied(
@@ -148,7 +153,7 @@ export class DynamoLeaseStore implements LeaseStore {
           }),
         ),
       );
-      if (set || (await this.createPool(pool, limit))) break;
+      if (set || (await this.createPool(pool, limit, intervalMsIfNew))) break;
     }
     await this.register(pool);
   }
@@ -168,6 +173,47 @@ export class DynamoLeaseStore implements LeaseStore {
       }),
     );
     this.rates.delete(gate);
+  }
+
+  async book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }> {
+    // Every gate of the demand, none changed: a rated one moves its tat (fenced by the one read), an unrated one is
+    // checked to be still unrated (a rate set meanwhile fails the write and is learned).
+    const changes = gatesOf(demand).map((gate) => ({ gate, delta: 0, guarded: true }));
+    for (let tries = 1; ; tries++) {
+      let startAt: number | undefined;
+      let retryAt: number | undefined;
+      for (const { gate } of changes) {
+        const rate = this.rates.get(gate);
+        if (!rate) continue;
+        const booking = book(rate, now);
+        if ('retryAt' in booking) retryAt = Math.max(retryAt ?? 0, booking.retryAt);
+        else startAt = Math.max(startAt ?? 0, booking.startAt);
+      }
+      if (retryAt !== undefined) return { retryAt };
+      const items = changes.map(({ gate }) => {
+        const rate = this.rates.get(gate);
+        if (!rate) return { ConditionCheck: { TableName: this.tableName, Key: poolKey(gate), ConditionExpression: NOT_RATED, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } };
+        return {
+          Update: {
+            TableName: this.tableName,
+            Key: poolKey(gate),
+            UpdateExpression: 'SET tat = :nextTat',
+            ConditionExpression: RATE_AS_READ,
+            ExpressionAttributeValues: { ':tat': rate.tat, ':nextTat': startAt! + rate.intervalMs },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+          },
+        };
+      });
+      const reasons = await this.transact(items);
+      if (!reasons) {
+        for (const { gate } of changes) {
+          const rate = this.rates.get(gate);
+          if (rate) this.rates.set(gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
+        }
+        return { startAt: startAt ?? now };
+      }
+      if (!this.learn(changes, reasons) || tries >= MAX_RATE_TRIES) throw new Error(`could not book a start on ${gatesOf(demand).join(', ')}`);
+    }
   }
 
   async claimTick(gate: string, at: number, now: number): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { isTerminal, JobState } from '../../../shared/domain/jobState';
 import { type Demand, gatesOf } from '../../../shared/domain/limits';
+import { RATE_START_SLACK_MS } from '../../../shared/domain/rate';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import type { FakeRun } from '../fakes/fakeStarter';
 import type { Observer } from './world';
@@ -33,6 +34,7 @@ import type { Observer } from './world';
 export type ViolationCategory =
   | 'second-run'
   | 'over-limit'
+  | 'over-rate'
   | 'not-terminal'
   | 'ledger-run-mismatch'
   | 'slot-leak'
@@ -72,6 +74,8 @@ export class StepInvariants {
     /** what each job takes, from the scenario */
     private readonly demands: ReadonlyMap<string, Demand>,
     private readonly ignore: ReadonlySet<ViolationCategory> = new Set(),
+    /** gates with a start rate: ms between starts */
+    private readonly rated: ReadonlyMap<string, number> = new Map(),
   ) {}
 
   /** Throws ExploreViolation when a step broke an invariant. */
@@ -85,6 +89,20 @@ export class StepInvariants {
           'second-run',
           `job ${jobId} has ${jobRuns.length} runs: ${jobRuns.map((r) => r.executionId).join(', ')}`,
         );
+    }
+    for (const [gate, intervalMs] of this.rated) {
+      const starts = runs
+        .filter((run) => gatesOf(this.demands.get(run.jobId) ?? { pool: '', keys: [], units: 1 }).includes(gate))
+        .sort((a, b) => a.startedAt - b.startedAt);
+      for (let i = 1; i < starts.length; i++) {
+        const gap = starts[i]!.startedAt - starts[i - 1]!.startedAt;
+        // Starts follow booked times (an interval apart) within the slack: a later one books again.
+        if (gap < intervalMs - RATE_START_SLACK_MS && !this.ignore.has('over-rate'))
+          throw new ExploreViolation(
+            'over-rate',
+            `${gate} allows a start every ${intervalMs} ms: ${runName(starts[i - 1]!)} and ${runName(starts[i]!)} started ${gap} ms apart`,
+          );
+      }
     }
     const running = inProgress(runs);
     for (const pool of this.pools) {

@@ -17,6 +17,7 @@ import {
   jobName,
   keyName,
   poolName,
+  RATED_INTERVAL_MS,
   setLimitGate,
   type Scenario,
   scenarioArb,
@@ -116,8 +117,10 @@ export class ExploreRun {
     this.world = makeExploreWorld({
       pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit])),
       keyLimits: Object.fromEntries((scenario.keyLimits ?? []).map((limit, i) => [keyPrefix(keyName(i)), limit])),
+      ...(scenario.keyLimits && { rates: { [`key/${keyPrefix(keyName(1))}:*`]: 1000 / RATED_INTERVAL_MS } }),
     });
-    this.invariants = new StepInvariants(this.world.observe, this.gates, this.demands(), ignore);
+    const rated = new Map(scenario.keyLimits ? [[`key/${keyName(1)}`, RATED_INTERVAL_MS]] : []);
+    this.invariants = new StepInvariants(this.world.observe, this.gates, this.demands(), ignore, rated);
   }
 
   /** What each job takes, from the scenario (never from the stores). */
@@ -465,8 +468,10 @@ export class ExploreRun {
         settings.backoff.maxSeconds * 1000,
       ) + 1;
     for (const [i, gate] of this.gates.entries()) {
-      // Un-paused with room for the heaviest job (weight 2), so that every job can still run.
-      if ((await this.world.observe.limit(gate)) < 2) this.launch({ t: 'setLimit', pool: i, limit: 2, faults: {} });
+      // Un-paused with room for the heaviest job (weight 2), so that every job can still run. A gate no job created yet
+      // is left to its first job (which creates it from configuration, with its start rate).
+      if ((await this.world.observe.exists(gate)) && (await this.world.observe.limit(gate)) < 2)
+        this.launch({ t: 'setLimit', pool: i, limit: 2, faults: {} });
     }
     await this.drive();
     for (let round = 0; round < DRAIN_ROUNDS; round++) {

@@ -93,6 +93,8 @@ export interface ScenarioOptions {
 
 export const poolName = (index: number): string => `p${index + 1}`;
 export const keyName = (index: number): string => `k${index + 1}:x`;
+/** With flow control, the second keyed limit has a start rate: one start per RATED_INTERVAL_MS. */
+export const RATED_INTERVAL_MS = 10_000;
 /** The gates a setLimit step may change: the pools, then the keyed limits. */
 export const gateNames = (scenario: Pick<Scenario, 'limits' | 'keyLimits'>): string[] => [
   ...scenario.limits.map((_, i) => poolName(i)),

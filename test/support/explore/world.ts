@@ -42,6 +42,8 @@ export interface ExploreWorldOptions {
   pools: Readonly<Record<string, number>>;
   /** configured defaults of keyed limits by prefix (created lazily by the first job naming one) */
   keyLimits?: Readonly<Record<string, number>>;
+  /** configured start rates (starts per second) by gate or `key/<prefix>:*` */
+  rates?: Readonly<Record<string, number>>;
   settings?: Partial<SluiceSettings>;
   /** seeds deps.random (backoff jitter) */
   seed?: number;
@@ -56,6 +58,8 @@ export interface Observer {
   holders(gate: string): Promise<string[]>;
   /** the units in use the gate's counter says (0 before creation) */
   inUse(gate: string): Promise<number>;
+  /** whether the gate's counter exists (created by a job naming it, or by an operator) */
+  exists(gate: string): Promise<boolean>;
   /** waiting jobs parked in the store */
   waiters(): Promise<Array<{ pool: string; jobId: string }>>;
   /** the ledger's view of a job */
@@ -92,7 +96,13 @@ export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
 };
 
 export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
-  const settings: SluiceSettings = { ...EXPLORE_SETTINGS, pools: options.pools, keyLimits: options.keyLimits ?? {}, ...options.settings };
+  const settings: SluiceSettings = {
+    ...EXPLORE_SETTINGS,
+    pools: options.pools,
+    keyLimits: options.keyLimits ?? {},
+    rates: options.rates ?? {},
+    ...options.settings,
+  };
   const clock = new ManualClock(T0);
   const store = new InMemoryStore({ retentionDays: 30 });
   const leases = store;
@@ -134,6 +144,9 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
     },
     async inUse(gate) {
       return store.peekPool(gate)?.inUse ?? 0;
+    },
+    async exists(gate) {
+      return store.peekPool(gate) !== undefined;
     },
     async waiters() {
       return leases.allWaiters().map(({ pool, jobId }) => ({ pool, jobId }));

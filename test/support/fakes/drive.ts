@@ -18,7 +18,7 @@ export async function deliverSent(world: FakeWorld, options: { maxMessages?: num
   const backlog: Array<SentMessage & { availableAt: number }> = [];
   for (;;) {
     for (const message of world.queue.takeSent())
-      backlog.push({ ...message, availableAt: world.clock.now() + message.delaySeconds * 1000 });
+      backlog.push({ ...message, availableAt: (message.sentAt ?? world.clock.now()) + message.delaySeconds * 1000 });
     if (backlog.length === 0) return delivered;
     if (delivered.length >= limit) throw new Error(`more than ${limit} messages: is something looping?`);
     backlog.sort((a, b) => a.availableAt - b.availableAt);

@@ -132,19 +132,19 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     return [...this.registry].sort(byCodeUnit);
   }
 
-  async createPool(pool: string, limit: number): Promise<boolean> {
+  async createPool(pool: string, limit: number, intervalMs?: number): Promise<boolean> {
     await this.enter();
     this.registry.add(pool);
     if (this.pools.has(pool)) return false;
-    this.pools.set(pool, { limit, inUse: 0 });
+    this.pools.set(pool, { limit, inUse: 0, ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }) });
     return true;
   }
 
-  async setLimit(pool: string, limit: number): Promise<void> {
+  async setLimit(pool: string, limit: number, intervalMsIfNew?: number): Promise<void> {
     await this.enter();
     const row = this.pools.get(pool);
     if (row) row.limit = limit;
-    else this.pools.set(pool, { limit, inUse: 0 });
+    else this.pools.set(pool, { limit, inUse: 0, ...(intervalMsIfNew !== undefined && { rate: { intervalMs: intervalMsIfNew, tat: 0 } }) });
     this.registry.add(pool);
   }
 
@@ -154,6 +154,21 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     if (!row) throw new Error(`ConditionalCheckFailedException: no gate ${gate}`);
     if (intervalMs === undefined) delete row.rate;
     else row.rate = { intervalMs, tat: row.rate?.tat ?? 0 };
+  }
+
+  async book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }> {
+    await this.enter();
+    const changes = exchange(undefined, demand).map((change) => ({ ...change, delta: 0 }));
+    let retryAt: number | undefined;
+    for (const change of changes) {
+      const rate = this.pools.get(change.gate)?.rate;
+      const booking = rate && book(rate, now);
+      if (booking && 'retryAt' in booking) retryAt = Math.max(retryAt ?? 0, booking.retryAt);
+    }
+    if (retryAt !== undefined) return { retryAt };
+    const startAt = this.booking(changes.filter((change) => this.pools.has(change.gate)), now);
+    this.applyCounters(changes.filter((change) => this.pools.has(change.gate)), startAt as number | undefined);
+    return { startAt: (startAt as number | undefined) ?? now };
   }
 
   async claimTick(gate: string, at: number, now: number): Promise<boolean> {

@@ -58,7 +58,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   const store = new InMemoryStore({ retentionDays: 30 });
   const leases = store;
   const ledger = store;
-  const queue = new RecordingJobQueue();
+  const queue = new RecordingJobQueue(clock);
   // AppFlow-like (and every other kind, idempotent by a token or a name) unless told otherwise; Glue-like: a new run per start.
   const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock }), {
     appflow: new FakeStarter('appflow', { idempotent: options.appflowIdempotent ?? true, clock }),

@@ -1,4 +1,5 @@
 import type { JobQueue } from '../../../shared/ports/jobQueue';
+import type { Clock } from '../../../shared/ports/clock';
 import { tick } from './tick';
 
 export interface SentMessage {
@@ -8,6 +9,8 @@ export interface SentMessage {
   delaySeconds: number;
   /** sent with a slot already reserved for the job (a hand-off) */
   reserved: boolean;
+  /** the clock's time at the send, when the queue has a clock: its delay counts from then */
+  sentAt?: number;
 }
 
 export interface DeadLetter {
@@ -21,6 +24,8 @@ export interface DeadLetter {
  * keep everything; `takeSent()` hands the messages not taken yet to a test that delivers them to the acquirer.
  */
 export class RecordingJobQueue implements JobQueue {
+  constructor(private readonly clock?: Pick<Clock, 'now'>) {}
+
   readonly sent: SentMessage[] = [];
   readonly deadLettered: DeadLetter[] = [];
   private pending: SentMessage[] = [];
@@ -35,7 +40,13 @@ export class RecordingJobQueue implements JobQueue {
       // The SQS API declares DelaySeconds an Integer from 0 to 900 (the exact error SQS returns is unverified).
       throw new Error(`InvalidParameterValue: DelaySeconds must be a whole number from 0 to 900, got ${delaySeconds}`);
     }
-    const message = { messageId: `msg-${++this.counter}`, body, delaySeconds, reserved: options.reserved ?? false };
+    const message: SentMessage = {
+      messageId: `msg-${++this.counter}`,
+      body,
+      delaySeconds,
+      reserved: options.reserved ?? false,
+      ...(this.clock && { sentAt: this.clock.now() }),
+    };
     this.sent.push(message);
     this.pending.push(message);
   }

@@ -27,6 +27,28 @@ async function endOldest(world: FakeWorld): Promise<string> {
   return run.jobId;
 }
 
+/**
+ * Runs `work` with every wait for a booked start held until nothing else can move (the fake clock would otherwise jump
+ * to the booked time at once, before the other jobs of the burst arrive), then lets the sleepers wake, in time order.
+ */
+async function whileAsleep<T>(world: FakeWorld, work: () => Promise<T>): Promise<T> {
+  const sleepers: Array<{ at: number; wake: () => void }> = [];
+  const sleep = jest.spyOn(world.clock, 'sleepUntil').mockImplementation((at) => new Promise<void>((wake) => sleepers.push({ at, wake })));
+  const done = work();
+  for (let spins = 0; spins < 10_000; spins++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const settled = await Promise.race([done.then(() => true), new Promise<false>((resolve) => setImmediate(() => resolve(false)))]);
+    if (settled) break;
+    if (sleepers.length === 0) continue;
+    sleepers.sort((a, b) => a.at - b.at);
+    const next = sleepers.shift()!;
+    world.clock.advanceTo(next.at);
+    next.wake();
+  }
+  sleep.mockRestore();
+  return done;
+}
+
 const started = (world: FakeWorld) => [...world.starters.glue.runs.values()].map((run) => run.jobId);
 
 describe('keyed limits', () => {
@@ -159,5 +181,76 @@ describe('priorities and fair turns', () => {
     // FIFO within a tenant
     const smallOrder = started(world).filter((id) => id.startsWith('small'));
     expect(smallOrder).toEqual([...Array(10).keys()].map((i) => `small-${i}`));
+  });
+});
+
+describe('start rates', () => {
+  test('at most 2 starts a second with slots to spare: starts 500 ms apart, the rest wait for one tick at a time, no polling', async () => {
+    // Prepare: 50 free slots, 2 starts a second (set when the pool is created)
+    const world = makeDeps({ settings: { pools: { api: 50 }, rates: { api: 2 } } });
+    // Act: 8 jobs arrive at once; the ones admitted wait for their booked start while the others arrive
+    const results = await whileAsleep(world, () => Promise.all(Array.from({ length: 8 }, (_, i) => deliver(world, job(`r${i}`, { pool: 'api' })))));
+    // Assess: five started (booked at 0, 500, ... 2,000 ms: the horizon is 2 s), the others wait for a tick
+    expect(results.filter((r) => r === AcquireResult.Started)).toHaveLength(5);
+    expect(results.filter((r) => r === AcquireResult.Waiting)).toHaveLength(3);
+    const ticks = world.queue.sent.filter((m) => m.body.includes('sluiceTick'));
+    expect(ticks).toHaveLength(1);
+    // The ticks and wake-ups let the others in as starts can be booked.
+    const delivered = await deliverSent(world);
+    expect(started(world).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `r${i}`).sort());
+    const starts = [...world.starters.glue.runs.values()].map((run) => run.startedAt).sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(500);
+    // Exactly back to back: 8 starts in 3.5 s.
+    expect(starts[starts.length - 1]! - starts[0]!).toBe(3500);
+    // Waiting cost no polling: one wake-up per waiting job and a tick per second or so, nothing else.
+    const tickDeliveries = delivered.filter((d) => d.result === AcquireResult.Tick).length;
+    expect(delivered.length - tickDeliveries).toBe(3);
+    expect(tickDeliveries).toBeLessThanOrEqual(3);
+  });
+
+  test('a rate on a keyed limit holds back only the jobs that name it', async () => {
+    const world = makeDeps({ settings: { pools: { default: 10 }, keyLimits: { api: 10 }, rates: { 'key/api:*': 1 } } });
+    const rated = await whileAsleep(world, () =>
+      Promise.all([0, 1, 2, 3].map((i) => deliver(world, job(`k${i}`, { limits: ['api:textract'] })))),
+    );
+    const free = await Promise.all([0, 1, 2].map((i) => deliver(world, job(`f${i}`))));
+    expect(free).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Started]);
+    expect(rated.filter((r) => r === AcquireResult.Started)).toHaveLength(3); // at 0, 1,000 and 2,000 ms
+    await deliverSent(world);
+    const starts = ['k0', 'k1', 'k2', 'k3'].map((id) => world.starters.glue.runsOf(id)[0]!.startedAt).sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('rejected jobs and duplicate copies', () => {
+  test('a copy that finds its job rejected by another copy that died before its DLQ send sends the DLQ copy itself', async () => {
+    // Prepare: a job heavier than its pool can ever hold, delivered twice. Copy B reads the job and its take fails; then
+    // copy A runs whole: its reject applies, its answer is lost (it fails before the DLQ send; B's delivery then deletes
+    // the message). Found by the explorer (seed 32, flow control).
+    const world = makeDeps({ settings: { pools: { dpu: 4 } } });
+    const spec = job('heavy', { pool: 'dpu', weight: 5 });
+    const move = world.ledger.move.bind(world.ledger);
+    jest.spyOn(world.ledger, 'move').mockImplementationOnce(async (m, now) => {
+      await move(m, now);
+      throw new Error('LostAnswer: the write applied, its answer was lost');
+    });
+    const take = world.leases.take.bind(world.leases);
+    let resumeB!: () => void;
+    const bMayGoOn = new Promise<void>((resolve) => (resumeB = resolve));
+    jest.spyOn(world.leases, 'take').mockImplementationOnce(async (demand, m, now) => {
+      const result = await take(demand, m, now);
+      await bMayGoOn;
+      return result;
+    });
+    const copyB = deliver(world, spec);
+    await expect(deliver(world, spec)).rejects.toThrow(/LostAnswer/);
+    expect(world.ledger.peek('heavy')).toMatchObject({ state: 'dead' });
+    expect(world.queue.deadLettered).toEqual([]);
+    // Act: copy B goes on from its failed take of the job as it read it (queued)
+    resumeB();
+    // Assess: B's reject finds the job moved, reads it again, and sends the DLQ copy the dead copy could not
+    expect(await copyB).toBe(AcquireResult.DeadLettered);
+    expect(world.queue.deadLettered.map((d) => d.reason)).toEqual([expect.stringMatching(/weight 5 is more than the 4 units/)]);
+    expect(world.ledger.peek('heavy')!.deadLetteredAt).toBeDefined();
   });
 });
