@@ -92,8 +92,11 @@ export class HandOff {
         .map((waiter) => ({ ...waiter, gate: waiter.gate ?? gate }));
       if (waiters.length === 0) return admitted;
       const candidates = waiters.slice(0, free);
-      for (let i = 0; i < candidates.length; i += FILL_PARALLEL) {
-        const chunk = candidates.slice(i, i + FILL_PARALLEL);
+      // A rated gate books its starts one after another (each booking moves its tat): in parallel they would only
+      // fence each other out.
+      const parallel = snapshot.rate ? 1 : FILL_PARALLEL;
+      for (let i = 0; i < candidates.length; i += parallel) {
+        const chunk = candidates.slice(i, i + parallel);
         for (const waiter of chunk) passed.add(waiter.waitKey);
         const outcomes = await Promise.all(chunk.map((waiter) => this.admit(waiter, gate, depth)));
         admitted += outcomes.reduce((sum, outcome) => sum + outcome.admitted, 0);
@@ -119,11 +122,13 @@ export class HandOff {
       return { admitted: 0, stop: false };
     }
     const blocked = await blockingGate(leases, waiterDemand(waiter), clock.now());
+    // Room and starts everywhere by now (freed meanwhile, or a booking lost to a concurrent one): the next round tries.
+    if (!blocked) return { admitted: 0, stop: false };
     // A start rate with nothing to give now: its tick lets the waiter in (and the ones behind it).
-    if (blocked && !blocked.missing && blocked.rate) await ensureTick(this.deps, blocked.gate);
+    if (!blocked.missing && blocked.rate) await ensureTick(this.deps, blocked.gate);
     // (A missing gate cannot happen: a job parks only once every gate it names exists, and gates are never deleted;
     // it would keep its place too.)
-    if (!blocked || blocked.gate === gate || blocked.missing) return { admitted: 0, stop: true };
+    if (blocked.gate === gate || blocked.missing) return { admitted: 0, stop: true };
     // Another of its limits holds it back: it waits on that limit's list from now on.
     const moved = await leases.moveWaiter(waiter, blocked.gate);
     return { admitted: moved && depth === 0 ? await this.fill(blocked.gate, depth + 1) : 0, stop: false };

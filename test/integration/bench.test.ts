@@ -76,13 +76,12 @@ test('throughput, cost, machine and date', () => {
   expect(r.machine.cores).toBeGreaterThan(0);
   expect(r.machine.node).toMatch(/^v\d+/);
   expect(Number.isNaN(Date.parse(r.date))).toBe(false);
-  expect(r.goals.map((g) => g.goal)).toHaveLength(12);
+  expect(r.goals.map((g) => g.goal)).toHaveLength(13);
 });
 
-test('flow control: the small tenant takes turns (in order, within its bound); weighted units never pass the budget', () => {
+test('flow control: the small tenant takes turns (within its bound); weighted units never pass the budget; start calls of a rated pool', () => {
   const f = out.results.fairness!;
   expect(f.smallJobs).toBe(QUICK.fairness.smallJobs);
-  expect(f.smallInOrder).toBe(true);
   expect(f.smallTenantLastStartHandOffs).toBeGreaterThanOrEqual(f.smallJobs);
   expect(f.boundHandOffs).toBe(2 * f.smallJobs);
   const w = out.results.weights!;
@@ -90,7 +89,11 @@ test('flow control: the small tenant takes turns (in order, within its bound); w
   expect(w.maxUnitsInUse).toBeLessThanOrEqual(QUICK.weights.budget);
   expect(w.unitUtilization).toBeGreaterThan(0);
   expect(w.unitUtilization).toBeLessThanOrEqual(1);
-  expect(out.results.rateLimit).toBeNull();
+  const q = out.results.rateLimit!;
+  expect(q.jobs).toBe(QUICK.rateLimit.jobs);
+  expect(q.maxStartsInAnySecond).toBeGreaterThan(0);
+  expect(q.minGapMs).toBeGreaterThan(0);
+  expect(q.rateUtilization).toBeGreaterThan(0);
 });
 
 test('capacity per job by limit, on DynamoDB Local: write and read units, the counter share, jobs/s', () => {

@@ -64,7 +64,7 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   if (r.handoff) out.push(...handoffSection(r));
   if (r.requestsPerJob) out.push(...requestsSection(r, charts.requestsChart));
   if (r.throughput) out.push(...throughputSection(r));
-  if (r.fairness || r.weights) out.push(...flowControlSection(r));
+  if (r.fairness || r.weights || r.rateLimit) out.push(...flowControlSection(r));
   if (r.capacity) out.push(...capacitySection(r));
   if (r.cost) out.push(...costSection(r));
   out.push(...boundsSection(r));
@@ -604,13 +604,13 @@ function throughputBound(r: BenchResults): string[] {
 }
 
 function flowControlSection(r: BenchResults): string[] {
-  const out = ['## Flow control: fair turns and weights', ''];
+  const out = ['## Flow control: fair turns, start rates and weights', ''];
   const f = r.fairness;
   if (f)
     out.push(
       `**Fairness.** One tenant sends ${f.bigJobs.toLocaleString('en-US')} jobs to a pool of ${f.limit}; once they wait, another sends ${f.smallJobs}. ` +
         `The small tenant's last job started ${f.smallTenantLastStartHandOffs} starts after it arrived (bound: ceil(${f.smallJobs} / its share of 1/2) = ${f.boundHandOffs}), ` +
-        `while ${f.bigJobsStillWaiting.toLocaleString('en-US')} of the big tenant's jobs still waited; its jobs started ${f.smallInOrder ? 'in the order it sent them' : 'OUT of the order it sent them'}. ` +
+        `while ${f.bigJobsStillWaiting.toLocaleString('en-US')} of the big tenant's jobs still waited; its jobs started ${f.smallInOrder ? 'in the order it sent them' : 'in the order they reached Sluice, not quite the order it sent them (a standard SQS queue does not keep the order of sends; first in, first out holds from arrival)'}. ` +
         'Starts counted from the simulator: each one is a hand-off, the pool being full.',
       '',
     );
@@ -622,6 +622,12 @@ function flowControlSection(r: BenchResults): string[] {
         'Waiting jobs keep strict order: a heavy job at the head is not overtaken by lighter ones, so units idle until enough are free for it; that idle share is what is missing from 100%.',
       '',
     );
-  out.push('**Start rates** (`startsPerSecond`) are not built yet: no measurement.', '');
+  const q = r.rateLimit;
+  if (q)
+    out.push(
+      `**Start rate.** ${q.jobs} jobs sent at once to a pool of ${q.limit} with a start rate of ${q.startsPerSecond}/s: at most ${q.maxStartsInAnySecond} start calls in any 1 s window (the simulator's record, windows anchored at each start), the closest two ${q.minGapMs} ms apart, ${(q.rateUtilization * 100).toFixed(1)}% of the rate used from the first start to the last. ` +
+        'Starts are booked an interval apart on the limit and made at their booked time (within 100 ms, else booked again); what lands at the simulator also carries the start call\'s own latency, which differs a few ms from one call to the next.',
+      '',
+    );
   return out;
 }

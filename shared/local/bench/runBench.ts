@@ -12,14 +12,14 @@ import { renderResults } from './report';
 import { type HandoffResult, runHandoff } from './scenarios/handoff';
 import { type ReconcilerResult, runReconcilerCost } from './scenarios/reconciler';
 import type { CapacityAtLimit, CapacityParams, CapacityResult } from './scenarios/capacity';
-import { type FairnessResult, runFairness, runWeights, type WeightsResult } from './scenarios/flowControl';
+import { type FairnessResult, type RateResult, runFairness, runRateLimit, runWeights, type WeightsResult } from './scenarios/flowControl';
 import { type BacklogResult, poolForBacklog, type RequestsResult, runRequests } from './scenarios/requests';
 import { runThroughput, type ThroughputResult } from './scenarios/throughput';
 import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult } from './scenarios/utilization';
 import { concurrencyChart, logXChart, type Series } from './svg';
 import type { RunTimes } from './workload';
 
-export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput', 'fairness', 'weights', 'capacity'] as const;
+export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput', 'fairness', 'rateLimit', 'weights', 'capacity'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchParams {
@@ -44,6 +44,7 @@ export interface BenchParams {
   /** Flow control (issue 14): two tenants sharing a pool, and weighted jobs on a budget of units. */
   fairness: { limit: number; bigJobs: number; smallJobs: number; runMinMs: number; runMaxMs: number };
   weights: { budget: number; jobs: number; runTimes: RunTimes };
+  rateLimit: { limit: number; startsPerSecond: number; jobs: number; runMs: number };
   /** Capacity units per job at each limit, on DynamoDB Local (a process of its own: see capacityMain.ts). */
   capacity: Omit<CapacityParams, 'timeoutMs'>;
   cost: CostAssumptions;
@@ -70,6 +71,8 @@ export const FULL: BenchParams = {
   // Runs of 1-3 s at limit 20 drain 10 jobs/s: the 5,000 arrive (about 90/s) much faster, so nearly all of them wait.
   fairness: { limit: 20, bigJobs: 5000, smallJobs: 10, runMinMs: 1000, runMaxMs: 3000 },
   weights: { budget: 20, jobs: 400, runTimes: { medianMs: 300, sigma: 0.5, minMs: 50, maxMs: 2000 } },
+  // 2 starts a second with 50 free slots, 60 jobs at once: 30 s.
+  rateLimit: { limit: 50, startsPerSecond: 2, jobs: 60, runMs: 200 },
   // 600 jobs at limits 8 and 100, 2,200 at 1,000 (2 x limit + 200): most of them go through a hand-off. Runs of
   // limit / 10 s on average (0.8 s, 10 s, 100 s): 10 completions per second at every limit, which this stack sustains
   // on 2 cores with room to spare.
@@ -116,6 +119,7 @@ export const QUICK: BenchParams = {
   reconciler: { runMs: 500 },
   fairness: { limit: 4, bigJobs: 60, smallJobs: 4, runMinMs: 200, runMaxMs: 400 },
   weights: { budget: 20, jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 } },
+  rateLimit: { limit: 50, startsPerSecond: 4, jobs: 10, runMs: 100 },
   capacity: { ...FULL.capacity, limits: [2, 20], minJobs: 20, jobsPerSlot: 3, extraJobs: 10, reconcilerRuns: 1 },
 };
 
@@ -174,9 +178,9 @@ export interface BenchResults {
    */
   capacityPerJob: Record<string, CapacitySummary> | null;
   capacity: CapacityResult | null;
-  /** Flow control (issue 14). rateLimit: start rates are not built yet (null). */
+  /** Flow control (issue 14). */
   fairness: FairnessResult | null;
-  rateLimit: { maxStartsInAnySecond: number; startsPerSecond: number; rateUtilization: number } | null;
+  rateLimit: RateResult | null;
   weights: WeightsResult | null;
   costPerMillionJobsUsd: number | null;
   cost: {
@@ -224,6 +228,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     'bench-tput': p.throughput.limit,
     'bench-fair': p.fairness.limit,
     'bench-weights': p.weights.budget,
+    'bench-rate': p.rateLimit.limit,
   };
   for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
 
@@ -235,6 +240,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   let capacity: CapacityResult | undefined;
   let fairness: FairnessResult | undefined;
   let weights: WeightsResult | undefined;
+  let rateLimit: RateResult | undefined;
   const handlerErrors: Array<{ fn: string; error: string }> = [];
   if ([...only].some((s) => s !== 'capacity')) {
     const h: Harness = await startHarness({
@@ -303,6 +309,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
         );
       }
       if (only.has('weights')) weights = await runWeights(h, { pool: 'bench-weights', ...p.weights, seed: p.seed + 5, timeoutMs });
+      if (only.has('rateLimit')) rateLimit = await runRateLimit(h, { pool: 'bench-rate', ...p.rateLimit, timeoutMs });
       // Last: it leaves the big tenant's backlog waiting in a paused pool.
       if (only.has('fairness')) fairness = await runFairness(h, { pool: 'bench-fair', ...p.fairness, seed: p.seed + 4, timeoutMs });
     } finally {
@@ -338,6 +345,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     capacity,
     fairness,
     weights,
+    rateLimit,
     handlerErrors,
   });
   const files: string[] = [];
@@ -368,6 +376,7 @@ function assemble(a: {
   capacity: CapacityResult | undefined;
   fairness: FairnessResult | undefined;
   weights: WeightsResult | undefined;
+  rateLimit: RateResult | undefined;
   handlerErrors: Array<{ fn: string; error: string }>;
 }): BenchResults {
   const p = a.options.params;
@@ -432,7 +441,7 @@ function assemble(a: {
     capacityPerJob: a.capacity ? capacitySummary(a.capacity) : null,
     capacity: a.capacity ?? null,
     fairness: a.fairness ?? null,
-    rateLimit: null,
+    rateLimit: a.rateLimit ?? null,
     weights: a.weights ?? null,
     costPerMillionJobsUsd: breakdown?.total ?? null,
     cost:
@@ -503,8 +512,21 @@ function goals(r: BenchResults): Goal[] {
       met: r.weights.unitUtilization >= 0.9,
     });
   }
-  if (r.scenarios.includes('fairness'))
-    out.push({ goal: 'start rate: at most N starts in any 1 s, >= 95% of the rate used', target: 'built', measured: 'not built yet', met: false });
+  if (r.rateLimit) {
+    const q = r.rateLimit;
+    out.push({
+      goal: `start rate ${q.startsPerSecond}/s (${q.limit} free slots): starts in any 1 s (simulator)`,
+      target: `<= ${q.startsPerSecond}`,
+      measured: `${q.maxStartsInAnySecond} (closest two: ${q.minGapMs} ms apart)`,
+      met: q.maxStartsInAnySecond <= q.startsPerSecond,
+    });
+    out.push({
+      goal: 'start rate used',
+      target: '>= 95%',
+      measured: `${(q.rateUtilization * 100).toFixed(1)}%`,
+      met: q.rateUtilization >= 0.95,
+    });
+  }
   const c = r.capacity ? Object.values(r.capacity.byLimit).sort((x, y) => x.limit - y.limit) : [];
   if (c.length > 0) {
     const spread = (values: number[]) => Math.max(...values) / Math.max(1e-9, Math.min(...values)) - 1;

@@ -144,3 +144,55 @@ function isOf(run: SimRun, tag: string): boolean {
 function startsOf(h: Harness, group: string, tag: string): SimRun[] {
   return h.runsOf(group).filter((run) => isOf(run, tag));
 }
+
+export interface RateParams {
+  pool: string;
+  limit: number;
+  startsPerSecond: number;
+  jobs: number;
+  runMs: number;
+  timeoutMs: number;
+}
+
+export interface RateResult {
+  startsPerSecond: number;
+  limit: number;
+  jobs: number;
+  /** the most start calls the simulator saw in any window of 1 s (anchored at each start) */
+  maxStartsInAnySecond: number;
+  /** starts over what the rate allows from the first start call to the last: (n - 1) / (span x rate) */
+  rateUtilization: number;
+  /** the smallest gap between two start calls, ms */
+  minGapMs: number;
+}
+
+/** A start rate with slots to spare: every job sent at once, the start calls read from the simulator. */
+export async function runRateLimit(h: Harness, p: RateParams): Promise<RateResult> {
+  await h.leases.setLimit(p.pool, p.limit);
+  await h.poolAdmin().setRate(p.pool, p.startsPerSecond);
+  const jobs = makeJobs({ group: p.pool, pool: p.pool, durations: Array.from({ length: p.jobs }, () => p.runMs), tag: 'r', glueEvery: 0 });
+  await h.enqueue(jobs);
+  await h.waitEnded(p.pool, p.jobs, p.pool, p.timeoutMs);
+  await h.settle(p.pool);
+  const starts = h
+    .runsOf(p.pool)
+    .map((run) => run.startCallAt)
+    .sort((a, b) => a - b);
+  let max = 0;
+  let minGap = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < starts.length; i++) {
+    let j = i;
+    while (j < starts.length && starts[j]! < starts[i]! + 1000) j++;
+    max = Math.max(max, j - i);
+    if (i > 0) minGap = Math.min(minGap, starts[i]! - starts[i - 1]!);
+  }
+  const spanSeconds = (starts[starts.length - 1]! - starts[0]!) / 1000;
+  return {
+    startsPerSecond: p.startsPerSecond,
+    limit: p.limit,
+    jobs: p.jobs,
+    maxStartsInAnySecond: max,
+    rateUtilization: spanSeconds > 0 ? Math.round(((starts.length - 1) / (spanSeconds * p.startsPerSecond)) * 1000) / 1000 : 1,
+    minGapMs: Math.round(minGap),
+  };
+}
