@@ -29,9 +29,18 @@ export function table(header: string[], rows: string[][], right: number[] = []):
 
 export function formatPoolDetails(pools: readonly PoolDetail[], now: number): string {
   if (pools.length === 0) return 'no pools yet (a pool appears when its limit is set or its first job arrives)';
+  const rated = pools.some((p) => p.startsPerSecond !== undefined);
   const counts = table(
-    ['POOL', 'LIMIT', 'IN USE', 'FREE', 'WAITING'],
-    pools.map((p) => [p.name, String(p.limit), String(p.inUse), String(Math.max(0, p.limit - p.inUse)), String(p.waiting)]),
+    // The start rate only when some limit has one.
+    ['POOL', 'LIMIT', 'IN USE', 'FREE', 'WAITING', ...(rated ? ['RATE'] : [])],
+    pools.map((p) => [
+      p.name,
+      String(p.limit),
+      String(p.inUse),
+      String(Math.max(0, p.limit - p.inUse)),
+      String(p.waiting),
+      ...(rated ? [p.startsPerSecond === undefined ? '-' : `${p.startsPerSecond}/s`] : []),
+    ]),
     [1, 2, 3, 4],
   );
   const held = pools.flatMap((p) => p.held.map((h) => ({ pool: p.name, ...h })));

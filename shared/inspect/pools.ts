@@ -23,6 +23,8 @@ export interface PoolDetail {
   name: string;
   limit: number;
   inUse: number;
+  /** the start rate, starts per second, if the limit has one */
+  startsPerSecond?: number;
   waiting: number;
   /** every holder, the longest-held first */
   held: HolderDetail[];
@@ -62,6 +64,7 @@ export async function poolDetails(
       name,
       limit: pool.limit,
       inUse: pool.inUse,
+      ...(pool.rate && { startsPerSecond: Math.round((1000 / pool.rate.intervalMs) * 1000) / 1000 }),
       waiting,
       held: held.sort((a, b) => a.since - b.since || a.jobId.localeCompare(b.jobId)),
       next: waiters.map(({ jobId, kind, since }) => ({ jobId, kind, since })),
