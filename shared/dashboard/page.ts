@@ -22,7 +22,7 @@ export function dashboardPage(context: { token: string; table: string; queueUrl:
 <h1>Sluice <span class="muted" id="table"></span></h1>
 <div id="status" class="muted">loading…</div>
 <h2>Pools</h2>
-<table id="pools"><thead><tr><th>pool</th><th class="n">limit</th><th class="n">in use</th><th class="n">free</th><th class="n">waiting</th><th>change limit</th></tr></thead><tbody></tbody></table>
+<table id="pools"><thead><tr><th>pool</th><th class="n">limit</th><th class="n">in use</th><th class="n">free</th><th class="n">waiting</th><th class="n">rate</th><th>change limit</th></tr></thead><tbody></tbody></table>
 <h2>Runs in progress, last hour <span class="muted">(sampled while this dashboard runs)</span></h2>
 <svg id="chart" width="720" height="180" role="img" aria-label="runs in progress per pool"></svg>
 <div id="legend"></div>
@@ -106,7 +106,7 @@ function render(state) {
   const now = state.at;
   fill('pools', state.pools.map((p) => {
     const tr = document.createElement('tr'); tr.dataset.pool = p.name;
-    tr.append(cell(p.name), cell(p.limit, 'n limit'), cell(p.inUse, 'n in-use'), cell(Math.max(0, p.limit - p.inUse), 'n free'), cell(p.waiting, 'n waiting'));
+    tr.append(cell(p.name), cell(p.limit, 'n limit'), cell(p.inUse, 'n in-use'), cell(Math.max(0, p.limit - p.inUse), 'n free'), cell(p.waiting, 'n waiting'), cell(p.startsPerSecond === undefined ? '-' : p.startsPerSecond + '/s', 'n rate'));
     const td = document.createElement('td'); const input = document.createElement('input'); input.type = 'number'; input.min = '0'; input.value = p.limit;
     input.setAttribute('aria-label', 'new limit for ' + p.name); input.onfocus = () => (editing = true); input.onblur = () => (editing = false);
     const button = document.createElement('button'); button.textContent = 'set'; button.className = 'set-limit'; button.onclick = () => setLimit(p.name, input);
