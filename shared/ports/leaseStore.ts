@@ -173,8 +173,9 @@ export interface LeaseStore {
   countWaiters(gate: string): Promise<number>;
 
   /**
-   * The fair-share round of a tenant's next waiting job in the pool: one after the tenant's last, and never behind the
-   * pool's current round (a tenant back after a pause does not jump ahead with old rounds, nor fall behind).
+   * The fair-share round of a tenant's next waiting job in the pool: one after the tenant's last, or the pool's current
+   * round if the tenant is behind it (new, or back after a pause: it neither jumps ahead with old rounds nor waits
+   * behind the others' backlog).
    */
   fairRank(pool: string, tenant: string): Promise<number>;
   /** Notes that a job of round `rank` was let in: the pool's current round moves up to it (never down). */

@@ -53,7 +53,7 @@ export const GATE_KNOWN = 'attribute_exists(pk)';
 /** A pool's fair-share round only moves up. */
 export const ROUND_BEHIND = 'attribute_exists(pk) AND (attribute_not_exists(round) OR round < :rank)';
 
-/** A tenant's last round is raised to the pool's current one only if it is behind it. */
+/** A tenant's last round is raised to the pool's current one only if it is behind it (or it has none). */
 export const TENANT_BEHIND = 'attribute_not_exists(lastRound) OR lastRound < :next';
 
 /**

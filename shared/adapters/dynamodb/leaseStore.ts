@@ -367,7 +367,9 @@ export class DynamoLeaseStore implements LeaseStore {
   async fairRank(pool: string, tenant: string): Promise<number> {
     // The pool's round need not be exact: a stale read only lets a returning tenant in a round or two early or late.
     const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool) }));
-    const next = Number((Item as PoolItem | undefined)?.round ?? 0) + 1;
+    // The round being let in now: a tenant behind it (new, or back after a pause) joins it, and goes before the other
+    // tenants' jobs of later rounds; a tenant with jobs waiting already goes one round after its last.
+    const next = Number((Item as PoolItem | undefined)?.round ?? 0);
     const raised = await applied(
       this.doc.send(
         new UpdateCommand({

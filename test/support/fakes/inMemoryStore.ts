@@ -307,7 +307,9 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   async fairRank(pool: string, tenant: string): Promise<number> {
     await this.enter();
     const key = `${pool}#${tenant}`;
-    const rank = Math.max(this.rounds.get(pool) ?? 0, this.tenantRounds.get(key) ?? 0) + 1;
+    const last = this.tenantRounds.get(key);
+    const round = this.rounds.get(pool) ?? 0;
+    const rank = last === undefined || last < round ? round : last + 1;
     this.tenantRounds.set(key, rank);
     return rank;
   }

@@ -64,8 +64,8 @@ describe('start rates (a generic cell rate)', () => {
     expect(parseRate(text)).toBeUndefined();
   });
 
-  test('intervalOf', () => {
-    expect(intervalOf(2)).toBe(500);
-    expect(intervalOf(0.5)).toBe(2000);
+  test('intervalOf: the rate\'s interval and a 4% margin for start calls\' latency', () => {
+    expect(intervalOf(2)).toBe(520);
+    expect(intervalOf(0.5)).toBe(2080);
   });
 });
