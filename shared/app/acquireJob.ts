@@ -1,4 +1,4 @@
-import { withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
+import { delaySecondsUntil, withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
 import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
 import { demandOf, type JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
@@ -216,7 +216,7 @@ export class Acquirer {
     const now = this.deps.clock.now();
     const move = { jobId: spec.id, version: record.version, to: PROTOCOL.rateWait.to, patch: { claimableAt: retryAt } };
     if (!(await this.deps.ledger.move(move, now))) return this.duplicate(record, 'moved on while it waited for its start rate');
-    await this.deps.queue.send(encodeJobBody(spec), Math.min(900, Math.ceil(Math.max(0, retryAt - now) / 1000)));
+    await this.deps.queue.send(encodeJobBody(spec), delaySecondsUntil(retryAt, now));
     this.deps.log.info('start waits for its limit\'s start rate', { jobId: spec.id, pool: spec.pool, kind: spec.kind, retryAt });
     return AcquireResult.RetryScheduled;
   }

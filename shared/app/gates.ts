@@ -16,8 +16,7 @@ export type Blocked =
  * every gate has room now (freed meanwhile).
  */
 export async function blockingGate(leases: SluiceDeps['leases'], demand: Demand, now: number): Promise<Blocked | undefined> {
-  const gates = gatesOf(demand);
-  const counters = await Promise.all(gates.map((gate) => leases.getPool(gate)));
+  const { gates, counters } = await countersOf(leases, demand);
   const missing = counters.findIndex((counter) => !counter);
   if (missing >= 0) return { gate: gates[missing]!, missing: true };
   const found = (i: number, rate: boolean, tooHeavy = false): Blocked => ({
@@ -37,10 +36,15 @@ export async function blockingGate(leases: SluiceDeps['leases'], demand: Demand,
   return rated >= 0 ? found(rated, true) : undefined;
 }
 
+/** Every gate of the demand and its counter as read now (undefined: the gate does not exist). */
+async function countersOf(leases: SluiceDeps['leases'], demand: Demand) {
+  const gates = gatesOf(demand);
+  return { gates, counters: await Promise.all(gates.map((gate) => leases.getPool(gate))) };
+}
+
 /** The first gate of the demand that is over its limit (a lowered limit), if any. */
 export async function overLimitGate(leases: SluiceDeps['leases'], demand: Demand): Promise<string | undefined> {
-  const gates = gatesOf(demand);
-  const counters = await Promise.all(gates.map((gate) => leases.getPool(gate)));
+  const { gates, counters } = await countersOf(leases, demand);
   const i = counters.findIndex((counter) => counter !== undefined && counter.inUse > counter.limit);
   return i < 0 ? undefined : gates[i];
 }

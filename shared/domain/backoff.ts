@@ -15,6 +15,11 @@ export const DEFAULT_BACKOFF: BackoffPolicy = { baseSeconds: 2, maxSeconds: 900,
 /** SQS caps DelaySeconds at 900 (15 minutes). */
 export const SQS_MAX_DELAY_SECONDS = 900;
 
+/** The SQS delay of a message meant for `at`: whole seconds rounded up (never early), at most SQS_MAX_DELAY_SECONDS. */
+export function delaySecondsUntil(at: number, now: number): number {
+  return Math.min(SQS_MAX_DELAY_SECONDS, Math.ceil(Math.max(0, at - now) / 1000));
+}
+
 /**
  * Seconds to wait before retry number `attempt` (1 for the first retry). `random` returns [0, 1).
  * At least 1 second so a retry never spins.

@@ -1,5 +1,6 @@
 import type { LocalStack } from '../../shared/local/stack';
 import type { SimRun } from '../../shared/local/simulators/model';
+import { unitsOverTime } from '../../shared/local/bench/scenarios/flowControl';
 import { expectEveryJobRanOnce } from '../support/invariants';
 import { enqueue } from '../support/testStack';
 import { jobsFor, simNameOf, type Spec, startFaultStack } from './workload';
@@ -47,25 +48,12 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
   await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: specs.map((s) => s.id), timeoutMs: 90_000 });
   const runs = stack.simulator.runs().filter((run) => run.group === POOL);
   const weight = (run: SimRun) => byName.get(run.name)!.weight;
-  expect(maxUnits(runs, weight)).toBeLessThanOrEqual(LIMIT);
+  expect(unitsOverTime(runs, weight, LIMIT).max).toBeLessThanOrEqual(LIMIT);
   for (const tenant of TENANTS) {
     const ofOrg = runs.filter((run) => byName.get(run.name)!.fairnessKey === tenant);
     expect(ofOrg).toHaveLength(12);
-    expect(maxUnits(ofOrg, weight)).toBeLessThanOrEqual(ORG_LIMIT);
+    expect(unitsOverTime(ofOrg, weight, ORG_LIMIT).max).toBeLessThanOrEqual(ORG_LIMIT);
   }
   // The workload did press on the limits: the pool was full of units at some moment.
-  expect(maxUnits(runs, weight)).toBeGreaterThanOrEqual(LIMIT - 1);
+  expect(unitsOverTime(runs, weight, LIMIT).max).toBeGreaterThanOrEqual(LIMIT - 1);
 }, 120_000);
-
-/** The most units of runs in progress at once (a run counts from its start to its end, ties in the simulator's order). */
-function maxUnits(runs: readonly SimRun[], units: (run: SimRun) => number): number {
-  const events = runs.flatMap((run) => [
-    { at: run.startedAt, seq: run.startSeq, delta: units(run) },
-    ...(run.endedAt !== undefined ? [{ at: run.endedAt, seq: run.endSeq ?? 0, delta: -units(run) }] : []),
-  ]);
-  events.sort((a, b) => a.at - b.at || a.seq - b.seq);
-  let inUse = 0;
-  let max = 0;
-  for (const event of events) max = Math.max(max, (inUse += event.delta));
-  return max;
-}

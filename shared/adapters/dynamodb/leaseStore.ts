@@ -180,16 +180,9 @@ export class DynamoLeaseStore implements LeaseStore {
     // checked to be still unrated (a rate set meanwhile fails the write and is learned).
     const changes = gatesOf(demand).map((gate) => ({ gate, delta: 0, guarded: true }));
     for (let tries = 1; ; tries++) {
-      let startAt: number | undefined;
-      let retryAt: number | undefined;
-      for (const { gate } of changes) {
-        const rate = this.rates.get(gate);
-        if (!rate) continue;
-        const booking = book(rate, now);
-        if ('retryAt' in booking) retryAt = Math.max(retryAt ?? 0, booking.retryAt);
-        else startAt = Math.max(startAt ?? 0, booking.startAt);
-      }
-      if (retryAt !== undefined) return { retryAt };
+      const plan = this.plannedStart(changes, now);
+      if ('retryAt' in plan) return plan;
+      const { startAt } = plan;
       const items = changes.map(({ gate }) => {
         const rate = this.rates.get(gate);
         if (!rate) return { ConditionCheck: { TableName: this.tableName, Key: poolKey(gate), ConditionExpression: NOT_RATED, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } };
@@ -206,10 +199,7 @@ export class DynamoLeaseStore implements LeaseStore {
       });
       const reasons = await this.transact(items);
       if (!reasons) {
-        for (const { gate } of changes) {
-          const rate = this.rates.get(gate);
-          if (rate) this.rates.set(gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
-        }
+        this.noteBooked(changes, startAt);
         return { startAt: startAt ?? now };
       }
       if (!this.learn(changes, reasons) || tries >= MAX_RATE_TRIES) throw new Error(`could not book a start on ${gatesOf(demand).join(', ')}`);
@@ -446,25 +436,41 @@ export class DynamoLeaseStore implements LeaseStore {
     rest: (startAt: number | undefined) => TransactItem[],
   ): Promise<'rate-limited' | { reasons?: CancellationReason[]; counters: number; startAt?: number }> {
     for (let tries = 1; ; tries++) {
-      let startAt: number | undefined;
-      for (const change of changes) {
-        const rate = change.guarded ? this.rates.get(change.gate) : undefined;
-        if (!rate) continue;
-        const booking = book(rate, now);
-        if ('retryAt' in booking) return 'rate-limited';
-        startAt = Math.max(startAt ?? 0, booking.startAt);
-      }
+      const plan = this.plannedStart(changes, now);
+      if ('retryAt' in plan) return 'rate-limited';
+      const { startAt } = plan;
       const counters = this.counters(changes, undefined, startAt);
       const reasons = await this.transact([...counters, ...rest(startAt)]);
       if (!reasons) {
-        // The bookings applied: each rated gate's tat is now one interval past the start booked.
-        for (const change of changes) {
-          const rate = change.guarded ? this.rates.get(change.gate) : undefined;
-          if (rate) this.rates.set(change.gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
-        }
+        this.noteBooked(changes, startAt);
         return { counters: counters.length, startAt };
       }
       if (!this.learn(changes, reasons) || tries >= MAX_RATE_TRIES) return { reasons, counters: counters.length, startAt };
+    }
+  }
+
+  /**
+   * The start the believed rates of the guarded gates give now: the latest of their bookings (none if no gate is
+   * believed rated), or, if one has nothing within the horizon, when to try again.
+   */
+  private plannedStart(changes: GateChange[], now: number): { startAt?: number } | { retryAt: number } {
+    let startAt: number | undefined;
+    let retryAt: number | undefined;
+    for (const change of changes) {
+      const rate = change.guarded ? this.rates.get(change.gate) : undefined;
+      if (!rate) continue;
+      const booking = book(rate, now);
+      if ('retryAt' in booking) retryAt = Math.max(retryAt ?? 0, booking.retryAt);
+      else startAt = Math.max(startAt ?? 0, booking.startAt);
+    }
+    return retryAt !== undefined ? { retryAt } : { startAt };
+  }
+
+  /** The bookings applied: each rated gate's tat is now one interval past the start booked. */
+  private noteBooked(changes: GateChange[], startAt: number | undefined): void {
+    for (const change of changes) {
+      const rate = change.guarded ? this.rates.get(change.gate) : undefined;
+      if (rate) this.rates.set(change.gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
     }
   }
 
@@ -605,8 +611,7 @@ function waiterItem(waiter: Waiter, gate: string): Record<string, unknown> {
  */
 function stillWaiting(reason: CancellationReason | undefined): boolean {
   // The document client does not unmarshall an error's items: the attribute is { S: 'reserved' }.
-  const attribute = reason?.Item?.state as { S?: string } | string | undefined;
-  const state = typeof attribute === 'object' ? attribute.S : attribute;
+  const state = reason?.Item ? unmarshalled(reason.Item).state : undefined;
   return state === JobState.Reserved || state === JobState.Queued || state === JobState.Waiting;
 }
 

@@ -158,17 +158,19 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   async book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }> {
     await this.enter();
-    const changes = exchange(undefined, demand).map((change) => ({ ...change, delta: 0 }));
-    let retryAt: number | undefined;
-    for (const change of changes) {
-      const rate = this.pools.get(change.gate)?.rate;
-      const booking = rate && book(rate, now);
-      if (booking && 'retryAt' in booking) retryAt = Math.max(retryAt ?? 0, booking.retryAt);
-    }
-    if (retryAt !== undefined) return { retryAt };
-    const startAt = this.booking(changes.filter((change) => this.pools.has(change.gate)), now);
-    this.applyCounters(changes.filter((change) => this.pools.has(change.gate)), startAt as number | undefined);
-    return { startAt: (startAt as number | undefined) ?? now };
+    const changes = exchange(undefined, demand)
+      .filter((change) => this.pools.has(change.gate))
+      .map((change) => ({ ...change, delta: 0 }));
+    const bookings = changes.flatMap((change) => {
+      const rate = this.pools.get(change.gate)!.rate;
+      return rate ? [book(rate, now)] : [];
+    });
+    const waits = bookings.flatMap((booking) => ('retryAt' in booking ? [booking.retryAt] : []));
+    if (waits.length > 0) return { retryAt: Math.max(...waits) };
+    const starts = bookings.flatMap((booking) => ('startAt' in booking ? [booking.startAt] : []));
+    const startAt = starts.length > 0 ? Math.max(...starts) : undefined;
+    this.applyCounters(changes, startAt);
+    return { startAt: startAt ?? now };
   }
 
   async claimTick(gate: string, at: number, now: number): Promise<boolean> {
