@@ -18,6 +18,7 @@ import { ensureTick } from './ticks';
 import { parseJob } from './parseJob';
 import { revokeReservation } from './revoke';
 import { waiterFor } from './waiters';
+import type { Waiter } from '../domain/waiting';
 
 export const AcquireResult = {
   Started: 'started',
@@ -35,7 +36,10 @@ export interface InboundMessage {
   body: string;
   /** The sender says a slot is reserved for this job (a hand-off): the job is known, so it is read, not registered. */
   reservedHint?: boolean;
-  /** When the message was sent (epoch ms, SQS SentTimestamp): a reserved job's start reports its hand-off latency. */
+  /**
+   * When the message was sent (epoch ms, SQS SentTimestamp), or the slot handed over when the releaser starts the job
+   * itself: a reserved job's start reports its hand-off latency from it.
+   */
   sentAt?: number;
 }
 
@@ -136,6 +140,15 @@ export class Acquirer {
       record = again;
     }
     return this.duplicate(record, 'other deliveries keep moving it');
+  }
+
+  /**
+   * Starts a job a release just reserved a slot for, in the releaser's invocation (one hop): the same claim and start a
+   * wake-up message would lead to, fenced by the record's version the same way, so a wake-up sent as well (by the
+   * reconciler, say) finds the job claimed. `handedOffAt` is when the slot was handed over (for HandOffLatency).
+   */
+  async startHandedOff(waiter: Pick<Waiter, 'jobId' | 'body'>, handedOffAt: number): Promise<AcquireResult> {
+    return this.process({ messageId: `hand-off:${waiter.jobId}`, body: waiter.body, reservedHint: true, sentAt: handedOffAt });
   }
 
   /**

@@ -4,7 +4,7 @@ import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
 import type { RunRef } from '../ports/jobLedger';
 import { MetricName, type SluiceDeps } from './deps';
-import { HAND_OFF_CANDIDATES, HandOff } from './handOff';
+import { HAND_OFF_CANDIDATES, HandOff, type StartHandedOff } from './handOff';
 
 export const CompletionResult = {
   Released: 'released',
@@ -28,8 +28,12 @@ const MAX_ROUNDS = 10;
 export class CompleteRun {
   private readonly handOff: HandOff;
 
-  constructor(private readonly deps: SluiceDeps) {
-    this.handOff = new HandOff(deps);
+  /** `startHere`: the releaser starts the job its slot goes to itself (see HandOff). */
+  constructor(
+    private readonly deps: SluiceDeps,
+    startHere?: StartHandedOff,
+  ) {
+    this.handOff = new HandOff(deps, startHere);
   }
 
   /**

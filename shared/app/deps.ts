@@ -34,7 +34,7 @@ export const MetricName = {
   IgnoredEvents: 'IgnoredEvents',
   /** completions of runs not recorded (yet): mostly runs Sluice did not start, a few that beat their acquirer's record */
   NotedCompletions: 'NotedCompletions',
-  /** ms from a reserved job's wake-up message being sent (SQS SentTimestamp) to its run started */
+  /** ms from a waiting job being handed a slot (by the releaser, or its wake-up message's SentTimestamp) to its run started */
   HandOffLatency: 'HandOffLatency',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
@@ -62,7 +62,17 @@ export interface SluiceSettings {
   reconcileBudgetMs: number;
   /** How many holders the reconciler checks at once (each may call a job API). */
   reconcileConcurrency: number;
+  /** Who starts a job a released slot was handed to: the releaser itself (one hop), or the acquirer by a wake-up message. */
+  handOffStart: HandOffStart;
 }
+
+export const HandOffStart = {
+  /** The releaser starts it in the invocation that handed it the slot; the queue only when that fails. */
+  Releaser: 'releaser',
+  /** A wake-up message through the job queue; the acquirer starts it. */
+  Queue: 'queue',
+} as const;
+export type HandOffStart = (typeof HandOffStart)[keyof typeof HandOffStart];
 
 export interface SluiceDeps {
   leases: LeaseStore;

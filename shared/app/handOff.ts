@@ -22,9 +22,17 @@ export const HAND_OFF_CANDIDATES = 2;
 type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>;
 
 /**
+ * Starts a job a slot was just reserved for, in this invocation (the acquirer's claim and start, fenced the same way):
+ * one hop from the completion event to the start call, with no queue between them for arrivals to delay. Throws when
+ * it could not, and then the job's wake-up message is sent instead.
+ */
+export type StartHandedOff = (waiter: Waiter, handedOffAt: number) => Promise<void>;
+
+/**
  * Lets waiting jobs in. A released slot is handed straight to the first waiting job in the same transaction that
- * moves the finished job (so a newcomer cannot take it), then that job's spec is sent to the queue again: the acquirer
- * finds the job reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
+ * moves the finished job (so a newcomer cannot take it), then that job is started: here, when the caller can start
+ * jobs (`startHere`: the releaser), else by sending its spec to the queue again, where the acquirer finds the job
+ * reserved and starts it. No waiting job is polled; one release costs the same whatever the backlog.
  *
  * Each limit (gate) has its own waiting list; a job waits on the list of the limit that had no room for it. A release
  * looks at the heads of the lists of every limit it gives units back to and hands the slot to the first of them in
@@ -32,7 +40,10 @@ type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'l
  * so no list is ever scanned past jobs that cannot run.
  */
 export class HandOff {
-  constructor(private readonly deps: HandOffDeps) {}
+  constructor(
+    private readonly deps: HandOffDeps,
+    private readonly startHere?: StartHandedOff,
+  ) {}
 
   /**
    * Applies `move` (a job giving up its slot: protocol steps complete, backoff, giveUp, giveBack), passing the slot to
@@ -135,21 +146,42 @@ export class HandOff {
   }
 
   /**
-   * Sends a reserved job's wake-up. Its waiter item went in the transaction that reserved it; a crash before the send
+   * Starts a reserved job: here if this caller can (one hop), else (or if that failed before the start could be
+   * decided) by its wake-up message. Its waiter item went in the transaction that reserved it; a crash before either
    * leaves a reservation with no message, which the reconciler re-sends after the reservation grace.
    */
   async dispatch(waiter: Waiter): Promise<void> {
-    await this.deps.queue.send(waiter.body, 0, { reserved: true });
+    const handedOffAt = this.deps.clock.now();
+    if (!(this.startHere && (await this.startedHere(waiter, handedOffAt)))) await this.deps.queue.send(waiter.body, 0, { reserved: true });
     this.deps.metrics.count(MetricName.HandOffs, 1, waiter.pool);
     this.deps.log.debug('waiting job let in', {
       jobId: waiter.jobId,
       pool: waiter.pool,
       kind: waiter.kind,
-      waitedMs: this.deps.clock.now() - waiter.since,
+      waitedMs: handedOffAt - waiter.since,
     });
     const rank = rankOf(waiter.waitKey);
     // Fair-share rounds: a tenant arriving later starts at the round being let in now, not at round 1.
     if (rank > 0) await this.deps.leases.advanceRound(waiter.pool, rank);
+  }
+
+  /**
+   * False when the start here failed unexpectedly (a store error, say): the wake-up then goes by the queue. Every step
+   * of the start is fenced by the record's version, so a wake-up after a partial start is a duplicate at worst.
+   */
+  private async startedHere(waiter: Waiter, handedOffAt: number): Promise<boolean> {
+    try {
+      await this.startHere!(waiter, handedOffAt);
+      return true;
+    } catch (error) {
+      this.deps.log.warn('could not start a job handed a slot; its wake-up goes by the queue', {
+        jobId: waiter.jobId,
+        pool: waiter.pool,
+        kind: waiter.kind,
+        error: String(error),
+      });
+      return false;
+    }
   }
 
   private async freeThenFill(demand: Demand, move: Move): Promise<boolean> {

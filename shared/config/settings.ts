@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SluiceSettings } from '../app/deps';
+import { HandOffStart, type SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
 import { parseRate } from '../domain/rate';
 import { ConfigurationError } from '../errors';
@@ -35,6 +35,8 @@ const EnvSchema = z.object({
   /** The reconciler's time budget per run (its Lambda timeout is 120 s) and how many holders it checks at once. */
   RECONCILE_BUDGET_SECONDS: seconds(90),
   RECONCILE_CONCURRENCY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(100).default(16)),
+  /** Who starts a job handed a released slot: the releaser (one hop, the default) or the acquirer by a wake-up message. */
+  HAND_OFF_START: z.preprocess(blankAsUnset, z.enum([HandOffStart.Releaser, HandOffStart.Queue]).default(HandOffStart.Releaser)),
   LEDGER_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().positive().default(30)),
   /** The `service` of every log line and metric: `sluice-<stage>` (serverless.yml), so stages never mix metrics. */
   POWERTOOLS_SERVICE_NAME: z.preprocess(blankAsUnset, z.string().default('sluice')),
@@ -103,5 +105,6 @@ export function settingsFrom(env: SluiceEnv): SluiceSettings {
     stopOverdueRuns: env.STOP_OVERDUE_RUNS === 'true',
     reconcileBudgetMs: env.RECONCILE_BUDGET_SECONDS * 1000,
     reconcileConcurrency: env.RECONCILE_CONCURRENCY,
+    handOffStart: env.HAND_OFF_START,
   };
 }

@@ -1,3 +1,4 @@
+import { sluiceServices } from '../app/services';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics as PowertoolsMetrics } from '@aws-lambda-powertools/metrics';
 import { Acquirer } from '../app/acquireJob';
@@ -50,10 +51,7 @@ export function container(): Container {
     deps,
     logger,
     metrics,
-    acquirer: new Acquirer(deps),
-    completeRun: new CompleteRun(deps),
-    reconciler: new Reconciler(deps),
-    poolAdmin: new PoolAdmin(deps),
+    ...sluiceServices(deps),
   };
   return built;
 }

@@ -1,8 +1,9 @@
+import { sluiceServices } from '../../shared/app/services';
 import fc from 'fast-check';
 import { Acquirer } from '../../shared/app/acquireJob';
 import { allHolders } from '../../shared/app/holders';
 import { CompleteRun } from '../../shared/app/completeRun';
-import { noMetrics, type SluiceDeps, type SluiceSettings } from '../../shared/app/deps';
+import { HandOffStart, noMetrics, type SluiceDeps, type SluiceSettings } from '../../shared/app/deps';
 import { PoolAdmin } from '../../shared/app/poolAdmin';
 import { Reconciler } from '../../shared/app/reconcile';
 import type { JobKind, RunCompletion, RunOutcome } from '../../shared/domain/job';
@@ -40,6 +41,7 @@ export const MODEL_SETTINGS: SluiceSettings = {
   stopOverdueRuns: true,
   reconcileBudgetMs: 60_000,
   reconcileConcurrency: 3,
+  handOffStart: HandOffStart.Releaser,
 };
 
 export type Action =
@@ -237,10 +239,8 @@ export class SchedulerModel {
       metrics: noMetrics,
       settings: MODEL_SETTINGS,
     };
-    this.acquirer = new Acquirer(this.deps);
-    this.completeRun = new CompleteRun(this.deps);
-    this.reconciler = new Reconciler(this.deps);
-    this.poolAdmin = new PoolAdmin(this.deps);
+    ({ acquirer: this.acquirer, completeRun: this.completeRun, reconciler: this.reconciler, poolAdmin: this.poolAdmin } =
+      sluiceServices(this.deps));
   }
 
   // ---- actions -----------------------------------------------------------------------------------------------

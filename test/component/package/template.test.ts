@@ -268,7 +268,14 @@ describe('least privilege', () => {
       'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
       ...kindGrants('acquirer'),
     },
-    releaser: { ...logs('ReleaserLogGroup'), ...table, 'sqs:SendMessage': ['JobQueue'] },
+    releaser: {
+      ...logs('ReleaserLogGroup'),
+      ...table,
+      // wake-ups when it cannot start the job itself; the retries and dead-lettering of a start it makes
+      'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
+      // it starts the job a released slot goes to (handOffStart: releaser)
+      ...kindGrants('acquirer'),
+    },
     reconciler: {
       ...logs('ReconcilerLogGroup'),
       ...table,

@@ -1,6 +1,7 @@
+import { sluiceServices } from '../../../shared/app/services';
 import { Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
-import { type Log, noMetrics, silentLog, type SluiceDeps, type SluiceSettings } from '../../../shared/app/deps';
+import { HandOffStart, type Log, noMetrics, silentLog, type SluiceDeps, type SluiceSettings } from '../../../shared/app/deps';
 import { PoolAdmin } from '../../../shared/app/poolAdmin';
 import { Reconciler } from '../../../shared/app/reconcile';
 import type { JobKind, RunCompletion, RunOutcome } from '../../../shared/domain/job';
@@ -93,6 +94,7 @@ export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
   stopOverdueRuns: true,
   reconcileBudgetMs: 60_000,
   reconcileConcurrency: 3,
+  handOffStart: HandOffStart.Releaser,
 };
 
 export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
@@ -126,12 +128,7 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
       metrics: noMetrics,
       settings,
     };
-    return {
-      acquirer: new Acquirer(deps),
-      completeRun: new CompleteRun(deps),
-      reconciler: new Reconciler(deps),
-      poolAdmin: new PoolAdmin(deps),
-    };
+    return sluiceServices(deps);
   };
 
   const observe: Observer = {

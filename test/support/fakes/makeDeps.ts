@@ -1,6 +1,7 @@
+import { sluiceServices } from '../../../shared/app/services';
 import { Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
-import type { SluiceDeps, SluiceSettings } from '../../../shared/app/deps';
+import { HandOffStart, type SluiceDeps, type SluiceSettings } from '../../../shared/app/deps';
 import { PoolAdmin } from '../../../shared/app/poolAdmin';
 import { Reconciler } from '../../../shared/app/reconcile';
 import type { Random } from '../../../shared/ports/clock';
@@ -22,6 +23,7 @@ export const TEST_SETTINGS: SluiceSettings = {
   stopOverdueRuns: false,
   reconcileBudgetMs: 60_000,
   reconcileConcurrency: 4,
+  handOffStart: HandOffStart.Releaser,
 };
 
 export interface FakeWorldOptions {
@@ -88,9 +90,15 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     log,
     metrics,
     settings,
-    acquirer: new Acquirer(deps),
-    completeRun: new CompleteRun(deps),
-    reconciler: new Reconciler(deps),
-    poolAdmin: new PoolAdmin(deps),
+    ...sluiceServices(deps),
   };
+}
+
+/**
+ * A world whose releases start the job a slot goes to by its wake-up message (HandOffStart.Queue), for the tests that
+ * follow that message: the reconciler and the acquirer's own releases send it whatever the setting, and the releaser
+ * does when it cannot start the job itself. The releaser's one-hop start is tested in releaserStarts.test.ts.
+ */
+export function makeQueueDeps(options: FakeWorldOptions = {}): FakeWorld {
+  return makeDeps({ ...options, settings: { handOffStart: HandOffStart.Queue, ...options.settings } });
 }

@@ -9,7 +9,7 @@ import {
   crashable,
   deliverSent,
   glueJob,
-  makeDeps,
+  makeQueueDeps as makeDeps,
   messageOf,
   SimulatedCrash,
   T0,

@@ -1,6 +1,6 @@
 import { AcquireResult, Acquirer, type InboundMessage } from '../../../shared/app/acquireJob';
 import type { SluiceDeps } from '../../../shared/app/deps';
-import { appflowJob, deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import { appflowJob, deliverSent, type FakeWorld, glueJob, makeQueueDeps as makeDeps, messageOf } from '../../support/fakes';
 import { mapKinds } from '../../support/fakes/everyKind';
 
 /**

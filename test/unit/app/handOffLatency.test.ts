@@ -1,6 +1,6 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { MetricName } from '../../../shared/app/deps';
-import { appflowJob, makeDeps, messageOf, type FakeWorld } from '../../support/fakes';
+import { appflowJob, makeQueueDeps as makeDeps, messageOf, type FakeWorld } from '../../support/fakes';
 
 /**
  * HandOffLatency: from the wake-up message of a job a slot was reserved for (its SQS SentTimestamp, passed as sentAt)

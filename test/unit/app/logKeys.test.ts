@@ -14,15 +14,15 @@ test('every log line that names a job also names its pool and kind', async () =>
   expect(await world.acquirer.process(messageOf(appflowJob('w1')))).toBe(AcquireResult.Waiting);
   expect(await world.acquirer.process(messageOf(glueJob('a')))).toBe(AcquireResult.Duplicate);
   expect(await world.acquirer.process(messageOf(glueJob('lost', 'nowhere')))).toBe(AcquireResult.DeadLettered);
-  await world.completeRun.complete(world.starters.glue.finish(world.ledger.peek('a')!.executionId!, 'succeeded'));
   world.starters.appflow.failNextStarts(1, 'transient');
-  await deliverSent(world); // w1: throttled, retried later
+  // w1 is handed the slot and started by the releaser: throttled, retried later
+  await world.completeRun.complete(world.starters.glue.finish(world.ledger.peek('a')!.executionId!, 'succeeded'));
   world.clock.advance(60_000);
   await deliverSent(world); // w1 starts
   world.starters.glue.failNextStarts(1, 'permanent');
   expect(await world.acquirer.process(messageOf(glueJob('refused')))).toBe(AcquireResult.Waiting);
+  // refused is handed the slot, its start refused for good: dead-lettered
   await world.completeRun.complete(world.starters.appflow.finish(world.ledger.peek('w1')!.executionId!, 'failed'));
-  await deliverSent(world); // refused: dead-lettered
   // Assess
   const aboutJobs = world.log.entries.filter((entry) => entry.extra.jobId !== undefined);
   expect(new Set(aboutJobs.map((entry) => entry.message)).size).toBeGreaterThanOrEqual(7);

@@ -2,7 +2,7 @@ import { AcquireResult } from '../../../shared/app/acquireJob';
 import { PoolAdmin } from '../../../shared/app/poolAdmin';
 import { InvalidJobError } from '../../../shared/errors';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { deliverSent, makeDeps, type FakeWorld, parkGlueJob, startGlueJob } from '../../support/fakes';
+import { deliverSent, makeQueueDeps as makeDeps, type FakeWorld, parkGlueJob, startGlueJob } from '../../support/fakes';
 
 const start = startGlueJob;
 async function park(world: FakeWorld, id: string): Promise<void> {

@@ -16,6 +16,7 @@ describe('settings', () => {
       stopOverdueRuns: false,
       reconcileBudgetMs: 90_000,
       reconcileConcurrency: 16,
+      handOffStart: 'releaser',
     });
     expect(readEnv({ ...required }).LEDGER_RETENTION_DAYS).toBe(30);
   });
@@ -48,6 +49,7 @@ describe('settings', () => {
         RETRY_FOR_SECONDS: '4',
         RECONCILE_BUDGET_SECONDS: '2',
         RECONCILE_CONCURRENCY: '3',
+        HAND_OFF_START: 'queue',
       }),
     );
     expect(settings).toEqual({
@@ -61,6 +63,7 @@ describe('settings', () => {
       stopOverdueRuns: true,
       reconcileBudgetMs: 2000,
       reconcileConcurrency: 3,
+      handOffStart: 'queue',
     });
   });
 
@@ -72,6 +75,7 @@ describe('settings', () => {
   });
 
   test.each([
+    ['HAND_OFF_START', 'sqs'],
     ['START_GRACE_SECONDS', '-1'],
     ['START_GRACE_SECONDS', 'soon'],
     ['RECONCILE_CONCURRENCY', '0'],

@@ -1,0 +1,133 @@
+import { AcquireResult } from '../../../shared/app/acquireJob';
+import { MetricName } from '../../../shared/app/deps';
+import { CompletionResult } from '../../../shared/app/completeRun';
+import { JobState } from '../../../shared/domain/jobState';
+import { deliverSent, type FakeWorld, makeDeps, makeQueueDeps, parkGlueJob, startGlueJob } from '../../support/fakes';
+
+/**
+ * One hop (issue 13, HandOffStart.Releaser, the default): the releaser that hands a finished job's slot to the first
+ * waiting job starts that job itself, with the acquirer's claim and start (fenced by the record's version), so the
+ * start does not wait behind arriving jobs in the queue. The wake-up message is only the fallback.
+ */
+
+/** Limit `limit`, that many runs, then `waiters` parked in order. Returns the runs' execution ids. */
+async function fullPool(world: FakeWorld, limit: number, waiters: string[]): Promise<string[]> {
+  const runs: string[] = [];
+  for (let i = 1; i <= limit; i++) runs.push(await startGlueJob(world, `r${i}`));
+  for (const id of waiters) {
+    world.clock.advance(1000);
+    await parkGlueJob(world, id);
+  }
+  world.queue.takeSent();
+  return runs;
+}
+
+const startsOf = (world: FakeWorld, id: string) => world.starters.glue.startCalls.filter((call) => call.jobId === id);
+
+describe('the releaser starts the job it hands a slot to', () => {
+  test('a completion starts the oldest waiter in the same invocation: no wake-up message, its latency from the hand-over', async () => {
+    // Prepare: limit 1, r1 runs, w1 and w2 wait; the start call takes 7 ms
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const [run] = await fullPool(world, 1, ['w1', 'w2']);
+    world.starters.glue.onStart = async () => void world.clock.advance(7);
+    // Act
+    const result = await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'));
+    // Assess
+    expect(result).toBe(CompletionResult.Released);
+    expect(world.ledger.peek('w1')).toMatchObject({ state: JobState.Running, attempts: 1 });
+    expect(startsOf(world, 'w1')).toHaveLength(1);
+    expect(world.queue.sent).toEqual([]);
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
+    expect(world.metrics.durations.filter((d) => d.name === MetricName.HandOffLatency)).toEqual([
+      { name: MetricName.HandOffLatency, value: 7, pool: 'default' },
+    ]);
+  });
+
+  test('with handOffStart queue, the same completion sends the wake-up and starts nothing (the setting is honoured)', async () => {
+    const world = makeQueueDeps({ settings: { pools: { default: 1 } } });
+    const [run] = await fullPool(world, 1, ['w1']);
+    await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'));
+    expect(world.ledger.peek('w1')!.state).toBe(JobState.Reserved);
+    expect(startsOf(world, 'w1')).toEqual([]);
+    expect(world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved])).toEqual([['w1', true]]);
+  });
+
+  test('a duplicate event starts the waiter once', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const [run] = await fullPool(world, 1, ['w1', 'w2']);
+    const event = world.starters.glue.finish(run!, 'succeeded');
+    const results = [await world.completeRun.complete(event), await world.completeRun.complete(event)];
+    expect(results).toEqual([CompletionResult.Released, CompletionResult.AlreadyDone]);
+    expect(startsOf(world, 'w1')).toHaveLength(1);
+    expect(startsOf(world, 'w2')).toEqual([]);
+    expect(world.queue.sent).toEqual([]);
+  });
+
+  test('completions racing in one pool start each of the oldest waiters once, and the pool stays at its limit', async () => {
+    const world = makeDeps({ settings: { pools: { default: 3 } } });
+    const runs = await fullPool(world, 3, ['w1', 'w2', 'w3', 'w4']);
+    const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
+    expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
+    for (const id of ['w1', 'w2', 'w3']) expect([id, startsOf(world, id).length, world.ledger.peek(id)!.state]).toEqual([id, 1, JobState.Running]);
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w4']);
+    expect(world.queue.sent).toEqual([]);
+  });
+
+  test('a start it cannot make (a store error before the claim) goes by the wake-up message, whose delivery starts the job once', async () => {
+    // Prepare: the releaser's read of w1's record fails once
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const [run] = await fullPool(world, 1, ['w1']);
+    const get = world.ledger.get.bind(world.ledger);
+    let failed = false;
+    jest.spyOn(world.ledger, 'get').mockImplementation(async (id) => {
+      if (id === 'w1' && !failed) {
+        failed = true;
+        throw new Error('ProvisionedThroughputExceededException');
+      }
+      return get(id);
+    });
+    // Act
+    expect(await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'))).toBe(CompletionResult.Released);
+    // Assess: the slot is w1's, reserved, and its wake-up was sent; its delivery starts it
+    expect(world.ledger.peek('w1')!.state).toBe(JobState.Reserved);
+    expect(world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved])).toEqual([['w1', true]]);
+    expect(world.log.entries.map((e) => e.message)).toContain('could not start a job handed a slot; its wake-up goes by the queue');
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+    expect(startsOf(world, 'w1')).toHaveLength(1);
+  });
+
+  test('a throttled start in the releaser retries the job later and hands the slot on to the next waiter', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const [run] = await fullPool(world, 1, ['w1', 'w2']);
+    world.starters.glue.failNextStarts(1, 'transient');
+    await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'));
+    // w1's start was refused (nothing runs): it waits for its retry without a slot; w2 has the slot (sent by the
+    // acquirer's own release, which goes by the queue)
+    expect(world.ledger.peek('w1')).toMatchObject({ state: JobState.Queued, attempts: 1 });
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w2']);
+    const sent = world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved ?? false, m.delaySeconds > 0]);
+    expect(sent.sort()).toEqual([
+      ['w1', false, true],
+      ['w2', true, false],
+    ]);
+    expect(world.starters.glue.inProgress()).toEqual([]);
+  });
+
+  test('a waiter its start already ran for (a wake-up delivered meanwhile) is not started twice', async () => {
+    // Prepare: w1 was reserved by an earlier releaser whose wake-up is in flight; w1's run started from it
+    const world = makeQueueDeps({ settings: { pools: { default: 1 } } });
+    const [run] = await fullPool(world, 1, ['w1']);
+    await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'));
+    const [wakeUp] = world.queue.takeSent();
+    // Act: the wake-up is delivered, and a releaser's one-hop start for the same job runs as well
+    const [viaMessage, viaReleaser] = await Promise.all([
+      world.acquirer.process({ messageId: wakeUp!.messageId, body: wakeUp!.body, reservedHint: true }),
+      world.acquirer.startHandedOff({ jobId: 'w1', body: wakeUp!.body }, world.clock.now()),
+    ]);
+    // Assess: one of them starts it, the other finds it claimed
+    expect([viaMessage, viaReleaser].sort()).toEqual([AcquireResult.Duplicate, AcquireResult.Started].sort());
+    expect(startsOf(world, 'w1')).toHaveLength(1);
+  });
+});
