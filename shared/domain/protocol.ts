@@ -45,7 +45,13 @@ export const PROTOCOL = {
     slot: SlotEffect.Receive,
     when: 'a slot is handed over or found free (its wake-up is sent next)',
   },
-  claim: { by: 'acquirer', from: [Reserved], to: Starting, slot: SlotEffect.Keep, when: 'the wake-up of a reserved job arrives' },
+  claim: {
+    by: 'acquirer, releaser',
+    from: [Reserved],
+    to: Starting,
+    slot: SlotEffect.Keep,
+    when: 'the releaser that reserved the job starts it (one hop), or its wake-up arrives',
+  },
   resume: {
     by: 'acquirer',
     from: [Starting],

@@ -40,8 +40,22 @@ test('hand-off latency: exact pairs, ordered percentiles', () => {
   expect(h.p50Ms).toBeLessThanOrEqual(h.p99Ms);
   expect(h.p99Ms).toBeLessThanOrEqual(h.maxMs);
   expect(h.maxMs).toBeLessThan(10_000);
-  expect(h.detail.profile.rows.some((row) => row.phase === 'releaser')).toBe(true);
-  expect(h.detail.profile.rows.some((row) => row.phase === 'acquirer')).toBe(true);
+  // One hop (handOffStart releaser, the local stage's default): the releaser makes the start call, no acquirer step.
+  expect(h.detail.profile.rows.some((row) => row.phase === 'releaser' && row.call.includes('TransactWriteItems'))).toBe(true);
+  expect(h.detail.profile.rows.some((row) => row.phase === 'acquirer')).toBe(false);
+  expect(h.detail.oneHop).toBe(h.n);
+  expect(h.detail.wakeUpsPerHandoff).toBe(0);
+});
+
+test('burst: hand-offs while the jobs arrive, the shortfall below the limit, and the rest left waiting in a paused pool', () => {
+  const b = out.results.burst!;
+  expect(b).toMatchObject({ jobs: QUICK.burst.jobs, limit: QUICK.burst.limit });
+  expect(b.detail.handoffs.n + b.detail.handoffsAfter.n).toBeGreaterThan(0);
+  expect(b.handoffP50Ms).toBeLessThanOrEqual(b.handoffP99Ms);
+  expect(b.shortfallSlotSeconds).toBeGreaterThanOrEqual(0);
+  expect(b.detail.shortfallShare).toBeLessThanOrEqual(1);
+  expect(b.detail.minInProgress).toBeLessThanOrEqual(QUICK.burst.limit);
+  expect(b.detail.started).toBeGreaterThanOrEqual(QUICK.burst.limit);
 });
 
 test('utilization and efficiency for Sluice and the three baselines, within the limit', () => {

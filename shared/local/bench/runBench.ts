@@ -9,6 +9,7 @@ import { type CostAssumptions, type CostBreakdown, costPerMillionJobs, PRICES, s
 import { type Endpoints, type Harness, type RequestsPerJob, startHarness } from './harness';
 import type { Distribution } from './metrics';
 import { renderResults } from './report';
+import { type BurstResult, runBurst } from './scenarios/burst';
 import { type HandoffResult, runHandoff } from './scenarios/handoff';
 import { type ReconcilerResult, runReconcilerCost } from './scenarios/reconciler';
 import type { CapacityAtLimit, CapacityParams, CapacityResult } from './scenarios/capacity';
@@ -19,7 +20,7 @@ import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationR
 import { concurrencyChart, logXChart, type Series } from './svg';
 import type { RunTimes } from './workload';
 
-export const SCENARIOS = ['handoff', 'utilization', 'requests', 'throughput', 'fairness', 'rateLimit', 'weights', 'capacity'] as const;
+export const SCENARIOS = ['handoff', 'burst', 'utilization', 'requests', 'throughput', 'fairness', 'rateLimit', 'weights', 'capacity'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export interface BenchParams {
@@ -28,6 +29,8 @@ export interface BenchParams {
   /** Parallel pollers of the acquirer's queue (the local stack's default: 4). */
   pollers: number;
   handoff: { jobs: number; runTimes: RunTimes; traced: number };
+  /** Issue 13: `jobs` sent at once to a pool of `limit`; hand-offs measured while they arrive, then `afterArrivalsMs`. */
+  burst: { jobs: number; limit: number; runMinMs: number; runMaxMs: number; afterArrivalsMs: number };
   utilization: {
     jobs: number;
     runTimes: RunTimes;
@@ -56,6 +59,8 @@ export const FULL: BenchParams = {
   limit: 8,
   pollers: 4,
   handoff: { jobs: 600, runTimes: { medianMs: 300, sigma: 0.6, minMs: 50, maxMs: 3000 }, traced: 30 },
+  // Runs of 0.5-1.5 s at limit 20: 20 completions a second while 10,000 messages arrive as fast as the acquirer takes them.
+  burst: { jobs: 10_000, limit: 20, runMinMs: 500, runMaxMs: 1500, afterArrivalsMs: 5000 },
   // 20-minute median runs compressed to 2 s: 1 real minute = 100 ms.
   utilization: {
     jobs: 200,
@@ -105,6 +110,7 @@ export const QUICK: BenchParams = {
   ...FULL,
   limit: 4,
   handoff: { jobs: 30, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 }, traced: 3 },
+  burst: { jobs: 200, limit: 10, runMinMs: 100, runMaxMs: 300, afterArrivalsMs: 500 },
   // 20-minute runs compressed to 200 ms.
   utilization: {
     jobs: 12,
@@ -162,6 +168,8 @@ export interface BenchResults {
   params: BenchParams;
   scenarios: Scenario[];
   handoff: (Distribution & { source: string; detail: HandoffResult; burst: Distribution | null }) | null;
+  /** Issue 13's burst: hand-offs while 10,000 jobs arrive at once, and the slot-seconds the pool ran below its limit. */
+  burst: (Pick<BurstResult, 'handoffP50Ms' | 'handoffP99Ms' | 'shortfallSlotSeconds' | 'jobs' | 'limit'> & { detail: BurstResult }) | null;
   utilization: Record<Scheduler, number> | null;
   efficiency: Record<Scheduler, number> | null;
   schedulers: (Record<Scheduler, Omit<SchedulerResult, 'timeline'>> & { params: UtilizationResult['params'] }) | null;
@@ -222,6 +230,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   const timeoutMs = options.timeoutMs ?? 600_000;
   const pools: Record<string, number> = {
     'bench-handoff': 0,
+    'bench-burst': p.burst.limit,
     'bench-trace': 0,
     'bench-util': p.limit,
     'bench-recon': p.limit,
@@ -233,6 +242,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
 
   let handoff: HandoffResult | undefined;
+  let burst: BurstResult | undefined;
   let utilization: UtilizationResult | undefined;
   let requests: RequestsResult | undefined;
   let reconciler: ReconcilerResult | undefined;
@@ -265,6 +275,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
           timeoutMs,
         });
       }
+      if (only.has('burst')) burst = await runBurst(h, { pool: 'bench-burst', ...p.burst, seed: p.seed + 6, timeoutMs });
       if (only.has('utilization')) {
         utilization = await runUtilization(h, {
           jobs: p.utilization.jobs,
@@ -338,6 +349,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     started,
     loadAtStart,
     handoff,
+    burst,
     utilization,
     requests,
     reconciler,
@@ -369,6 +381,7 @@ function assemble(a: {
   started: number;
   loadAtStart: number[];
   handoff: HandoffResult | undefined;
+  burst: BurstResult | undefined;
   utilization: UtilizationResult | undefined;
   requests: RequestsResult | undefined;
   reconciler: ReconcilerResult | undefined;
@@ -422,6 +435,16 @@ function assemble(a: {
           burst: u ? distributionOnly(u.sluiceHandoffs) : null,
         }
       : null,
+    burst: a.burst
+      ? {
+          handoffP50Ms: a.burst.handoffP50Ms,
+          handoffP99Ms: a.burst.handoffP99Ms,
+          shortfallSlotSeconds: a.burst.shortfallSlotSeconds,
+          jobs: a.burst.jobs,
+          limit: a.burst.limit,
+          detail: a.burst,
+        }
+      : null,
     utilization: pick((s) => s.utilization),
     efficiency: pick((s) => s.efficiency),
     schedulers: u
@@ -466,8 +489,25 @@ const distributionOnly = (d: Distribution): Distribution => ({ n: d.n, p50Ms: d.
 function goals(r: BenchResults): Goal[] {
   const out: Goal[] = [];
   if (r.handoff) {
-    out.push({ goal: 'hand-off p50 (local)', target: '<= 20 ms', measured: `${r.handoff.p50Ms} ms`, met: r.handoff.p50Ms <= 20 });
-    out.push({ goal: 'hand-off p99 (local)', target: '<= 100 ms', measured: `${r.handoff.p99Ms} ms`, met: r.handoff.p99Ms <= 100 });
+    out.push({ goal: 'hand-off p50 at rest (local)', target: '<= 12 ms', measured: `${r.handoff.p50Ms} ms`, met: r.handoff.p50Ms <= 12 });
+    out.push({ goal: 'hand-off p99 at rest (local)', target: '<= 50 ms', measured: `${r.handoff.p99Ms} ms`, met: r.handoff.p99Ms <= 50 });
+  }
+  if (r.burst) {
+    const b = r.burst.detail;
+    out.push({
+      goal: `burst: hand-off p99 while ${b.jobs.toLocaleString('en-US')} jobs arrive at once (limit ${b.limit})`,
+      target: '<= 100 ms',
+      measured: `${b.handoffP99Ms} ms (p50 ${b.handoffP50Ms} ms, ${b.handoffs.n} hand-offs)`,
+      met: b.handoffs.n > 0 && b.handoffP99Ms <= 100,
+    });
+    // Each hand-off leaves its slot idle for its own latency: with runs of about 1 s and hand-offs of 20-40 ms that is
+    // 2-4% of the slot-time. The dip the issue saw (20 runs falling to 5-8 for seconds) would be tens of percent.
+    out.push({
+      goal: 'burst: no dip of runs in progress below the limit while jobs wait (time-weighted shortfall)',
+      target: '<= 5% of slot-time',
+      measured: `${b.shortfallSlotSeconds} slot-s = ${(b.shortfallShare * 100).toFixed(1)}% (fewest in progress: ${b.minInProgress})`,
+      met: b.shortfallShare <= 0.05,
+    });
   }
   if (r.efficiency)
     out.push({

@@ -22,8 +22,10 @@ export interface HandoffParams {
 export interface HandoffSegments {
   /** Event put on the bus -> releaser invoked. */
   bus: Distribution;
-  /** Releaser invoked -> wake-up SendMessage issued (the releaser's DynamoDB calls before it). */
+  /** Releaser invoked -> wake-up SendMessage issued (the releaser's DynamoDB calls before it): hand-offs by the queue. */
   releaser: Distribution;
+  /** Releaser invoked -> its own start call reaches the simulator: one-hop hand-offs (handOffStart releaser). */
+  releaserStart: Distribution;
   /** SendMessage issued -> a ReceiveMessage of the acquirer's event source returns it. */
   queue: Distribution;
   /** Received -> the start call reaches the simulator (the acquirer's calls before it). */
@@ -36,8 +38,10 @@ export interface HandoffMeasurement extends Distribution {
   direct: number;
   /** Runs started after waiting whose wake-up no releaser sent (the acquirer's own fill, the reconciler). */
   otherAdmissions: number;
-  /** Wake-up messages sent per job handed a slot (above 1: the same waiter sent again by another releaser). */
+  /** Wake-up messages sent per job handed a slot (0 when the releaser starts the job itself; above 1: sent again). */
   wakeUpsPerHandoff: number;
+  /** Hand-offs whose start call the releaser made itself (one hop), of `n`. */
+  oneHop: number;
   /**
    * Completion events that came before the acquirer had recorded the run: noted by the releaser, then completed by the
    * acquirer when it recorded the run (see EarlyCompletions). Counted over the group's whole life.
@@ -107,15 +111,22 @@ const firstAtOrAfter = (times: readonly number[] | undefined, t: number) => time
  * Pairs each run that was let in with the completion event that freed its slot. The releaser's pass transaction names
  * both jobs (finished -> let in); the finished job's run gives the event, the job let in gives the start call.
  */
-export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: number): HandoffMeasurement {
+export function measureHandoffs(
+  runs: readonly SimRun[],
+  tracer: Tracer,
+  limit: number,
+  /** Only hand-offs whose completion event was put on the bus in [from, to] (ms epoch). */
+  window?: { from: number; to: number },
+): HandoffMeasurement {
   const byJob = new Map<string, SimRun>();
   for (const run of [...runs].sort((a, b) => a.startCallAt - b.startCallAt)) {
     const id = jobIdOfRun(run);
     if (id && !byJob.has(id)) byJob.set(id, run);
   }
   const total: number[] = [];
-  const seg = { bus: [] as number[], releaser: [] as number[], queue: [] as number[], acquirer: [] as number[] };
+  const seg = { bus: [] as number[], releaser: [] as number[], releaserStart: [] as number[], queue: [] as number[], acquirer: [] as number[] };
   let unpaired = 0;
+  let oneHop = 0;
   let wakeUps = 0;
   const firstTry: number[] = [];
   const afterLostRace: number[] = [];
@@ -129,6 +140,9 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
       unpaired++;
       continue;
     }
+    if (window && (event.putAt < window.from || event.putAt > window.to)) {
+      continue;
+    }
     total.push(run.startCallAt - event.putAt);
     const lost = tracer.transferRaceLosses.get(handOff.from) ?? 0;
     (lost > 0 ? afterLostRace : firstTry).push(run.startCallAt - event.putAt);
@@ -139,12 +153,18 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
     seg.bus.push(event.invokedAt - event.putAt);
     const sendAt = firstAtOrAfter(tracer.sends.get(id), event.invokedAt);
     const receivedAt = sendAt === undefined ? undefined : firstAtOrAfter(tracer.receives.get(id), sendAt);
-    if (sendAt === undefined || receivedAt === undefined || receivedAt > run.startCallAt) continue;
+    if (sendAt === undefined || sendAt > run.startCallAt) {
+      // No wake-up before the start: the releaser started the job itself.
+      oneHop++;
+      seg.releaserStart.push(run.startCallAt - event.invokedAt);
+      continue;
+    }
+    if (receivedAt === undefined || receivedAt > run.startCallAt) continue;
     seg.releaser.push(sendAt - event.invokedAt);
     seg.queue.push(receivedAt - sendAt);
     seg.acquirer.push(run.startCallAt - receivedAt);
   }
-  const direct = Math.min(limit, unpaired);
+  const direct = window ? 0 : Math.min(limit, unpaired);
   let releasedBeforeEvent = 0;
   for (const { from, at } of tracer.transfers.values()) {
     const fromRun = byJob.get(from);
@@ -156,12 +176,14 @@ export function measureHandoffs(runs: readonly SimRun[], tracer: Tracer, limit: 
     segments: {
       bus: distribution(seg.bus),
       releaser: distribution(seg.releaser),
+      releaserStart: distribution(seg.releaserStart),
       queue: distribution(seg.queue),
       acquirer: distribution(seg.acquirer),
     },
     direct,
-    otherAdmissions: unpaired - direct,
+    otherAdmissions: window ? 0 : unpaired - direct,
     wakeUpsPerHandoff: total.length ? Math.round((wakeUps / total.length) * 1000) / 1000 : 0,
+    oneHop,
     earlyCompletions: tracer.earlyCompletionsOf(runs[0]?.group ?? ''),
     firstTry: distribution(firstTry),
     afterLostRace: distribution(afterLostRace),
@@ -285,7 +307,10 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
     // The wake-up and the start call themselves, in the order calls were issued (t0 has millisecond resolution only).
     const sendOp = ops.find((op) => op.op === 'SendMessage' && op.jobId === id && op.t0 >= event.invokedAt);
     const startOp = ops.find((op) => (op.op === 'StartFlow' || op.op === 'StartJobRun') && op.jobId === id);
-    if (sendAt === undefined || receivedAt === undefined || !sendOp || !startOp) continue;
+    if (!startOp) continue;
+    // One hop: the releaser made the start call itself, before any wake-up (handOffStart releaser).
+    const oneHop = !sendOp || sendOp.seq > startOp.seq;
+    if (!oneHop && (sendAt === undefined || receivedAt === undefined)) continue;
     totals.push(run.startCallAt - t0);
     add('bus', 'event delivered, releaser invoked', 0, event.invokedAt - t0, 0, true);
     const counters = new Map<string, number>();
@@ -301,15 +326,23 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
     // waiter item), which runs after its send and is off the path. The acquirer's writes after the start call
     // (recording the run, marking the job running) are off the path too and not listed.
     for (const op of ops) {
+      if (oneHop) {
+        // Every call from the releaser's invocation to the start call is the releaser's: its pass, then the claim.
+        if (op.op !== 'ReceiveMessage' && op.t0 >= event.invokedAt && op.seq <= startOp.seq) {
+          const call = `${op.service}.${op.op}${op.item ? ` (${op.item})` : ''}`;
+          add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
+        }
+        continue;
+      }
       if (op.op === 'ReceiveMessage') {
         if (op.t1 === receivedAt) add('event source', 'ReceiveMessage returns the wake-up', 0, op.t1 - t0, 0, true);
         continue;
       }
       const call = `${op.service}.${op.op}${op.item ? ` (${op.item})` : ''}`;
-      if (op.t0 >= event.invokedAt && op.seq <= sendOp.seq) add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
-      else if (op.seq > sendOp.seq && op.t0 <= run.startCallAt && op.item === 'WAIT' && op.op === 'DeleteItem')
+      if (op.t0 >= event.invokedAt && op.seq <= sendOp!.seq) add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, true);
+      else if (op.seq > sendOp!.seq && op.t0 <= run.startCallAt && op.item === 'WAIT' && op.op === 'DeleteItem')
         add('releaser', call, order('releaser', call), op.t0 - t0, op.ms, false);
-      else if (op.t0 >= receivedAt && op.seq > sendOp.seq && op.seq <= startOp.seq)
+      else if (op.t0 >= receivedAt! && op.seq > sendOp!.seq && op.seq <= startOp.seq)
         add('acquirer', call, order('acquirer', call), op.t0 - t0, op.ms, true);
     }
     add('simulator', 'start call arrives', 0, run.startCallAt - t0, 0, true);
