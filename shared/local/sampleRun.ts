@@ -5,6 +5,9 @@ import { KINDS } from '../kinds/registry';
 import { startLocalStack } from './stack';
 import { defaultTimeoutMs, type StartOptions } from './startArgs';
 import { summarize } from './summary';
+import { poolFullAt, shortfall } from './bench/scenarios/burst';
+import { measureHandoffs } from './bench/scenarios/handoff';
+import { Tracer } from './bench/tracer';
 import { makeWorkload } from './workload';
 
 /** `npm start`: all of Sluice on this machine, a sample workload through it, and what happened. Returns the exit code. */
@@ -17,10 +20,18 @@ export async function runSample(options: StartOptions): Promise<number> {
   log(
     `Sluice local stack: starting emulators (fauxqs, dynalite), job API simulator (${KINDS.map((k) => k.title).join(', ')}), event bus, poller...`,
   );
+  // The bench's tracer: hand-offs paired exactly by the releaser's pass transaction, as the bench measures them.
+  let queueUrl = '';
+  const tracer = new Tracer(() => queueUrl);
   const stack = await startLocalStack({
     env: { POOLS: JSON.stringify({ [workloadOptions.pool]: limit }) },
     simulator: { durationMs: (_kind, name) => workload.durations.get(name) ?? 1000 },
+    bus: { onDeliver: (attempt) => tracer.onDeliver(attempt) },
   });
+  queueUrl = stack.queueUrl;
+  const { awsClients } = await import('../adapters/awsClients');
+  tracer.instrument(awsClients().sqs, 'sqs');
+  tracer.instrument(awsClients().dynamodb, 'dynamodb');
   const started = Date.now();
   try {
     const report = await enqueueJobs(stack.sqs, stack.queueUrl, workload.specs);
@@ -55,11 +66,21 @@ export async function runSample(options: StartOptions): Promise<number> {
     const dlq = await stack.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: stack.deadLetterUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
     );
+    const runs = stack.simulator.runs();
+    const handoffs = measureHandoffs(runs, tracer, limit);
+    const full = poolFullAt(runs, limit);
+    const lastStart = Math.max(...runs.map((run) => run.startedAt));
+    const lost = full === undefined ? { shortfallMs: 0 } : shortfall(runs, limit, full, lastStart);
+    const windowMs = full === undefined ? 0 : lastStart - full;
     const summary = summarize({
       jobs: total,
       limit,
-      runs: stack.simulator.runs(),
-      events: stack.simulator.emitted(),
+      runs,
+      handoffs,
+      shortfall: {
+        slotSeconds: Math.round(lost.shortfallMs) / 1000,
+        share: windowMs > 0 ? Math.round((lost.shortfallMs / (windowMs * limit)) * 1000) / 1000 : 0,
+      },
       maxObservedConcurrency: stack.simulator.maxObservedConcurrency(),
       deadLettered: Number(dlq.Attributes?.ApproximateNumberOfMessages ?? 0),
     });
@@ -77,7 +98,12 @@ export async function runSample(options: StartOptions): Promise<number> {
     );
     log(`Makespan:                  ${(summary.makespanMs / 1000).toFixed(1)} s`);
     log(`Utilization:               ${(summary.utilization * 100).toFixed(1)}% (busy slot-time / (limit x makespan))`);
-    log(`Hand-off latency:          p50 ${summary.handoffP50Ms} ms, p99 ${summary.handoffP99Ms} ms over ${summary.handoffs} hand-offs`);
+    log(
+      `Hand-off latency:          p50 ${summary.handoffP50Ms} ms, p99 ${summary.handoffP99Ms} ms over ${summary.handoffs} hand-offs (${summary.oneHopHandoffs} started by the releaser itself; from the completion event to the next start call, paired by the slot's transfer)`,
+    );
+    log(
+      `Below the limit:           ${summary.shortfallSlotSeconds} slot-seconds (${(summary.shortfallShare * 100).toFixed(1)}% of the slot-time while jobs waited)`,
+    );
     log(`AWS requests:              ${JSON.stringify(stack.requests.byService())}`);
     log(`Keep the stack up for your own jobs: npm start -- --serve`);
     if (options.json) console.log(JSON.stringify(summary));

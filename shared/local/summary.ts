@@ -1,4 +1,5 @@
-import type { SimEmittedEvent, SimRun } from './simulators';
+import type { Distribution } from './bench/metrics';
+import type { SimRun } from './simulators';
 
 export interface RunSummary {
   jobs: number;
@@ -13,6 +14,12 @@ export interface RunSummary {
   handoffP99Ms: number;
   handoffMaxMs: number;
   handoffs: number;
+  /** Hand-offs the releaser started itself (one hop), of `handoffs`. */
+  oneHopHandoffs: number;
+  /** Slot-seconds the pool ran below its limit while jobs waited (from the pool first full to the last start). */
+  shortfallSlotSeconds: number;
+  /** The same over the slot-time of that window. */
+  shortfallShare: number;
   /** per kind: jobs run (runs seen by the simulator), succeeded and failed */
   byKind: Record<string, { jobs: number; succeeded: number; failed: number }>;
 }
@@ -21,24 +28,6 @@ export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank]!;
-}
-
-/**
- * Hand-off latency: from a completion event reaching the bus to the start call of the job let in by it. With every job
- * queued up front and first-in-first-out hand-off, the i-th completion frees the slot of the (limit + i)-th start, so
- * the two are paired in time order (events closer together than the latency itself may swap partners).
- */
-export function handOffLatencies(runs: readonly SimRun[], events: readonly SimEmittedEvent[], limit: number): number[] {
-  const firstEvents = new Map<string, number>();
-  for (const e of events) if (!firstEvents.has(e.executionId)) firstEvents.set(e.executionId, e.at);
-  const ends = [...firstEvents.values()].sort((a, b) => a - b);
-  const starts = runs.map((r) => r.startCallAt).sort((a, b) => a - b);
-  const latencies: number[] = [];
-  for (let i = 0; i + limit < starts.length && i < ends.length; i++) {
-    const latency = starts[i + limit]! - ends[i]!;
-    if (latency >= 0) latencies.push(latency);
-  }
-  return latencies.sort((a, b) => a - b);
 }
 
 /** Busy slot-time over limit x makespan, where the makespan runs from the first start call to the last run's end. */
@@ -52,16 +41,20 @@ export function utilizationOf(runs: readonly SimRun[], limit: number): { utiliza
   return { utilization: makespanMs > 0 ? busy / (limit * makespanMs) : 0, makespanMs };
 }
 
+/**
+ * `handoffs`: the hand-offs as the bench measures them (exact pairing by the releaser's pass transaction, see
+ * shared/local/bench/scenarios/handoff.ts); `shortfall`: as the bench's burst scenario measures it.
+ */
 export function summarize(input: {
   jobs: number;
   limit: number;
   runs: readonly SimRun[];
-  events: readonly SimEmittedEvent[];
+  handoffs: Distribution & { oneHop: number };
+  shortfall: { slotSeconds: number; share: number };
   maxObservedConcurrency: number;
   deadLettered: number;
 }): RunSummary {
-  const { runs, limit } = input;
-  const latencies = handOffLatencies(runs, input.events, limit);
+  const { runs, limit, handoffs } = input;
   const { utilization, makespanMs } = utilizationOf(runs, limit);
   return {
     jobs: input.jobs,
@@ -72,10 +65,13 @@ export function summarize(input: {
     maxObservedConcurrency: input.maxObservedConcurrency,
     makespanMs,
     utilization: Number(utilization.toFixed(4)),
-    handoffP50Ms: Math.round(percentile(latencies, 50) * 10) / 10,
-    handoffP99Ms: Math.round(percentile(latencies, 99) * 10) / 10,
-    handoffMaxMs: Math.round(percentile(latencies, 100) * 10) / 10,
-    handoffs: latencies.length,
+    handoffP50Ms: handoffs.p50Ms,
+    handoffP99Ms: handoffs.p99Ms,
+    handoffMaxMs: handoffs.maxMs,
+    handoffs: handoffs.n,
+    oneHopHandoffs: handoffs.oneHop,
+    shortfallSlotSeconds: input.shortfall.slotSeconds,
+    shortfallShare: input.shortfall.share,
     byKind: byKindOf(runs),
   };
 }

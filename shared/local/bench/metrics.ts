@@ -5,11 +5,8 @@ import { percentile } from '../summary';
 
 export { percentile };
 
-/** The Sluice job id a run was started for: AppFlow's client token is `sluice-<id>`, Glue runs carry it as an argument. */
-export function jobIdOfRun(run: Pick<SimRun, 'clientToken' | 'args'>): string | undefined {
-  if (run.clientToken?.startsWith('sluice-')) return run.clientToken.slice('sluice-'.length);
-  return run.args['--sluice-job-id'];
-}
+/** The Sluice job id a run was started for, as its kind's simulator reads it (client token, argument, execution name). */
+export { jobIdOfRun } from '../simulators/simulatedKinds';
 
 export interface Distribution {
   n: number;

@@ -70,7 +70,7 @@ export async function runBurst(h: Harness, p: BurstParams): Promise<BurstResult>
   await waitUntil('the runs in progress end', () => h.runsOf(p.pool).every((run) => run.endedAt !== undefined), p.timeoutMs, 200);
   const runs = h.runsOf(p.pool);
   const firstStart = Math.min(...runs.map((run) => run.startCallAt));
-  const full = fullAt(runs, p.limit) ?? firstStart;
+  const full = poolFullAt(runs, p.limit) ?? firstStart;
   const during = measureHandoffs(runs, h.tracer, p.limit, { from: full, to: arrivedAt });
   const after = measureHandoffs(runs, h.tracer, p.limit, { from: arrivedAt, to: windowEnd });
   const { shortfallMs, minInProgress } = shortfall(runs, p.limit, full, windowEnd);
@@ -104,7 +104,7 @@ export async function runBurst(h: Harness, p: BurstParams): Promise<BurstResult>
 const pick = (d: Distribution): Distribution => ({ n: d.n, p50Ms: d.p50Ms, p99Ms: d.p99Ms, maxMs: d.maxMs, meanMs: d.meanMs });
 
 /** When `limit` runs were first in progress at once. */
-function fullAt(runs: readonly SimRun[], limit: number): number | undefined {
+export function poolFullAt(runs: readonly SimRun[], limit: number): number | undefined {
   let n = 0;
   for (const change of changes(runs)) {
     n += change.delta;
