@@ -138,6 +138,18 @@ describe('completion events', () => {
   });
   const matchingRules = (event: unknown) => patterns().filter((p) => matchesPattern(p, event)).length;
 
+  test('EventBridge may invoke the releaser only from its own rules, each named by reference', () => {
+    const permissions = ofType('AWS::Lambda::Permission').filter(
+      ([, p]) => refName(p.Properties!.FunctionName) === 'ReleaserLambdaFunction',
+    );
+    expect(permissions.map(([, p]) => p.Properties!.Principal)).toEqual(releaserRules().map(() => 'events.amazonaws.com'));
+    expect(permissions.map(([, p]) => refName(p.Properties!.SourceArn)).sort()).toEqual(
+      releaserRules()
+        .map(([id]) => id)
+        .sort(),
+    );
+  });
+
   test("the releaser has exactly the kinds' rules, on the default bus, enabled", () => {
     const rules = releaserRules();
     expect(rules).toHaveLength(KINDS.flatMap((k) => k.events.rules).length);
