@@ -84,6 +84,12 @@ describe('the job queue and its event source', () => {
     expect(props('DeadLetterQueue').RedrivePolicy).toBeUndefined();
   });
 
+  test('only the job queue may use the DLQ as its dead-letter queue', () => {
+    const allow = props('DeadLetterQueue').RedriveAllowPolicy as { redrivePermission: string; sourceQueueArns: unknown[] };
+    expect(allow.redrivePermission).toBe('byQueue');
+    expect(allow.sourceQueueArns.map(resolveSub)).toEqual([`arn:aws:sqs:us-east-1:123456789012:${String(props('JobQueue').QueueName)}`]);
+  });
+
   test.each(['JobQueue', 'DeadLetterQueue'])('%s keeps messages 14 days, encrypted at rest (SSE-SQS)', (id) => {
     expect(resource(id).Type).toBe('AWS::SQS::Queue');
     expect(props(id).MessageRetentionPeriod).toBe(14 * 86_400);
@@ -223,6 +229,8 @@ describe('the table', () => {
     expect(p.BillingMode).toBe('PAY_PER_REQUEST');
     expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(p.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    // Encrypted with the AWS managed key (no KMSMasterKeyId: the functions need no KMS grant).
+    expect(p.SSESpecification).toEqual({ SSEEnabled: true });
     expect(p.KeySchema).toEqual([
       { AttributeName: 'pk', KeyType: 'HASH' },
       { AttributeName: 'sk', KeyType: 'RANGE' },
@@ -315,7 +323,9 @@ describe('least privilege', () => {
     for (const name of FUNCTIONS) {
       const group = props(`${logicalId(name)}LogGroup`);
       expect(group.LogGroupName).toBe(`/aws/lambda/${String(fn(name).FunctionName)}`);
-      expect(group.RetentionInDays).toBeGreaterThan(0);
+      // A year by default (logRetentionInDays); encrypted with a key of one's own only when a stage sets logsKmsKeyArn.
+      expect(group.RetentionInDays).toBe(365);
+      expect(group.KmsKeyId).toBeUndefined();
     }
   });
 
