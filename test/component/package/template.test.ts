@@ -14,6 +14,7 @@ import { matchesPattern } from '../../../shared/local/bus';
 import { rateToMs } from '../../../shared/local/infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
 import { allPolicyStatements, asList, type CfnResource, type CfnTemplate, grantsOf, refName, resolveSub } from './cfn';
+import { compare, type Control, loadControls, runControls, type Suppression } from './controlTower';
 import { readZip } from './zip';
 
 /**
@@ -84,6 +85,12 @@ describe('the job queue and its event source', () => {
     expect(props('DeadLetterQueue').RedrivePolicy).toBeUndefined();
   });
 
+  test('only the job queue may use the DLQ as its dead-letter queue', () => {
+    const allow = props('DeadLetterQueue').RedriveAllowPolicy as { redrivePermission: string; sourceQueueArns: unknown[] };
+    expect(allow.redrivePermission).toBe('byQueue');
+    expect(allow.sourceQueueArns.map(resolveSub)).toEqual([`arn:aws:sqs:us-east-1:123456789012:${String(props('JobQueue').QueueName)}`]);
+  });
+
   test.each(['JobQueue', 'DeadLetterQueue'])('%s keeps messages 14 days, encrypted at rest (SSE-SQS)', (id) => {
     expect(resource(id).Type).toBe('AWS::SQS::Queue');
     expect(props(id).MessageRetentionPeriod).toBe(14 * 86_400);
@@ -137,6 +144,18 @@ describe('completion events', () => {
     },
   });
   const matchingRules = (event: unknown) => patterns().filter((p) => matchesPattern(p, event)).length;
+
+  test('EventBridge may invoke the releaser only from its own rules, each named by reference', () => {
+    const permissions = ofType('AWS::Lambda::Permission').filter(
+      ([, p]) => refName(p.Properties!.FunctionName) === 'ReleaserLambdaFunction',
+    );
+    expect(permissions.map(([, p]) => p.Properties!.Principal)).toEqual(releaserRules().map(() => 'events.amazonaws.com'));
+    expect(permissions.map(([, p]) => refName(p.Properties!.SourceArn)).sort()).toEqual(
+      releaserRules()
+        .map(([id]) => id)
+        .sort(),
+    );
+  });
 
   test("the releaser has exactly the kinds' rules, on the default bus, enabled", () => {
     const rules = releaserRules();
@@ -211,6 +230,8 @@ describe('the table', () => {
     expect(p.BillingMode).toBe('PAY_PER_REQUEST');
     expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
     expect(p.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+    // Encrypted with the AWS managed key (no KMSMasterKeyId: the functions need no KMS grant).
+    expect(p.SSESpecification).toEqual({ SSEEnabled: true });
     expect(p.KeySchema).toEqual([
       { AttributeName: 'pk', KeyType: 'HASH' },
       { AttributeName: 'sk', KeyType: 'RANGE' },
@@ -310,7 +331,9 @@ describe('least privilege', () => {
     for (const name of FUNCTIONS) {
       const group = props(`${logicalId(name)}LogGroup`);
       expect(group.LogGroupName).toBe(`/aws/lambda/${String(fn(name).FunctionName)}`);
-      expect(group.RetentionInDays).toBeGreaterThan(0);
+      // A year by default (logRetentionInDays); encrypted with a key of one's own only when a stage sets logsKmsKeyArn.
+      expect(group.RetentionInDays).toBe(365);
+      expect(group.KmsKeyId).toBeUndefined();
     }
   });
 
@@ -591,6 +614,95 @@ describe('bundles', () => {
   const alarm = (id: string) => props(id);
   const dims = (id: string) =>
     Object.fromEntries((props(id).Dimensions as Array<{ Name: string; Value: unknown }>).map((d) => [d.Name, refName(d.Value)]));
+});
+
+/**
+ * AWS Control Tower's proactive controls (every one @cdklabs/cdk-validator-cfnguard ships), run by cfn-guard on the
+ * template just packaged. The stack passes each control that applies to it, except the ones guard-suppressions.json lists
+ * with the resources allowed to fail and why. A new failure fails here, and so does a listed one that no longer fails.
+ */
+describe('AWS Control Tower proactive controls (cfn-guard)', () => {
+  const SUPPRESSIONS = path.join(__dirname, 'guard-suppressions.json');
+  const KEY = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+  let controls: Control[];
+  let suppressions: Suppression[];
+  beforeAll(async () => {
+    controls = await loadControls();
+    suppressions = (JSON.parse(await readFile(SUPPRESSIONS, 'utf8')) as { suppressions: Suppression[] }).suppressions;
+  });
+  const known = (id: string) => controls.some((c) => c.id === id);
+
+  test('every suppression names a control the package ships, with resources and a reason', () => {
+    expect(controls.length).toBeGreaterThan(200);
+    for (const s of suppressions) {
+      expect([s.control, known(s.control)]).toEqual([s.control, true]);
+      expect([s.control, s.resources.length > 0, s.reason.length > 40]).toEqual([s.control, true, true]);
+    }
+    expect(new Set(suppressions.map((s) => s.control)).size).toBe(suppressions.length);
+  });
+
+  test('the stack passes every control that applies to it, but the suppressed ones; no suppression is stale', async () => {
+    const result = await runControls(path.join(OUT, 'cloudformation-template-update-stack.json'), controls);
+    const { unsuppressed, stale } = compare(result.failed, suppressions);
+    const name = (id: string) => `${id} ${controls.find((c) => c.id === id)!.name}`;
+    console.log(
+      [
+        `Control Tower controls: ${controls.length} run, ${result.passed.length} pass, ${result.failed.size} fail, ${result.notApplicable.length} not applicable`,
+        ...result.passed.map((id) => `  pass  ${name(id)}`),
+        ...[...result.failed].map(([id, resources]) => `  FAIL  ${name(id)}: ${resources.join(', ')}`),
+      ].join('\n'),
+    );
+    expect({ unsuppressed, stale }).toEqual({ unsuppressed: [], stale: [] });
+    // What the fixes of issue 12 made pass (README, "AWS Control Tower controls"); each failed on the template before.
+    expect(result.passed).toEqual(
+      expect.arrayContaining([
+        'CT.SQS.PR.1', // the DLQ's RedriveAllowPolicy
+        'CT.DYNAMODB.PR.2', // the table's SSE with aws/dynamodb
+        'CT.LAMBDA.PR.2', // the releaser's permissions name their rule by reference
+        'CT.CLOUDWATCH.PR.2', // a year of logs
+        'CT.S3.PR.1', // the deployment bucket: public access blocked,
+        'CT.S3.PR.4', // object events to EventBridge,
+        'CT.S3.PR.6', // a lifecycle rule,
+        'CT.S3.PR.8', // the TLS-only policy as the control reads it,
+        'CT.S3.PR.10', // SSE-KMS,
+        'CT.S3.PR.11', // versioning
+      ]),
+    );
+  });
+
+  test('with the stage parameter logsKmsKeyArn set, the log groups pass CT.CLOUDWATCH.PR.3 and nothing else changes', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-package-'));
+    try {
+      await promisify(execFile)(
+        process.execPath,
+        [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, '--package', dir, '--param', `logsKmsKeyArn=${KEY}`],
+        { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+      );
+      const keyed = JSON.parse(await readFile(path.join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
+      for (const name of FUNCTIONS) expect(keyed.Resources[`${logicalId(name)}LogGroup`]!.Properties!.KmsKeyId).toBe(KEY);
+      const result = await runControls(path.join(dir, 'cloudformation-template-update-stack.json'), controls);
+      const rest = suppressions.filter((s) => s.fixedByParam !== 'logsKmsKeyArn');
+      expect(rest.length).toBeLessThan(suppressions.length);
+      expect(compare(result.failed, rest)).toEqual({ unsuppressed: [], stale: [] });
+      expect(result.passed).toContain('CT.CLOUDWATCH.PR.3');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  test('a regression is caught: the DLQ without its RedriveAllowPolicy fails CT.SQS.PR.1', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-guard-'));
+    try {
+      const broken = structuredClone(template);
+      delete broken.Resources.DeadLetterQueue!.Properties!.RedriveAllowPolicy;
+      await writeFile(path.join(dir, 'template.json'), JSON.stringify(broken));
+      const result = await runControls(path.join(dir, 'template.json'), controls, ['sqs']);
+      expect(compare(result.failed, [])).toEqual({ unsuppressed: ['CT.SQS.PR.1 DeadLetterQueue'], stale: [] });
+      expect(result.passed).toEqual(['CT.SQS.PR.2']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
