@@ -668,7 +668,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
         'CT.S3.PR.11', // versioning
       ]),
     );
-  });
+  }, 60_000); // about 2 s alone; a loaded machine takes several times that
 
   test('with the stage parameter logsKmsKeyArn set, the log groups pass CT.CLOUDWATCH.PR.3 and nothing else changes', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-package-'));
@@ -702,7 +702,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 });
 
 /** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
