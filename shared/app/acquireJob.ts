@@ -8,7 +8,7 @@ import { bookingIsStale } from '../domain/rate';
 import { isKeyGate, keyOf } from '../domain/limits';
 import { PROTOCOL } from '../domain/protocol';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
-import type { JobRecord, Move, RecordPatch } from '../ports/jobLedger';
+import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome } from '../ports/leaseStore';
 import { CompleteRun } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
@@ -78,15 +78,13 @@ export class Acquirer {
       throw error;
     }
     const { ledger, clock } = this.deps;
-    // A job let in by a hand-off is in the ledger already: read it instead of a create that would fail.
+    // A job let in by a hand-off is in the ledger already: read it. A first delivery's record is not written on its own:
+    // its first write (take or park) creates it in the same transaction (register as part of that write); if the job
+    // has a record already, that write fails and the delivery reads the record and decides again (`unsaved` false).
     const known = message.reservedHint ? await ledger.get(spec.id) : undefined;
-    const { record: first, created } = known ? { record: known, created: false } : await ledger.register(spec, clock.now());
-    if (!created && canonical(first.spec) !== canonical(spec)) {
-      // An idempotency key names one job: a different job under a known id is refused, never run as the stored one.
-      const reason = `job id '${spec.id}' was already used for a different job (${describeDifference(first.spec, spec)})`;
-      return this.deadLetter(message.body, reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
-    }
-    let record = first;
+    let record = known ?? registeredRecord(spec, clock.now());
+    let unsaved = !known;
+    if (known && canonical(known.spec) !== canonical(spec)) return this.otherJobUnderId(message, known.spec, spec);
     // Names this invocation's claim on the record: a write whose answer was lost (the SDK's retry then meets its own
     // effect and fails) is recognised as ours by it. Not the message id alone: SQS may deliver one message twice at once.
     const attempt = `${message.messageId}/${Math.floor(this.deps.random() * 2 ** 32).toString(36)}`;
@@ -107,17 +105,17 @@ export class Acquirer {
       };
       const move: Move = { jobId: record.jobId, version: record.version, to: PROTOCOL[decision.step].to, patch: claim };
       if (decision.step === 'take') {
-        const { outcome, startAt } = await this.deps.leases.take(demandOf(record.spec), move, now);
+        const { outcome, startAt } = await this.deps.leases.take(demandOf(record.spec), move, now, unsaved ? record : undefined);
         if (outcome === TakeOutcome.Taken)
-          return this.start({ ...claimed(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true);
+          return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true);
         if (outcome !== TakeOutcome.Stale) {
-          const next = await this.cannotTake(record);
+          const next = await this.cannotTake(record, unsaved);
           if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
           if (next) return next;
         }
       } else if (decision.step === 'claim') {
         const outcome = await this.deps.leases.claim(demandOf(record.spec), move, now);
-        if (outcome === ClaimOutcome.Claimed) return this.start(claimed(record, move, now), record.startRequested === true, handOffSentAt);
+        if (outcome === ClaimOutcome.Claimed) return this.start(moved(record, move, now), record.startRequested === true, handOffSentAt);
         const overGate = outcome === ClaimOutcome.OverLimit ? await overLimitGate(this.deps.leases, demandOf(record.spec)) : undefined;
         if (overGate !== undefined && (await revokeReservation(this.deps, record, overGate))) {
           this.deps.log.info('reservation taken back: the pool is over its lowered limit', {
@@ -129,11 +127,16 @@ export class Acquirer {
         }
       } else {
         this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool, kind: record.kind });
-        if (await ledger.move(move, now)) return this.start(claimed(record, move, now), record.startRequested === true);
+        if (await ledger.move(move, now)) return this.start(moved(record, move, now), record.startRequested === true);
       }
       // Another writer moved the job since it was read, or our own write applied and its answer was lost: look.
       const again = await ledger.get(record.jobId);
       if (!again) throw new Error(`job ${record.jobId} vanished from the ledger`);
+      if (unsaved) {
+        // A first delivery's write found the job registered already: the same job (a duplicate), or another one.
+        unsaved = false;
+        if (canonical(again.spec) !== canonical(spec)) return this.otherJobUnderId(message, again.spec, spec);
+      }
       if (again.attempt === attempt && again.version === record.version + 1 && again.state === JobState.Starting) {
         return this.start(again, record.startRequested === true, decision.step === 'claim' ? handOffSentAt : undefined);
       }
@@ -157,19 +160,20 @@ export class Acquirer {
    * parks on the list of the limit that holds it back. Take again also when every limit has room by now; undefined when
    * the record moved while parking (read it again).
    */
-  private async cannotTake(record: JobRecord): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
+  private async cannotTake(record: JobRecord, unsaved: boolean): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
     const blocked = await blockingGate(this.deps.leases, demandOf(record.spec), this.deps.clock.now());
     if (!blocked) return TAKE_AGAIN;
     if (blocked.missing) {
       if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;
-      return this.reject(record, unknownGateReason(blocked.gate));
+      return this.reject(record, unknownGateReason(blocked.gate), unsaved);
     }
     const units = demandOf(record.spec).units;
     if (blocked.tooHeavy) {
       const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
-      return this.reject(record, new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message);
+      const reason = new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message;
+      return this.reject(record, reason, unsaved);
     }
-    const parked = await this.park(record, blocked.gate);
+    const parked = await this.park(record, blocked.gate, unsaved);
     // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
     if (parked && blocked.rate) await ensureTick(this.deps, blocked.gate);
     return parked;
@@ -252,14 +256,20 @@ export class Acquirer {
    * Parks the job on the waiting list of `gate` (the limit with no room for it); undefined if its record moved meanwhile
    * (decide again). A job with a fairness key gets its round first, kept on its record for when it waits again.
    */
-  private async park(record: JobRecord, gate: string): Promise<AcquireResult | undefined> {
+  private async park(record: JobRecord, gate: string, unsaved: boolean): Promise<AcquireResult | undefined> {
     const { leases, ledger, clock, metrics, log } = this.deps;
     const { spec } = record;
     const waitRank = record.waitRank ?? (spec.fairnessKey === undefined ? undefined : await leases.fairRank(spec.pool, spec.fairnessKey));
     const parked = { ...record, waitRank };
-    // The waiter first: a job in `waiting` always has one, so a hand-off can find it.
-    await leases.addWaiter(waiterFor(parked, gate));
-    if (!(await ledger.move({ jobId: spec.id, version: record.version, to: PROTOCOL.park.to, patch: { waitRank } }, clock.now()))) return undefined;
+    const move = { jobId: spec.id, version: record.version, to: PROTOCOL.park.to, patch: { waitRank } };
+    if (unsaved) {
+      // A first delivery: the record is created waiting, with its waiter item, in one transaction.
+      if (!(await leases.addWaiter(waiterFor(parked, gate), moved(parked, move, clock.now())))) return undefined;
+    } else {
+      // The waiter first: a job in `waiting` always has one, so a hand-off can find it.
+      await leases.addWaiter(waiterFor(parked, gate));
+      if (!(await ledger.move(move, clock.now()))) return undefined;
+    }
     // Units freed between the failed take and parking would have found no waiter: look once more.
     const counter = await leases.getPool(gate);
     if (counter && counter.inUse < counter.limit) await this.handOff.fill(gate);
@@ -269,7 +279,10 @@ export class Acquirer {
   }
 
   /** The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason. */
-  private async reject(record: JobRecord, reason: string): Promise<AcquireResult | undefined> {
+  private async reject(record: JobRecord, reason: string, unsaved: boolean): Promise<AcquireResult | undefined> {
+    // A first delivery is registered first (rare: an unknown pool or key, a weight no limit holds); a job registered
+    // meanwhile by another delivery is read again.
+    if (unsaved && !(await this.deps.ledger.register(record.spec, record.firstSeenAt)).created) return undefined;
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.reject.to, patch: { lastError: reason } };
     // Moved meanwhile: read it again (undefined). Not a duplicate to drop: the mover may be another copy of this message
     // that rejected it and died before its DLQ send, and then this delivery is the one that must send it (explorer,
@@ -361,6 +374,12 @@ export class Acquirer {
     return AcquireResult.DeadLettered;
   }
 
+  /** An idempotency key names one job: a different job under a known id is refused, never run as the stored one. */
+  private otherJobUnderId(message: InboundMessage, stored: JobSpec, received: JobSpec): Promise<AcquireResult> {
+    const reason = `job id '${received.id}' was already used for a different job (${describeDifference(stored, received)})`;
+    return this.deadLetter(message.body, reason, { jobId: received.id, pool: received.pool }, received.kind);
+  }
+
   private duplicate(record: JobRecord, why: string): AcquireResult {
     this.deps.metrics.count(MetricName.Duplicates, 1, record.pool);
     this.deps.log.info('duplicate delivery ignored', {
@@ -384,10 +403,6 @@ function unknownGateReason(gate: string): string {
   ).message;
 }
 
-/** The record as a successful move left it (the store bumps the version by one). */
-function claimed(record: JobRecord, move: Move, now: number): JobRecord {
-  return { ...record, ...move.patch, state: move.to, version: record.version + 1, updatedAt: now };
-}
 
 /** JSON with keys sorted at every level, so two equal specs compare equal whatever their key order. */
 function canonical(value: unknown): string {

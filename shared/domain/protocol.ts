@@ -34,7 +34,13 @@ const { Queued, Waiting, Reserved, Starting, Running, Succeeded, Failed, Dead } 
  * version of the record its writer read; slot changes move the record and the pool's counter in one transaction.
  */
 export const PROTOCOL = {
-  register: { by: 'acquirer', from: 'new', to: Queued, slot: SlotEffect.None, when: 'first delivery of a job id' },
+  register: {
+    by: 'acquirer',
+    from: 'new',
+    to: Queued,
+    slot: SlotEffect.None,
+    when: 'first delivery of a job id (written with its take or park, in the same transaction)',
+  },
   take: { by: 'acquirer', from: [Queued], to: Starting, slot: SlotEffect.Take, when: 'a delivery finds a free slot' },
   park: { by: 'acquirer', from: [Queued], to: Waiting, slot: SlotEffect.None, when: 'the pool is full (waiter item written first)' },
   reject: { by: 'acquirer', from: [Queued], to: Dead, slot: SlotEffect.None, when: 'the pool is unknown (dead-lettered next)' },

@@ -1,5 +1,5 @@
 import type { JobKind, JobSpec, RunCompletion } from '../domain/job';
-import type { JobState } from '../domain/jobState';
+import { JobState } from '../domain/jobState';
 
 /** The slot a job holds: it lives on the job's own record, so a slot always names its job and its attempt. */
 export interface Lease {
@@ -72,6 +72,27 @@ export interface Move {
   version: number;
   to: JobState;
   patch?: RecordPatch;
+}
+
+/** A job's record as `register` writes it: queued, version 1. */
+export function registeredRecord(spec: JobSpec, now: number): JobRecord {
+  return {
+    jobId: spec.id,
+    pool: spec.pool,
+    kind: spec.kind,
+    state: JobState.Queued,
+    spec,
+    version: 1,
+    attempts: 0,
+    firstSeenAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The record as a successful move leaves it (the store adds one to the version; undefined patch fields stay). */
+export function moved(record: JobRecord, move: Move, now: number): JobRecord {
+  const patch = Object.fromEntries(Object.entries(move.patch ?? {}).filter(([, value]) => value !== undefined));
+  return { ...record, ...patch, state: move.to, version: record.version + 1, updatedAt: now };
 }
 
 /** Where a run came from: the run's execution id leads back to the job and its pool. */

@@ -2,7 +2,7 @@ import type { JobKind } from '../domain/job';
 import type { Demand } from '../domain/limits';
 import type { PoolSnapshot } from '../domain/pool';
 import type { Waiter } from '../domain/waiting';
-import type { Move } from './jobLedger';
+import type { JobRecord, Move } from './jobLedger';
 
 export const TakeOutcome = {
   /** the job moved and holds a slot */
@@ -134,9 +134,11 @@ export interface LeaseStore {
   /**
    * Moves the job (fenced by its version) and takes its units from every gate, if each has room for them; on a gate
    * with a start rate it also books the job's start time (within the horizon, else RateLimited), written on the record
-   * as `startAt` and returned.
+   * as `startAt` and returned. `create`: the job's record as a first delivery registers it (not written yet, version
+   * `move.version`): it is created, already moved, in the same transaction (register and take as one write), and the
+   * outcome is Stale if a record for the job exists (read it and decide again).
    */
-  take(demand: Demand, move: Move, now: number): Promise<TakeResult>;
+  take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult>;
   /** Moves the job (fenced by its version) and gives back the units it holds. False if its record changed. */
   free(demand: Demand, move: Move, now: number): Promise<boolean>;
   /**
@@ -159,8 +161,12 @@ export interface LeaseStore {
    * deletes its waiter item in the same transaction, as pass does. */
   reserve(to: Receiver, now: number): Promise<ReserveOutcome>;
 
-  /** Parks a waiting job on the list of its gate (idempotent for one wait key). */
-  addWaiter(waiter: Waiter): Promise<void>;
+  /**
+   * Parks a waiting job on the list of its gate (idempotent for one wait key). `create`: the job's record, already in
+   * `waiting`, for a first delivery that was never registered: created in the same transaction (register and park as
+   * one write). False, writing nothing, if a record for the job exists (read it and decide again).
+   */
+  addWaiter(waiter: Waiter, create?: JobRecord): Promise<boolean>;
   /**
    * Moves a waiter to the list of `toGate` (the limit that has no room for it now), in one transaction with its
    * removal from the list it is on. False, changing nothing, if it is no longer there (let in meanwhile).

@@ -2,7 +2,7 @@ import type { JobKind } from '../../shared/domain/job';
 import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
-import type { JobLedger, JobRecord, Move, RecordPatch } from '../../shared/ports/jobLedger';
+import { type JobLedger, type JobRecord, type Move, type RecordPatch, registeredRecord } from '../../shared/ports/jobLedger';
 import { ClaimOutcome, type LeaseStore, PassOutcome, type Receiver, ReserveOutcome, TakeOutcome } from '../../shared/ports/leaseStore';
 import { appflow, expiryOf, type StoreFixture, T } from './jobLedger.contract';
 import { receiver, unit } from '../support/demands';
@@ -336,6 +336,48 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect((await store.take(unit('p'), { jobId: 'nobody', version: 1, to: 'starting' }, T)).outcome).toBe(TakeOutcome.Stale);
         expect(await ledger.get('nobody')).toBeUndefined();
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 0 });
+      });
+
+      describe('creating the record (a first delivery: register and take as one write)', () => {
+        const fresh = (jobId: string, pool = 'p'): JobRecord => registeredRecord(appflow(jobId, pool), T);
+
+        test('Taken: the record is created already moved (version 2, patch set, lease since now); inUse + 1', async () => {
+          await store.createPool('p', 2);
+          const record = fresh('j1');
+          const outcome = (await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1' }), T + 5, record)).outcome;
+          expect(outcome).toBe(TakeOutcome.Taken);
+          expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
+          expect(await read('j1')).toEqual({
+            ...record,
+            state: 'starting',
+            version: 2,
+            updatedAt: T + 5,
+            attempt: 'msg-1',
+            lease: { pool: 'p', since: T + 5 },
+          });
+          expect((await store.holders('p')).holders.map((h) => h.jobId)).toEqual(['j1']);
+        });
+
+        test('Stale when the job has a record already (another delivery registered it): nothing changes', async () => {
+          await store.createPool('p', 2);
+          const stored = await queued('j1');
+          const before = await observe('p', ['j1']);
+          const outcome = (await store.take(unit('p'), from(fresh('j1'), 'starting'), T + 5, fresh('j1'))).outcome;
+          expect(outcome).toBe(TakeOutcome.Stale);
+          expect(await observe('p', ['j1'])).toEqual(before);
+          expect(await read('j1')).toEqual(stored);
+        });
+
+        test('Full and NoPool create nothing: the job is still unknown', async () => {
+          await store.createPool('p', 1);
+          await holding('a');
+          expect((await store.take(unit('p'), from(fresh('b'), 'starting'), T + 5, fresh('b'))).outcome).toBe(TakeOutcome.Full);
+          expect((await store.take(unit('ghost'), from(fresh('c', 'ghost'), 'starting'), T + 5, fresh('c', 'ghost'))).outcome).toBe(
+            TakeOutcome.NoPool,
+          );
+          expect([await ledger.get('b'), await ledger.get('c')]).toEqual([undefined, undefined]);
+          expect(await store.getPool('p')).toEqual({ name: 'p', limit: 1, inUse: 1 });
+        });
       });
 
       test('a stale read on a full pool is Stale, not Full: the caller reads again before parking', async () => {
@@ -841,6 +883,19 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.addWaiter(waiter('p', 'j1', T));
         expect(await store.oldestWaiters('p', 0)).toEqual([]);
         expect(await store.oldestWaiters('empty', 5)).toEqual([]);
+      });
+
+      test("with the job's record to create (a first delivery: register and park as one write): both, or neither", async () => {
+        const parked = waiter('p', 'j1', T);
+        const record: JobRecord = { ...registeredRecord(appflow('j1', 'p'), T), state: 'waiting', version: 2 };
+        expect(await store.addWaiter(parked, record)).toBe(true);
+        expect(await read('j1')).toEqual(record);
+        expect(await store.oldestWaiters('p', 5)).toEqual([parked]);
+        // A job with a record already: no waiter, the record unchanged.
+        const other = await queued('j2');
+        expect(await store.addWaiter(waiter('p', 'j2', T + 1), { ...other, state: 'waiting', version: 2 })).toBe(false);
+        expect(await read('j2')).toEqual(other);
+        expect((await store.oldestWaiters('p', 5)).map((w) => w.jobId)).toEqual(['j1']);
       });
 
       test('adding the same wait key twice parks the job once', async () => {

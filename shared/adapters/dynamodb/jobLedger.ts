@@ -1,7 +1,7 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
-import type { JobLedger, JobRecord, Move, RunRef } from '../../ports/jobLedger';
+import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../ports/jobLedger';
 import { DEAD_NEVER_STARTED, IS_NEW, RUN_NOT_RECORDED, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
 import { applied } from './errors';
 import { expiresAfter, fromJobItem, moveUpdate, SECONDS_PER_DAY, toJobItem, type UpdateParts } from './jobItem';
@@ -23,17 +23,7 @@ export class DynamoJobLedger implements JobLedger {
   ) {}
 
   async register(spec: JobSpec, now: number): Promise<{ created: boolean; record: JobRecord }> {
-    const record: JobRecord = {
-      jobId: spec.id,
-      pool: spec.pool,
-      kind: spec.kind,
-      state: JobState.Queued,
-      spec,
-      version: 1,
-      attempts: 0,
-      firstSeenAt: now,
-      updatedAt: now,
-    };
+    const record = registeredRecord(spec, now);
     const put = new PutCommand({ TableName: this.tableName, Item: toJobItem(record), ConditionExpression: IS_NEW });
     if (await applied(this.doc.send(put))) return { created: true, record };
     const existing = await this.get(spec.id);

@@ -15,7 +15,7 @@ import { type Demand, exchange, type GateChange, gatesOf } from '../../domain/li
 import type { PoolSnapshot } from '../../domain/pool';
 import { book, type RateState } from '../../domain/rate';
 import { type Waiter, waiterDemand, waiterGate } from '../../domain/waiting';
-import type { Move } from '../../ports/jobLedger';
+import { type JobRecord, type Move, moved } from '../../ports/jobLedger';
 import {
   ClaimOutcome,
   type HolderPage,
@@ -44,7 +44,7 @@ import {
   TENANT_BEHIND,
 } from './conditions';
 import { applied, type CancellationReason, cancellationReasons, failedCondition, isConditionalCheckFailed } from './errors';
-import { moveUpdate, type UpdateParts } from './jobItem';
+import { moveUpdate, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, POOL_REGISTRY_PK, poolKey, poolRegistryKey, tenantKey, WAIT_PREFIX, waiterKey } from './keys';
 
 /** The sparse index of job records holding a slot (serverless.yml: SluiceTable, GlobalSecondaryIndexes). */
@@ -239,9 +239,16 @@ export class DynamoLeaseStore implements LeaseStore {
     return LastEvaluatedKey && holders.length > 0 ? { holders, next: holders[holders.length - 1]!.jobId } : { holders };
   }
 
-  async take(demand: Demand, move: Move, now: number): Promise<TakeResult> {
+  async take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
     const update = moveUpdate(move, now, { take: { pool: demand.pool, since: now } }, this.options.retentionDays, SAME_VERSION_FREE);
-    const result = await this.admit(exchange(undefined, demand), now, (startAt) => [this.job(withStartAt(update, startAt), move.jobId)]);
+    const taken = (startAt: number | undefined): JobRecord => ({
+      ...moved(create!, move, now),
+      lease: { pool: demand.pool, since: now },
+      ...(startAt !== undefined && { startAt }),
+    });
+    const result = await this.admit(exchange(undefined, demand), now, (startAt) => [
+      create ? this.newJob(taken(startAt)) : this.job(withStartAt(update, startAt), move.jobId),
+    ]);
     if (result === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
     const { reasons, counters, startAt } = result;
     if (!reasons) return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
@@ -300,8 +307,13 @@ export class DynamoLeaseStore implements LeaseStore {
     return missingGate(reasons.slice(0, counters)) ? ReserveOutcome.NoPool : ReserveOutcome.Full;
   }
 
-  async addWaiter(waiter: Waiter): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: waiterItem(waiter, waiterGate(waiter)) }));
+  async addWaiter(waiter: Waiter, create?: JobRecord): Promise<boolean> {
+    const put = { TableName: this.tableName, Item: waiterItem(waiter, waiterGate(waiter)) };
+    if (!create) {
+      await this.doc.send(new PutCommand(put));
+      return true;
+    }
+    return (await this.transact([{ Put: put }, this.newJob(create)])) === undefined;
   }
 
   async moveWaiter(waiter: Waiter, toGate: string): Promise<boolean> {
@@ -566,6 +578,11 @@ export class DynamoLeaseStore implements LeaseStore {
   private waiterGone(to: Receiver): TransactItem[] {
     if (to.waitKey === undefined) return [];
     return [{ Delete: { TableName: this.tableName, Key: waiterKey(to.gate ?? to.demand.pool, to.waitKey) } }];
+  }
+
+  /** A job record written whole, only if the job has none (a first delivery's register, made with its first move). */
+  private newJob(record: JobRecord): TransactItem {
+    return { Put: { TableName: this.tableName, Item: toJobItem(record), ConditionExpression: IS_NEW } };
   }
 
   private job(update: UpdateParts, jobId: string): TransactItem {

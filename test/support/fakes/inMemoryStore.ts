@@ -4,7 +4,7 @@ import type { PoolSnapshot } from '../../../shared/domain/pool';
 import { type Demand, exchange, type GateChange, gatesOf } from '../../../shared/domain/limits';
 import { book, type RateState } from '../../../shared/domain/rate';
 import { type Waiter, waiterGate } from '../../../shared/domain/waiting';
-import type { JobLedger, JobRecord, Move, RunRef } from '../../../shared/ports/jobLedger';
+import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../../shared/ports/jobLedger';
 import {
   ClaimOutcome,
   type HolderPage,
@@ -61,17 +61,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     await this.enter();
     const existing = this.jobs.get(spec.id);
     if (existing) return { created: false, record: structuredClone(existing.record) };
-    const record: JobRecord = {
-      jobId: spec.id,
-      pool: spec.pool,
-      kind: spec.kind,
-      state: JobState.Queued,
-      spec: structuredClone(spec),
-      version: 1,
-      attempts: 0,
-      firstSeenAt: now,
-      updatedAt: now,
-    };
+    const record = registeredRecord(structuredClone(spec), now);
     this.jobs.set(spec.id, { record });
     return { created: true, record: structuredClone(record) };
   }
@@ -195,9 +185,10 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   // ---- LeaseStore: slots (each one transaction) ----------------------------------------------------------------
 
-  async take(demand: Demand, move: Move, now: number): Promise<TakeResult> {
+  async take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
     await this.enter();
-    const stored = this.fenced(move);
+    if (create && this.jobs.has(create.jobId)) return { outcome: TakeOutcome.Stale };
+    const stored = create ? { record: structuredClone(create) } : this.fenced(move);
     if (!stored || stored.record.lease) return { outcome: TakeOutcome.Stale };
     const changes = exchange(undefined, demand);
     const missing = this.firstMissing(changes);
@@ -206,6 +197,7 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     const startAt = this.booking(changes, now);
     if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
     this.applyCounters(changes, startAt);
+    if (create) this.jobs.set(create.jobId, stored);
     stored.record.lease = { pool: demand.pool, since: now };
     this.apply(stored, move, now);
     if (startAt !== undefined) stored.record.startAt = startAt;
@@ -270,9 +262,12 @@ export class InMemoryStore implements JobLedger, LeaseStore {
 
   // ---- LeaseStore: waiters ------------------------------------------------------------------------------------
 
-  async addWaiter(waiter: Waiter): Promise<void> {
+  async addWaiter(waiter: Waiter, create?: JobRecord): Promise<boolean> {
     await this.enter();
+    if (create && this.jobs.has(create.jobId)) return false;
     this.putWaiter(waiter);
+    if (create) this.jobs.set(create.jobId, { record: structuredClone(create) });
+    return true;
   }
 
   async moveWaiter(waiter: Waiter, toGate: string): Promise<boolean> {

@@ -310,9 +310,9 @@ describe('Acquirer', () => {
     await world.leases.createPool('default', 2);
     // The transaction applies; its answer is lost and the SDK sends it again, which its own effect cancels (Stale).
     const take = world.leases.take.bind(world.leases);
-    jest.spyOn(world.leases, 'take').mockImplementationOnce(async (pool, move, now) => {
-      expect((await take(pool, move, now)).outcome).toBe('taken');
-      return take(pool, move, now);
+    jest.spyOn(world.leases, 'take').mockImplementationOnce(async (...args) => {
+      expect((await take(...args)).outcome).toBe('taken');
+      return take(...args);
     });
     expect(await world.acquirer.process(messageOf(glueJob('g1')))).toBe(AcquireResult.Started);
     expect(world.starters.glue.runsOf('g1')).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { AcquireResult, Acquirer, type InboundMessage } from '../../../shared/app/acquireJob';
 import type { SluiceDeps } from '../../../shared/app/deps';
+import type { JobSpec } from '../../../shared/domain/job';
 import { appflowJob, deliverSent, type FakeWorld, glueJob, makeQueueDeps as makeDeps, messageOf } from '../../support/fakes';
 import { mapKinds } from '../../support/fakes/everyKind';
 
@@ -50,7 +51,11 @@ function gatedAcquirer(world: FakeWorld, pauseBefore: number): { acquirer: Acqui
 
 /** Copy B reads the job, then waits while copy A is processed to the end; then B goes on. Returns both results. */
 async function staleCopyRace(world: FakeWorld, spec: object): Promise<[AcquireResult, AcquireResult]> {
-  const b = gatedAcquirer(world, 2);
+  // The job is known already (an earlier delivery registered it): a first delivery's record is created by its first
+  // write, so a copy can only hold a stale read of a record that existed before it. B's first call (a take creating
+  // the record) fails, its second reads the record; it waits before its third.
+  await world.ledger.register(spec as JobSpec, world.clock.now());
+  const b = gatedAcquirer(world, 3);
   const copyB = b.acquirer.process(messageOf(JSON.stringify(spec)));
   await b.paused;
   const resultA = await world.acquirer.process(messageOf(JSON.stringify(spec)));
@@ -73,7 +78,9 @@ describe('fencing: a decision taken on a read is applied only if nothing changed
     // schedules a retry; then B goes on with what it read.
     const world = makeDeps(oneSlot);
     await world.leases.createPool('default', 1);
-    const a = gatedAcquirer(world, 3);
+    // A: its take (creating the record) is its first call, the start its second. B: its take fails (A created the
+    // record), its read is its second call.
+    const a = gatedAcquirer(world, 2);
     const b = gatedAcquirer(world, 3);
     const copyA = a.acquirer.process(messageOf(glueJob('j1')));
     await Promise.race([a.paused, copyA]);

@@ -55,8 +55,9 @@ describe('acquirer handler', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([]);
     expect(appflow.commandCalls(StartFlowCommand)[0]!.args[0].input).toEqual({ flowName: 'accounts', clientToken: 'sluice-job-1' });
-    // The slot: the pool's counter and the job's record in one transaction.
+    // The slot: the pool's counter and the job's record in one transaction; a first delivery's record is created by it.
     const [take] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(ddb.commandCalls(PutCommand)).toEqual([]);
     expect(take).toEqual([
       {
         Update: expect.objectContaining({
@@ -66,9 +67,9 @@ describe('acquirer handler', () => {
         }),
       },
       {
-        Update: expect.objectContaining({
-          Key: { pk: 'JOB#job-1', sk: 'JOB' },
-          ExpressionAttributeValues: expect.objectContaining({ ':to': 'starting', ':version': 1, ':holderPool': 'default' }),
+        Put: expect.objectContaining({
+          ConditionExpression: 'attribute_not_exists(pk)',
+          Item: expect.objectContaining({ pk: 'JOB#job-1', sk: 'JOB', state: 'starting', version: 2, holderPool: 'default' }),
         }),
       },
     ]);
@@ -80,10 +81,14 @@ describe('acquirer handler', () => {
 
   test('a store failure fails only its own record, so SQS delivers just that one again', async () => {
     // aws-sdk-client-mock: the general behaviour first, the input-specific one after it.
+    // A first delivery's first write is the take that creates its record.
     ddb.on(PutCommand).resolves({});
-    ddb.on(PutCommand, { Item: { jobId: 'job-bad' } } as never).rejects(Object.assign(new Error('boom'), { name: 'InternalServerError' }));
     ddb.on(UpdateCommand).resolves({});
-    ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: Array<{ Put?: { Item: { jobId?: string } } }> }) => {
+      if (input.TransactItems.some((item) => item.Put?.Item.jobId === 'job-bad'))
+        throw Object.assign(new Error('boom'), { name: 'InternalServerError' });
+      return {};
+    });
     glue.on(StartJobRunCommand).resolves({ JobRunId: 'jr_1' });
     const event: SQSEvent = {
       Records: [
