@@ -607,6 +607,7 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     'client-appflow': 'appflow',
     'client-glue': 'glue',
     'client-sfn': 'states',
+    'client-ecs': 'ecs',
     'client-sqs': 'sqs',
     'client-dynamodb': 'dynamodb',
     'lib-dynamodb': 'dynamodb',
