@@ -67,13 +67,27 @@ export interface KindEvents {
 
 /**
  * One IAM statement a function's role needs for this kind. `resource` is a CloudFormation Fn::Sub string and may name
- * the kind's stage parameters as ${param:NAME} (scoping starts to name patterns); never `*`.
+ * the kind's stage parameters as ${param:NAME} (scoping starts to name patterns); never `*`, except ANY_RESOURCE for a
+ * statement whose actions are all UNSCOPABLE_READ_ACTIONS.
  */
 export interface IamStatement {
   readonly sid: string;
   readonly actions: readonly string[];
   readonly resource: string;
 }
+
+/**
+ * Read-only actions IAM cannot scope to a resource: the Service Authorization Reference lists no resource type for them,
+ * so a statement granting them must name every resource (`*`). They are the only actions a kind may grant on `*`
+ * (test/component/package/kinds.test.ts and template.test.ts hold every other statement to a name pattern).
+ * - batch:DescribeJobs, batch:ListJobs: a Batch job's status, and the search for an earlier submission by name.
+ */
+export const UNSCOPABLE_READ_ACTIONS: readonly string[] = ['batch:DescribeJobs', 'batch:ListJobs'];
+export const ANY_RESOURCE = '*';
+
+/** Whether a statement may name ANY_RESOURCE: every one of its actions is an unscopable read. */
+export const mayNameAnyResource = (actions: readonly string[]): boolean =>
+  actions.length > 0 && actions.every((a) => UNSCOPABLE_READ_ACTIONS.includes(a));
 
 export interface KindIam {
   /** Stage parameters the resources name, with their defaults (serverless.yml `params.default`). */

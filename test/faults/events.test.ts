@@ -23,10 +23,10 @@ afterEach(() => {
 });
 
 test('lost completion events (the service never sends them): every job still ends once and no slot leaks', async () => {
-  stack.simulator.setFaults({ dropEvents: 2 }); // the next 2 end events of each kind (8 jobs: at least 2 of each)
+  stack.simulator.setFaults({ dropEvents: 2 }); // the next 2 end events of each kind (2 jobs of each kind, by turns)
   const ids = await enqueue(
     stack,
-    jobsFor('lostsim', 8, (i) => 150 + i * 30),
+    jobsFor('lostsim', 2 * KINDS.length, (i) => 150 + i * 30),
   );
 
   await expectEveryJobRanOnce(stack, { pool: 'lostsim', limit: POOLS.lostsim, ids });

@@ -157,8 +157,8 @@ export class RunEngine {
     }
     const refused = service.concurrencyError?.(this, name, this.activeRuns(kind, name).length);
     if (refused) throw refused;
-    const executionId = service.newExecutionId(name, this.ctx, clientToken);
     const frozenArgs = Object.freeze({ ...args });
+    const executionId = service.newExecutionId(name, this.ctx, clientToken, frozenArgs);
     const group = this.options.group?.(kind, name, frozenArgs);
     const run: SimRun = {
       kind,
@@ -268,10 +268,10 @@ export class RunEngine {
     );
   }
 
-  /** Runs of one flow / job, newest first. */
-  list(kind: JobKind, name: string): NonNullable<ReturnType<RunEngine['find']>>[] {
+  /** Runs of one flow / job, newest first; without a name, every run of the kind (Batch lists a queue's jobs). */
+  list(kind: JobKind, name?: string): NonNullable<ReturnType<RunEngine['find']>>[] {
     return [...this.states.values()]
-      .filter((s) => s.run.kind === kind && s.run.name === name)
+      .filter((s) => s.run.kind === kind && (name === undefined || s.run.name === name))
       .sort((a, b) => b.run.startSeq - a.run.startSeq)
       .map((s) => this.find(kind, s.run.executionId)!);
   }

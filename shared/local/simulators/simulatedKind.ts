@@ -39,8 +39,11 @@ export interface SimulatedKind {
   sendError(res: ServerResponse, name: string, message: string): void;
   /** The status the service's own API reports in each phase. */
   status(phase: RunPhase, outcome?: SimOutcome): string;
-  /** A new run's id, as the service makes them (`clientToken`: the start's token or name, when it names the run). */
-  newExecutionId(name: string, ctx: EventContext, clientToken: string | undefined): string;
+  /**
+   * A new run's id, as the service makes them (`clientToken`: the start's token or name, when it names the run; `args`:
+   * what the start was given, for ids that name more than the run's name, such as an ECS task's cluster).
+   */
+  newExecutionId(name: string, ctx: EventContext, clientToken: string | undefined, args: RunArgs): string;
   /** The event the service puts on the default bus when the run ends; undefined when it emits none. */
   endEvent(ctx: EventContext, ended: EndedRun): EventBridgeEvent | undefined;
   /** The error a start with this name gets at once (a name the service's pattern refuses), if any. */

@@ -1,0 +1,43 @@
+import { ANY_RESOURCE, type KindDefinition } from '../kindDefinition';
+import { batchEvents } from './events';
+import { BATCH_KIND, BatchJobSchema } from './spec';
+import { BATCH_START_ERRORS } from './startErrors';
+
+/** Job definitions (every revision) and job queues Sluice may submit to. */
+const JOB_DEFINITIONS =
+  'arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/${param:allowedBatchJobDefinitionPattern}';
+const JOB_QUEUES = 'arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-queue/${param:allowedBatchJobQueuePattern}';
+/** Jobs: their ARNs name only their id (job/<uuid>), so no pattern can tell Sluice's from the account's others. */
+const JOBS = 'arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*';
+
+/**
+ * AWS Batch jobs: SubmitJob named after the job id (a resumed start finds its job with ListJobs by that name),
+ * DescribeJobs, TerminateJob, Job State Change (SUCCEEDED, FAILED) for jobs Sluice submitted.
+ */
+export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSchema> = {
+  kind: BATCH_KIND,
+  key: 'Batch',
+  title: 'AWS Batch jobs',
+  schema: BatchJobSchema,
+  target: (spec) => spec.jobDefinition,
+  maxRunSeconds: 48 * 3600,
+  events: batchEvents,
+  iam: {
+    params: { allowedBatchJobDefinitionPattern: 'sluice-*', allowedBatchJobQueuePattern: 'sluice-*' },
+    // SubmitJob is authorized against both the job definition and the job queue.
+    acquirer: [
+      { sid: 'SubmitBatchJobsOfDefinitions', actions: ['batch:SubmitJob'], resource: JOB_DEFINITIONS },
+      { sid: 'SubmitBatchJobsToQueues', actions: ['batch:SubmitJob'], resource: JOB_QUEUES },
+      // ListJobs takes no resource-level permission (UNSCOPABLE_READ_ACTIONS).
+      { sid: 'FindBatchJobs', actions: ['batch:ListJobs'], resource: ANY_RESOURCE },
+    ],
+    reconciler: [
+      // DescribeJobs takes no resource-level permission (UNSCOPABLE_READ_ACTIONS).
+      { sid: 'BatchJobStatus', actions: ['batch:DescribeJobs'], resource: ANY_RESOURCE },
+      { sid: 'StopBatchJobs', actions: ['batch:TerminateJob'], resource: JOBS },
+    ],
+  },
+  sdkService: 'batch',
+  startErrors: BATCH_START_ERRORS,
+  starter: async () => (await import('./starter')).createStarter(),
+};
