@@ -9,10 +9,10 @@ import { isKeyGate, keyOf } from '../domain/limits';
 import { PROTOCOL } from '../domain/protocol';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
-import { ClaimOutcome, TakeOutcome } from '../ports/leaseStore';
+import { ClaimOutcome, TakeOutcome, type TakeResult } from '../ports/leaseStore';
 import { CompleteRun } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
-import { blockingGate, createConfiguredGate, overLimitGate } from './gates';
+import { blockedBy, blockingGate, createConfiguredGate, overLimitGate } from './gates';
 import { HandOff } from './handOff';
 import { ensureTick } from './ticks';
 import { parseJob } from './parseJob';
@@ -105,11 +105,11 @@ export class Acquirer {
       };
       const move: Move = { jobId: record.jobId, version: record.version, to: PROTOCOL[decision.step].to, patch: claim };
       if (decision.step === 'take') {
-        const { outcome, startAt } = await this.deps.leases.take(demandOf(record.spec), move, now, unsaved ? record : undefined);
+        const { outcome, startAt, seen } = await this.deps.leases.take(demandOf(record.spec), move, now, unsaved ? record : undefined);
         if (outcome === TakeOutcome.Taken)
           return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true);
         if (outcome !== TakeOutcome.Stale) {
-          const next = await this.cannotTake(record, unsaved);
+          const next = await this.cannotTake(record, unsaved, seen);
           if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
           if (next) return next;
         }
@@ -160,8 +160,11 @@ export class Acquirer {
    * parks on the list of the limit that holds it back. Take again also when every limit has room by now; undefined when
    * the record moved while parking (read it again).
    */
-  private async cannotTake(record: JobRecord, unsaved: boolean): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
-    const blocked = await blockingGate(this.deps.leases, demandOf(record.spec), this.deps.clock.now());
+  private async cannotTake(record: JobRecord, unsaved: boolean, seen?: TakeResult['seen']): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
+    const demand = demandOf(record.spec);
+    const now = this.deps.clock.now();
+    // The failed take's own view of a one-gate demand saves reading the counter again.
+    const blocked = seen ? blockedBy([demand.pool], [seen.counter], demand, now) : await blockingGate(this.deps.leases, demand, now);
     if (!blocked) return TAKE_AGAIN;
     if (blocked.missing) {
       if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;

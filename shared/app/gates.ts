@@ -1,5 +1,5 @@
 import { type Demand, defaultKeyLimit, gatesOf, isKeyGate, keyOf } from '../domain/limits';
-import { isValidLimit } from '../domain/pool';
+import { isValidLimit, type PoolSnapshot } from '../domain/pool';
 import { book, intervalOf } from '../domain/rate';
 import type { SluiceDeps } from './deps';
 
@@ -17,6 +17,16 @@ export type Blocked =
  */
 export async function blockingGate(leases: SluiceDeps['leases'], demand: Demand, now: number): Promise<Blocked | undefined> {
   const { gates, counters } = await countersOf(leases, demand);
+  return blockedBy(gates, counters, demand, now);
+}
+
+/** blockingGate on counters as read (undefined: the gate does not exist), in the demand's gate order. */
+export function blockedBy(
+  gates: readonly string[],
+  counters: ReadonlyArray<PoolSnapshot | undefined>,
+  demand: Demand,
+  now: number,
+): Blocked | undefined {
   const missing = counters.findIndex((counter) => !counter);
   if (missing >= 0) return { gate: gates[missing]!, missing: true };
   const found = (i: number, rate: boolean, tooHeavy = false): Blocked => ({

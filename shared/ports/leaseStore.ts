@@ -22,6 +22,11 @@ export type TakeOutcome = (typeof TakeOutcome)[keyof typeof TakeOutcome];
 export interface TakeResult {
   outcome: TakeOutcome;
   startAt?: number;
+  /**
+   * Full or NoPool with a demand of one gate (its pool only): that gate's counter as the failed write saw it
+   * (undefined: the gate does not exist), so the caller need not read it to know why. Absent when not given.
+   */
+  seen?: { counter: PoolSnapshot | undefined };
 }
 
 export const PassOutcome = {

@@ -286,6 +286,16 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(before.pool).toEqual({ name: 'p', limit: 2, inUse: 2 });
       });
 
+      test("Full and NoPool of a one-gate demand say what the failed write saw of the gate's counter", async () => {
+        await store.createPool('p', 1);
+        await holding('a');
+        const late = await queued('b');
+        const full = await store.take(unit('p'), from(late, 'starting'), T + 9);
+        expect(full).toEqual({ outcome: TakeOutcome.Full, seen: { counter: { name: 'p', limit: 1, inUse: 1 } } });
+        const lost = await queued('c', 'ghost');
+        expect(await store.take(unit('ghost'), from(lost, 'starting'), T + 9)).toEqual({ outcome: TakeOutcome.NoPool, seen: { counter: undefined } });
+      });
+
       test('a pool with limit 0 is paused: take is Full', async () => {
         await store.createPool('paused', 0);
         const record = await queued('j1', 'paused');

@@ -43,8 +43,10 @@ test('hand-off latency: exact pairs, ordered percentiles', () => {
   // One hop (handOffStart releaser, the local stage's default): the releaser makes the start call, no acquirer step.
   expect(h.detail.profile.rows.some((row) => row.phase === 'releaser' && row.call.includes('TransactWriteItems'))).toBe(true);
   expect(h.detail.profile.rows.some((row) => row.phase === 'acquirer')).toBe(false);
-  expect(h.detail.oneHop).toBe(h.n);
-  expect(h.detail.wakeUpsPerHandoff).toBe(0);
+  // Under load most hand-offs are the releaser's; the acquirer's own releases (a refused start, an early completion)
+  // still go by the queue.
+  expect(h.detail.oneHop).toBeGreaterThan(h.n / 2);
+  expect(h.detail.wakeUpsPerHandoff).toBeLessThan(0.5);
 });
 
 test('burst: hand-offs while the jobs arrive, the shortfall below the limit, and the rest left waiting in a paused pool', () => {
@@ -90,7 +92,7 @@ test('throughput, cost, machine and date', () => {
   expect(r.machine.cores).toBeGreaterThan(0);
   expect(r.machine.node).toMatch(/^v\d+/);
   expect(Number.isNaN(Date.parse(r.date))).toBe(false);
-  expect(r.goals.map((g) => g.goal)).toHaveLength(13);
+  expect(r.goals.map((g) => g.goal)).toHaveLength(15);
 });
 
 test('flow control: the small tenant takes turns (within its bound); weighted units never pass the budget; start calls of a rated pool', () => {

@@ -109,7 +109,7 @@ export class DynamoLeaseStore implements LeaseStore {
     if (!Item) return undefined;
     const item = Item as PoolItem;
     this.rates.set(pool, rateOf(item));
-    return { name: pool, limit: item.limit, inUse: item.inUse, ...(item.intervalMs !== undefined && { rate: rateOf(item)! }) };
+    return snapshotOf(pool, item);
   }
 
   async listPools(): Promise<string[]> {
@@ -253,7 +253,11 @@ export class DynamoLeaseStore implements LeaseStore {
     const { reasons, counters, startAt } = result;
     if (!reasons) return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
     if (failedCondition(reasons[counters])) return { outcome: TakeOutcome.Stale };
-    return { outcome: missingGate(reasons.slice(0, counters)) ? TakeOutcome.NoPool : TakeOutcome.Full };
+    const outcome = missingGate(reasons.slice(0, counters)) ? TakeOutcome.NoPool : TakeOutcome.Full;
+    // One gate: its ALL_OLD is why (no item: it does not exist), so the caller need not read it.
+    if (gatesOf(demand).length !== 1 || !failedCondition(reasons[0])) return { outcome };
+    const item = reasons[0]!.Item ? (unmarshalled(reasons[0]!.Item) as unknown as PoolItem) : undefined;
+    return { outcome, seen: { counter: item && snapshotOf(demand.pool, item) } };
   }
 
   async free(demand: Demand, move: Move, now: number): Promise<boolean> {
@@ -630,6 +634,11 @@ function stillWaiting(reason: CancellationReason | undefined): boolean {
   // The document client does not unmarshall an error's items: the attribute is { S: 'reserved' }.
   const state = reason?.Item ? unmarshalled(reason.Item).state : undefined;
   return state === JobState.Reserved || state === JobState.Queued || state === JobState.Waiting;
+}
+
+function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
+  const rate = rateOf(item);
+  return { name: pool, limit: Number(item.limit), inUse: Number(item.inUse), ...(rate && { rate }) };
 }
 
 /** The rate a counter item carries, if any. */

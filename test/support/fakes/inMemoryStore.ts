@@ -191,9 +191,11 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     const stored = create ? { record: structuredClone(create) } : this.fenced(move);
     if (!stored || stored.record.lease) return { outcome: TakeOutcome.Stale };
     const changes = exchange(undefined, demand);
+    // One gate: the counter as the failed write saw it, as DynamoDB's ALL_OLD gives it.
+    const seen = () => (changes.length === 1 ? { seen: { counter: this.peekPool(demand.pool) } } : {});
     const missing = this.firstMissing(changes);
-    if (missing) return { outcome: TakeOutcome.NoPool };
-    if (!this.allows(changes)) return { outcome: TakeOutcome.Full };
+    if (missing) return { outcome: TakeOutcome.NoPool, ...seen() };
+    if (!this.allows(changes)) return { outcome: TakeOutcome.Full, ...seen() };
     const startAt = this.booking(changes, now);
     if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
     this.applyCounters(changes, startAt);
