@@ -23,9 +23,10 @@ let resident: Resident;
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'sluice-resident-'));
   envFile = path.join(tmp, 'local.env');
-  // Port 0 (any free one) so a stack a developer runs on the default ports is never in the way; runs of 1.5 s each.
+  // Port 0 (any free one) so a stack a developer runs on the default ports is never in the way; runs of 4 s each (a
+  // `sluice` command takes seconds on a loaded machine: the pool must stay full that long).
   resident = await startResident(
-    ['--sqs-port', '0', '--dynamodb-port', '0', '--jobapi-port', '0', '--pool', 'default=2', '--median-ms', '1500', '--sigma', '0'],
+    ['--sqs-port', '0', '--dynamodb-port', '0', '--jobapi-port', '0', '--pool', 'default=2', '--median-ms', '4000', '--sigma', '0'],
     envFile,
   );
 }, 90_000);
@@ -77,7 +78,7 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
   expect(sent).toMatchObject({ code: 0, stderr: '' });
   expect(sent.stdout).toBe(`sent 3 jobs to ${resident.vars.SLUICE_QUEUE_URL}\n  mine-1\n  mine-2\n  mine-3\n`);
 
-  // Two slots for three jobs of 1.5 s: the pool is full for a while, and pool list names the holders with their ages.
+  // Two slots for three jobs of 4 s: the pool is full for a while, and pool list names the holders with their ages.
   const held = await waitFor(
     'two holders',
     async () => {
