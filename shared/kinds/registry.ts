@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { appflow } from './appflow';
+import { callback } from './callback';
 import { glue } from './glue';
 import { sfn } from './sfn';
 import type { KindDefinition } from './kindDefinition';
@@ -8,7 +9,7 @@ import type { KindDefinition } from './kindDefinition';
  * Every job kind Sluice can gate: one line each. Adding a kind is a folder of shared/kinds/ and a line here, plus its
  * rules and IAM statements in serverless.yml (test/component/package/kinds.test.ts fails until they match).
  */
-export const KINDS = [appflow, glue, sfn] as const;
+export const KINDS = [appflow, glue, sfn, callback] as const;
 
 type Definition = (typeof KINDS)[number];
 
@@ -26,6 +27,7 @@ export type JobKind = Definition['kind'];
 export type AppFlowJob = Extract<JobSpec, { kind: 'appflow' }>;
 export type GlueJob = Extract<JobSpec, { kind: 'glue' }>;
 export type SfnJob = Extract<JobSpec, { kind: 'sfn' }>;
+export type CallbackJob = Extract<JobSpec, { kind: 'callback' }>;
 
 const byKind = new Map<string, KindDefinition>(KINDS.map((k) => [k.kind, k as KindDefinition]));
 
