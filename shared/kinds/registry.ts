@@ -39,3 +39,6 @@ export function kindOf(kind: string): KindDefinition {
 }
 
 export const isJobKind = (kind: string): kind is JobKind => byKind.has(kind);
+
+/** The SDK services of every kind's job API (sdkService and moreSdkServices): the local simulator plays them all. */
+export const JOB_API_SERVICES: readonly string[] = [...new Set(KINDS.flatMap((k) => [k.sdkService, ...(k.moreSdkServices ?? [])]))];

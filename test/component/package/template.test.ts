@@ -222,6 +222,7 @@ describe('the table', () => {
     expect(props('SluiceTable').TableName).toBe(names.table);
     expect(props('JobQueue').QueueName).toBe(names.queue);
     expect(props('DeadLetterQueue').QueueName).toBe(names.deadLetterQueue);
+    expect(props('CallbackQueue').QueueName).toBe(names.callbackQueue);
   });
 });
 
