@@ -1,7 +1,7 @@
 import { classifyStartError } from '../../adapters/startErrors';
 import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
-import { type JobStarter, RunStatus } from '../../ports/jobStarter';
+import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { cancelMessage, startMessage, type TargetMessage } from './messages';
 import { tokenSecret } from './secret';
 import type { TargetSender } from './send/sender';
@@ -36,7 +36,8 @@ export class CallbackStarter implements JobStarter {
 
   constructor(private readonly options: CallbackStarterOptions) {}
 
-  async start(job: JobSpec): Promise<{ executionId: string }> {
+  /** Whether a run may exist changes nothing: the message is sent again with the same token (the system dedupes). */
+  async start(job: JobSpec, _options?: StartOptions): Promise<{ executionId: string }> {
     const spec = callbackJobOf(job);
     const refused = refusedTarget(spec.target, this.options.allowed);
     if (refused) throw new PermanentStartError(`callback job ${spec.id}: ${refused}`, 'TargetNotAllowed');
