@@ -59,7 +59,7 @@ export class CallbackStarter implements JobStarter {
     return { executionId: token };
   }
 
-  async status(job: JobSpec): Promise<RunStatus> {
+  async status(job: JobSpec, _executionId?: string): Promise<RunStatus> {
     callbackJobOf(job);
     return RunStatus.InProgress;
   }
