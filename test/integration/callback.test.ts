@@ -78,13 +78,31 @@ test('a forged token on the queue changes nothing and is not retried; a replayed
   expect(await record(id!)).toEqual(done);
 }, 30_000);
 
-test('a run that sends no heartbeat in time is ended as failed by the reconciler', async () => {
-  const [id] = await enqueue(stack, [spec('cb-silent', 'slow-silent', { heartbeatSeconds: 1 })]);
-  await running(id!);
-  const failed = await waitFor('the reconciler ended it', async () => {
-    await stack.reconcileNow();
-    const now = await record(id!);
-    return now?.state === 'failed' ? now : undefined;
+test("the simulated system's heartbeats keep a run going past its heartbeat deadline", async () => {
+  const [id] = await enqueue(stack, [spec('cb-beating', 'slow-beating', { heartbeatSeconds: 1 })]);
+  const started = await running(id!);
+  const beats = await waitFor('two heartbeats', async () => {
+    const now = (await record(id!)) as { heartbeatAt?: number; startedAt?: number } | undefined;
+    return now?.heartbeatAt !== undefined && now.heartbeatAt > (started as { startedAt?: number }).startedAt! + 1_000 ? now : undefined;
   });
-  expect(failed.lastError).toBe('timed out: no heartbeat for 1 s (none since its start)');
+  await stack.reconcileNow();
+  expect((await record(id!))!.state).toBe('running');
+  expect(beats.heartbeatAt! - beats.startedAt!).toBeGreaterThan(1_000);
+}, 30_000);
+
+test('a run whose heartbeats stop coming is ended as failed by the reconciler', async () => {
+  // Every event on the bus is lost meanwhile: the system's heartbeats never reach Sluice.
+  stack.bus.setFaults({ dropNext: 1_000_000 });
+  try {
+    const [id] = await enqueue(stack, [spec('cb-silent', 'slow-silent', { heartbeatSeconds: 1 })]);
+    await running(id!);
+    const failed = await waitFor('the reconciler ended it', async () => {
+      await stack.reconcileNow();
+      const now = await record(id!);
+      return now?.state === 'failed' ? now : undefined;
+    });
+    expect(failed.lastError).toBe('timed out: no heartbeat for 1 s (none since its start)');
+  } finally {
+    stack.bus.setFaults({});
+  }
 }, 30_000);

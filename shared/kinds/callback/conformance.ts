@@ -7,8 +7,16 @@ const TOKEN = 'cb1.Q2FsbGJhY2tUb2tlbk1hY09mVGhlSm9iT3JkZXJTZXZlbg.order-7';
 const completed = (detail: Record<string, unknown>) => envelope(CALLBACK_REPORT.source, CALLBACK_REPORT.completed, detail);
 
 export const conformance: KindConformance = {
-  // The simulator plays the user's system behind a function named `name` (an asynchronous invoke).
-  spec: (id, name) => ({ kind: 'callback', id, target: { lambda: name }, payload: { day: '2026-11-22' }, timeoutSeconds: 3600 }),
+  // The simulator plays the user's system behind a function named `name` (an asynchronous invoke); it sends a heartbeat
+  // every quarter of heartbeatSeconds, so a run whose report is lost ends (failed) within seconds, not at its timeout.
+  spec: (id, name) => ({
+    kind: 'callback',
+    id,
+    target: { lambda: name },
+    payload: { day: '2026-11-22' },
+    timeoutSeconds: 3600,
+    heartbeatSeconds: 5,
+  }),
   // No status API: a run is in progress until its report, or its deadline, ends it.
   statuses: {},
   documentedStatuses: [],

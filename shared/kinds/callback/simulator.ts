@@ -113,6 +113,7 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
         channel,
         payload: JSON.stringify(message.payload ?? null),
         timeoutSeconds: String(message.timeoutSeconds),
+        ...(message.heartbeatSeconds !== undefined && { heartbeatSeconds: String(message.heartbeatSeconds) }),
       };
       await engine.start(CALLBACK_KIND, name, args, message.token);
     } else {
@@ -149,6 +150,21 @@ export const simulated: SimulatedKind = {
       resources: [],
       detail: { token: run.executionId, outcome: outcome === 'succeeded' ? 'succeeded' : 'failed', ...(reason && { reason }) },
     };
+  },
+  // A system asked for heartbeats sends one every quarter of the allowed silence while the work runs.
+  progress: {
+    everyMs: (run) => (run.args.heartbeatSeconds === undefined ? undefined : (Number(run.args.heartbeatSeconds) * 1000) / 4),
+    event: (ctx, run) => ({
+      version: '0',
+      id: randomUUID(),
+      'detail-type': CALLBACK_REPORT.heartbeat,
+      source: CALLBACK_REPORT.source,
+      account: ctx.account,
+      time: eventTime(Date.now()),
+      region: ctx.region,
+      resources: [],
+      detail: { token: run.executionId },
+    }),
   },
   checkName: () => undefined,
   jobIdOf: (run) => run.args.jobId,
