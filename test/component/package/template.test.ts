@@ -24,7 +24,7 @@ import { readZip } from './zip';
 const ROOT = path.resolve(__dirname, '../../..');
 const OUT = path.join(ROOT, '.serverless');
 const STAGE = 'dev';
-const FUNCTIONS = ['acquirer', 'releaser', 'reconciler'] as const;
+const FUNCTIONS = ['acquirer', 'releaser', 'reconciler', 'callbacks'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const logicalId = (fn: FunctionName) => `${fn[0]!.toUpperCase()}${fn.slice(1)}`;
 
@@ -56,7 +56,7 @@ const settingsEnv = () => ({
 
 describe('the job queue and its event source', () => {
   test('one SQS event source: the acquirer on the job queue, partial batch responses, batches of 10, no batching window', () => {
-    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => refName(m.Properties!.EventSourceArn) === 'JobQueue');
     expect(mappings).toHaveLength(1);
     const p = mappings[0]![1].Properties!;
     expect(refName(p.EventSourceArn)).toBe('JobQueue');
@@ -84,7 +84,29 @@ describe('the job queue and its event source', () => {
     expect(props('DeadLetterQueue').RedrivePolicy).toBeUndefined();
   });
 
-  test.each(['JobQueue', 'DeadLetterQueue'])('%s keeps messages 14 days, encrypted at rest (SSE-SQS)', (id) => {
+  test('the callback queue feeds the callbacks function (partial batch responses), its failures go to its own DLQ', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings.map(([, m]) => [refName(m.Properties!.EventSourceArn), refName(m.Properties!.FunctionName)]).sort()).toEqual([
+      ['CallbackQueue', 'CallbacksLambdaFunction'],
+      ['JobQueue', 'AcquirerLambdaFunction'],
+    ]);
+    const callbacks = mappings.find(([, m]) => refName(m.Properties!.EventSourceArn) === 'CallbackQueue')![1].Properties!;
+    expect(callbacks.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(props('CallbackQueue').VisibilityTimeout).toBeGreaterThanOrEqual(6 * (fn('callbacks').Timeout as number));
+    const redrive = props('CallbackQueue').RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+    expect(refName(redrive.deadLetterTargetArn)).toBe('CallbackDeadLetterQueue');
+  });
+
+  test("callback tokens' key is a secret the stack generates, handed to the functions by ARN (never its value)", () => {
+    expect(resource('CallbackTokenSecret').Type).toBe('AWS::SecretsManager::Secret');
+    expect(props('CallbackTokenSecret').GenerateSecretString).toMatchObject({ PasswordLength: 64 });
+    for (const name of FUNCTIONS) {
+      expect(refName(env(name).CALLBACK_TOKEN_SECRET_ARN)).toBe('Ref CallbackTokenSecret');
+      expect(env(name).CALLBACK_TOKEN_SECRET).toBeUndefined();
+    }
+  });
+
+  test.each(['JobQueue', 'DeadLetterQueue', 'CallbackQueue', 'CallbackDeadLetterQueue'])('%s keeps messages 14 days, encrypted at rest (SSE-SQS)', (id) => {
     expect(resource(id).Type).toBe('AWS::SQS::Queue');
     expect(props(id).MessageRetentionPeriod).toBe(14 * 86_400);
     expect(props(id).SqsManagedSseEnabled).toBe(true);
@@ -245,10 +267,10 @@ describe('least privilege', () => {
   const logs = (group: string) => ({ 'logs:CreateLogStream': [group], 'logs:PutLogEvents': [group] });
 
   /** Each kind's grants to a function (shared/kinds/<kind>/index.ts, iam), with the stage's name patterns. */
-  const kindGrants = (fn: 'acquirer' | 'reconciler'): Record<string, string[]> => {
+  const kindGrants = (fn: 'acquirer' | 'reconciler' | 'subscriber'): Record<string, string[]> => {
     const grants: Record<string, string[]> = {};
     for (const kind of KINDS) {
-      for (const statement of kind.iam[fn]) {
+      for (const statement of kind.iam[fn] ?? []) {
         const resource = statement.resource.replace(/\$\{param:([^}]+)\}/g, (_, name: string) => kind.iam.params[name]!);
         for (const action of statement.actions) grants[action] = [...(grants[action] ?? []), resource].sort();
       }
@@ -270,6 +292,16 @@ describe('least privilege', () => {
       ...kindGrants('acquirer'),
     },
     releaser: { ...logs('ReleaserLogGroup'), ...table, 'sqs:SendMessage': ['JobQueue'] },
+    callbacks: {
+      ...logs('CallbacksLogGroup'),
+      ...table,
+      'sqs:ReceiveMessage': ['CallbackQueue'],
+      'sqs:DeleteMessage': ['CallbackQueue'],
+      'sqs:GetQueueAttributes': ['CallbackQueue'],
+      // wake-ups of the jobs a completed run's slot was handed to
+      'sqs:SendMessage': ['JobQueue'],
+      ...kindGrants('subscriber'),
+    },
     reconciler: {
       ...logs('ReconcilerLogGroup'),
       ...table,
@@ -280,13 +312,13 @@ describe('least privilege', () => {
 
   test('each function runs with a role of its own; there is no shared role', () => {
     const roles = FUNCTIONS.map((name) => refName(fn(name).Role));
-    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole']);
+    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole', 'CallbacksRole']);
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
     expect(
       ofType('AWS::IAM::Role')
         .map(([id]) => id)
         .sort(),
-    ).toEqual(['AcquirerRole', 'ReconcilerRole', 'ReleaserRole']);
+    ).toEqual(['AcquirerRole', 'CallbacksRole', 'ReconcilerRole', 'ReleaserRole']);
     for (const role of roles) {
       expect(props(role).AssumeRolePolicyDocument).toEqual({
         Version: '2012-10-17',
@@ -349,6 +381,7 @@ describe('alarms and the dashboard', () => {
   test('every alarm notifies the alarm topic, on alarm and on recovery', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm');
     expect(alarms.map(([id]) => id).sort()).toEqual([
+      'CallbackDeadLetterQueueNotEmptyAlarm',
       'DeadLetterQueueNotEmptyAlarm',
       'JobQueueOldestMessageAlarm',
       'OverdueLeasesAlarm',
@@ -487,6 +520,8 @@ describe('configuration', () => {
       JobQueueUrl: 'Ref JobQueue',
       JobQueueArn: 'JobQueue',
       DeadLetterQueueUrl: 'Ref DeadLetterQueue',
+      CallbackQueueUrl: 'Ref CallbackQueue',
+      CallbackQueueArn: 'CallbackQueue',
       AlarmTopicArn: 'Ref AlarmTopic',
       DashboardName: 'Ref Dashboard',
     });
@@ -533,7 +568,7 @@ describe('bundles', () => {
     try {
       for (const name of FUNCTIONS) await writeFile(path.join(dir, `${name}.js`), (await bundle(name)).source);
       await writeFile(path.join(dir, 'run.js'), RUNNER);
-      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'reconciler.js', 'releaser.js', 'run.js']);
+      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'callbacks.js', 'reconciler.js', 'releaser.js', 'run.js']);
       const variables = Object.fromEntries(
         Object.entries(env('releaser')).map(([k, v]) => [
           k,
@@ -557,7 +592,7 @@ describe('bundles', () => {
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler'] });
+      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler', 'callbacks'] });
       // Structured JSON logs.
       const log = lines.find((l) => l.message === 'malformed completion event dropped');
       expect(log).toMatchObject({
@@ -590,7 +625,7 @@ describe('bundles', () => {
 /** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
 const RUNNER = `
 const loaded = [];
-for (const name of ['acquirer', 'releaser', 'reconciler']) {
+for (const name of ['acquirer', 'releaser', 'reconciler', 'callbacks']) {
   const mod = require('./' + name + '.js');
   if (typeof mod.handler !== 'function') throw new Error(name + ' exports no handler');
   loaded.push(name);
@@ -608,6 +643,9 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     'client-appflow': 'appflow',
     'client-glue': 'glue',
     'client-sfn': 'states',
+    'client-eventbridge': 'events',
+    'client-lambda': 'lambda',
+    'client-secrets-manager': 'secretsmanager',
     'client-sqs': 'sqs',
     'client-dynamodb': 'dynamodb',
     'lib-dynamodb': 'dynamodb',
