@@ -73,12 +73,12 @@ describe('the default timeout scales with the workload', () => {
 
 describe('--kinds', () => {
   test('every kind by default; a list picks some, in its order', () => {
-    expect(parseStartArgs([]).workload.kinds).toEqual(['appflow', 'glue', 'sfn']);
+    expect(parseStartArgs([]).workload.kinds).toEqual(['appflow', 'glue', 'sfn', 'callback']);
     expect(parseStartArgs(['--kinds', 'sfn,appflow']).workload.kinds).toEqual(['sfn', 'appflow']);
   });
 
   test.each([
-    [['--kinds', 'appflow,batchy'], "--kinds: unknown kind 'batchy' (kinds: appflow, glue, sfn)"],
+    [['--kinds', 'appflow,batchy'], "--kinds: unknown kind 'batchy' (kinds: appflow, glue, sfn, callback)"],
     [['--kinds', 'glue,glue'], "--kinds names a kind twice: 'glue,glue'"],
   ])('%j: %s', (argv, message) => {
     expect(() => parseStartArgs(argv)).toThrow(message);
