@@ -19,8 +19,7 @@ function reports(): Promise<CallbackReports> {
   return service;
 }
 
-const isSqsEvent = (event: unknown): event is SQSEvent =>
-  Array.isArray((event as { Records?: unknown } | null)?.Records);
+const isSqsEvent = (event: unknown): event is SQSEvent => Array.isArray((event as { Records?: unknown } | null)?.Records);
 
 /**
  * Callback jobs' reports (shared/kinds/callback): messages of the callback queue (a batch, failures reported per item)

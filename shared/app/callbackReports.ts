@@ -49,7 +49,10 @@ export class CallbackReports {
     const jobId = verifyToken(this.secret, report.token);
     if (jobId === undefined) {
       // The job id a forger wrote is shown, not trusted: nothing is looked up.
-      log.warn('callback report with a token Sluice did not make, dropped', { type: report.type, claimedJobId: jobIdInToken(report.token) });
+      log.warn('callback report with a token Sluice did not make, dropped', {
+        type: report.type,
+        claimedJobId: jobIdInToken(report.token),
+      });
       metrics.count(MetricName.IgnoredEvents);
       return ReportResult.Forged;
     }

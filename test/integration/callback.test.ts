@@ -34,10 +34,12 @@ const spec = (id: string, name: string, more: Record<string, unknown> = {}) => (
 });
 const record = (id: string) => jobRecord(stack, id);
 const secret = () => process.env.CALLBACK_TOKEN_SECRET!;
-const running = (id: string) => waitFor(`${id} running`, async () => ((await record(id))?.state === 'running' ? record(id) : undefined), 20_000);
-const sendReport = (body: string) => testClients(stack).sqs.send(new SendMessageCommand({ QueueUrl: stack.callbackQueueUrl, MessageBody: body }));
+const running = (id: string) =>
+  waitFor(`${id} running`, async () => ((await record(id))?.state === 'running' ? record(id) : undefined), 20_000);
+const sendReport = (body: string) =>
+  testClients(stack).sqs.send(new SendMessageCommand({ QueueUrl: stack.callbackQueueUrl, MessageBody: body }));
 
-test('a callback job runs end to end: started with its token, ended by the system\'s report event, its slot freed', async () => {
+test("a callback job runs end to end: started with its token, ended by the system's report event, its slot freed", async () => {
   const [id] = await enqueue(stack, [spec('cb-ok', 'ok-worker', { pool: 'cb1' })]);
   const done = await waitFor('the job succeeded', async () => ((await record(id!))?.state === 'succeeded' ? record(id!) : undefined));
   expect(done.executionId).toBe(tokenOf(secret(), id!));
@@ -53,12 +55,19 @@ test('reports on the callback queue: a heartbeat is noted, `sluice complete --fa
   const token = started.executionId!;
 
   await sendReport(reportMessage({ type: 'heartbeat', token }));
-  await waitFor('the heartbeat', async () => (await record(id!) as { heartbeatAt?: number } | undefined)?.heartbeatAt !== undefined);
+  await waitFor('the heartbeat', async () => ((await record(id!)) as { heartbeatAt?: number } | undefined)?.heartbeatAt !== undefined);
   expect((await record(id!))!.state).toBe('running');
 
   const out: string[] = [];
-  const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void out.push(t), env: { ...process.env }, readInput: () => Promise.reject(new Error('none')) };
-  expect(await main(['complete', token, '--failed', 'the export file was empty', '--callback-queue-url', stack.callbackQueueUrl], io)).toBe(0);
+  const io = {
+    stdout: (t: string) => void out.push(t),
+    stderr: (t: string) => void out.push(t),
+    env: { ...process.env },
+    readInput: () => Promise.reject(new Error('none')),
+  };
+  expect(await main(['complete', token, '--failed', 'the export file was empty', '--callback-queue-url', stack.callbackQueueUrl], io)).toBe(
+    0,
+  );
   const failed = await waitFor('the job failed', async () => ((await record(id!))?.state === 'failed' ? record(id!) : undefined));
   expect(failed.lastError).toBe('the export file was empty');
   await waitFor('the callback queue drained', async () => (await queueDepth(stack, stack.callbackQueueUrl)) === 0);

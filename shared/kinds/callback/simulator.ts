@@ -27,7 +27,11 @@ const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 const PUT_EVENTS = 'AWSEvents.PutEvents';
 const SEND_MESSAGE = 'AmazonSQS.SendMessage';
 const SERVER_FAULTS = new Set(['ServiceException', 'InternalFailure', 'InternalException', 'ServiceUnavailable', 'InternalError']);
-const LAMBDA_STATUS: Record<string, number> = { ResourceNotFoundException: 404, TooManyRequestsException: 429, RequestTooLargeException: 413 };
+const LAMBDA_STATUS: Record<string, number> = {
+  ResourceNotFoundException: 404,
+  TooManyRequestsException: 429,
+  RequestTooLargeException: 413,
+};
 
 type Channel = 'lambda' | 'eventBus' | 'sqs';
 
@@ -71,11 +75,13 @@ function readRequest(req: SimRequest): { channel: Channel; name: string; message
   }
   const entries = Array.isArray(input.Entries) ? (input.Entries as Array<Record<string, unknown>>) : [];
   const entry = entries[0];
-  if (entries.length !== 1 || entry?.Source !== START_SOURCE) throw invalid('ValidationException', 'the simulator takes one entry from source sluice');
+  if (entries.length !== 1 || entry?.Source !== START_SOURCE)
+    throw invalid('ValidationException', 'the simulator takes one entry from source sluice');
   const bus = String(entry.EventBusName ?? 'default');
   const detailType = String(entry.DetailType ?? '');
   const message = messageOf(String(entry.Detail ?? ''), 'MalformedDetail');
-  if ((message.type === 'cancel') !== (detailType === CANCEL_DETAIL_TYPE)) throw invalid('ValidationException', `detail type ${detailType} does not fit a ${message.type}`);
+  if ((message.type === 'cancel') !== (detailType === CANCEL_DETAIL_TYPE))
+    throw invalid('ValidationException', `detail type ${detailType} does not fit a ${message.type}`);
   return { channel: 'eventBus', name: targetOf({ eventBus: bus }).name, message, detailType };
 }
 

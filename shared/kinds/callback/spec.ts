@@ -13,7 +13,8 @@ const QUEUE_URL = /^https?:\/\/[^/\s]+\/[^/\s]+\/([A-Za-z0-9_-]{1,75}(\.fifo)?)$
 /** A bus name, or its ARN (arn:aws:events:REGION:ACCOUNT:event-bus/NAME). */
 const EVENT_BUS = /^(arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus\/)?([A-Za-z0-9._\-/]{1,256})$/;
 /** A function name, its partial ARN (ACCOUNT:function:NAME) or ARN, with an optional version or alias. */
-const FUNCTION = /^(arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:|\d{12}:function:)?([A-Za-z0-9_-]{1,64})(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$/;
+const FUNCTION =
+  /^(arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:|\d{12}:function:)?([A-Za-z0-9_-]{1,64})(:(\$LATEST|[A-Za-z0-9_-]{1,128}))?$/;
 /** EventBridge detail types: 1-128 characters. */
 const DETAIL_TYPE = z.string().min(1).max(128);
 

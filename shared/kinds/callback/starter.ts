@@ -46,10 +46,14 @@ export class CallbackStarter implements JobStarter {
       token = tokenOf(await this.options.secret(), spec.id);
     } catch (error) {
       // Nothing was sent: a refusal, tried again with the job's backoff.
-      throw new TransientStartError(`callback job ${spec.id}: the token secret cannot be read: ${String(error)}`, 'TokenSecretUnavailable', {
-        cause: error,
-        definite: true,
-      });
+      throw new TransientStartError(
+        `callback job ${spec.id}: the token secret cannot be read: ${String(error)}`,
+        'TokenSecretUnavailable',
+        {
+          cause: error,
+          definite: true,
+        },
+      );
     }
     try {
       await this.send(spec, startMessage(spec, token, this.options.callbackQueueUrl));

@@ -22,7 +22,10 @@ export function allowedTargetsFrom(env: NodeJS.ProcessEnv): AllowedTargets {
 
 /** IAM's wildcard match of a whole name: `*` any run of characters, `?` one character. */
 export function matchesNamePattern(pattern: string, name: string): boolean {
-  const regex = pattern.replace(/[.+^${}()|[\]\\/]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const regex = pattern
+    .replace(/[.+^${}()|[\]\\/]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${regex}$`, 's').test(name);
 }
 
@@ -31,6 +34,7 @@ export function refusedTarget(target: CallbackTarget, allowed: AllowedTargets): 
   const { type, name } = targetOf(target);
   const pattern = allowed[type];
   if (pattern === undefined) return `no ${type} target is allowed (${ALLOWED_TARGET_ENV[type]} is not set)`;
-  if (!matchesNamePattern(pattern, name)) return `${type} target '${name}' is not allowed: names must match '${pattern}' (${ALLOWED_TARGET_ENV[type]})`;
+  if (!matchesNamePattern(pattern, name))
+    return `${type} target '${name}' is not allowed: names must match '${pattern}' (${ALLOWED_TARGET_ENV[type]})`;
   return undefined;
 }

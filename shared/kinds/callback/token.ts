@@ -18,7 +18,10 @@ const MAC_LENGTH = 43;
 const TOKEN = /^cb1\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9][A-Za-z0-9._:-]{0,127})$/;
 const CONTEXT = 'sluice-callback\0';
 
-const macOf = (secret: string, jobId: string): string => createHmac('sha256', secret).update(CONTEXT + jobId).digest('base64url');
+const macOf = (secret: string, jobId: string): string =>
+  createHmac('sha256', secret)
+    .update(CONTEXT + jobId)
+    .digest('base64url');
 
 /** The token of a job's run. */
 export function tokenOf(secret: string, jobId: string): string {

@@ -84,7 +84,11 @@ describe('starts on every channel, through the real SDK clients', () => {
     expect(JSON.parse(run.args.payload!)).toEqual({ order: spec.id, lines: [1, 2] });
     // The system reports the end with the token, on the report channel.
     const { event } = await waitFor('the report', () => sim.emitted().find((e) => e.executionId === executionId), 5_000, 5);
-    expect(event).toMatchObject({ source: 'sluice.callback', 'detail-type': 'Sluice Callback Completed', detail: { token: executionId, outcome: 'succeeded' } });
+    expect(event).toMatchObject({
+      source: 'sluice.callback',
+      'detail-type': 'Sluice Callback Completed',
+      detail: { token: executionId, outcome: 'succeeded' },
+    });
   });
 
   test('a start sent again (at least once) carries the same token: the system dedupes, one run', async () => {
@@ -155,16 +159,26 @@ describe('refused starts', () => {
     const events = new EventBridgeClient({ region: 'us-east-1' });
     const mock = mockClient(events);
     const withBus = new CallbackStarter({
-      senders: { sqs: () => Promise.reject(new Error('unused')), lambda: () => Promise.reject(new Error('unused')), eventBus: async () => new EventBusSender(events) },
+      senders: {
+        sqs: () => Promise.reject(new Error('unused')),
+        lambda: () => Promise.reject(new Error('unused')),
+        eventBus: async () => new EventBusSender(events),
+      },
       secret: async () => SECRET,
       allowed: { sqs: undefined, lambda: undefined, eventBus: '*' },
     });
     const failing = (ErrorCode: string) =>
       mock.on(PutEventsCommand).resolves({ FailedEntryCount: 1, Entries: [{ ErrorCode, ErrorMessage: `simulated ${ErrorCode}` }] });
     failing('ThrottlingException');
-    await expect(withBus.start(job('c-entry-1', { eventBus: 'jobs-bus' }))).rejects.toMatchObject({ code: 'ThrottlingException', definite: true });
+    await expect(withBus.start(job('c-entry-1', { eventBus: 'jobs-bus' }))).rejects.toMatchObject({
+      code: 'ThrottlingException',
+      definite: true,
+    });
     failing('InternalFailure');
-    await expect(withBus.start(job('c-entry-2', { eventBus: 'jobs-bus' }))).rejects.toMatchObject({ code: 'InternalFailure', definite: false });
+    await expect(withBus.start(job('c-entry-2', { eventBus: 'jobs-bus' }))).rejects.toMatchObject({
+      code: 'InternalFailure',
+      definite: false,
+    });
     failing('NotAuthorizedForSourceException');
     const permanent = await withBus.start(job('c-entry-3', { eventBus: 'jobs-bus' })).catch((e: unknown) => e);
     expect(permanent).toBeInstanceOf(PermanentStartError);

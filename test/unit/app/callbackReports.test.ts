@@ -11,10 +11,18 @@ import { deliverSent, type FakeWorld, makeDeps, messageOf, parkGlueJob } from '.
 /** The callbacks function's service: token first, then a completion (CompleteRun) or a heartbeat (the ledger's step). */
 
 const SECRET = 'unit-secret';
-const spec = (id: string): JobSpec => ({ id, pool: 'default', kind: 'callback', target: { sqs: 'https://sqs.us-east-1.amazonaws.com/1/w' }, timeoutSeconds: 600 });
+const spec = (id: string): JobSpec => ({
+  id,
+  pool: 'default',
+  kind: 'callback',
+  target: { sqs: 'https://sqs.us-east-1.amazonaws.com/1/w' },
+  timeoutSeconds: 600,
+});
 
 /** A world whose callback starter hands out real tokens (as the real one does), with job `c1` running. */
-async function running(options: Parameters<typeof makeDeps>[0] = {}): Promise<{ world: FakeWorld; reports: CallbackReports; token: string }> {
+async function running(
+  options: Parameters<typeof makeDeps>[0] = {},
+): Promise<{ world: FakeWorld; reports: CallbackReports; token: string }> {
   const world = makeDeps(options);
   const fake = world.starters.callback;
   const start = fake.start.bind(fake);
@@ -36,9 +44,9 @@ test('a success report completes the run and frees its slot for the next job', a
 
 test('a failure report ends the job failed with its reason; one with no reason says the system reported it', async () => {
   const { world, reports, token } = await running();
-  expect(await reports.fromEvent(envelope(CALLBACK_REPORT.source, CALLBACK_REPORT.completed, { token, outcome: 'failed', reason: 'disk full' }))).toBe(
-    CompletionResult.Released,
-  );
+  expect(
+    await reports.fromEvent(envelope(CALLBACK_REPORT.source, CALLBACK_REPORT.completed, { token, outcome: 'failed', reason: 'disk full' })),
+  ).toBe(CompletionResult.Released);
   expect(world.ledger.peek('c1')).toMatchObject({ state: 'failed', lastError: 'disk full' });
 
   const second = await running();

@@ -67,7 +67,7 @@ describe('a run past its own deadline', () => {
     expect(world.ledger.peek('c1')!.lastError).toBe('timed out: no heartbeat for 60 s (none since its start)');
   });
 
-  test('a heartbeat between the reconciler\'s read and its write wins: the run goes on', async () => {
+  test("a heartbeat between the reconciler's read and its write wins: the run goes on", async () => {
     const world = makeDeps();
     const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
     world.clock.advance(61_000);

@@ -16,18 +16,27 @@ const QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-prod-call
 function run(argv: string[], env: NodeJS.ProcessEnv = { ...NO_LOCAL_STACK }) {
   const out: string[] = [];
   const err: string[] = [];
-  const cli: CliIo = { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), env, readInput: () => Promise.reject(new Error('no file')) };
+  const cli: CliIo = {
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    env,
+    readInput: () => Promise.reject(new Error('no file')),
+  };
   const sqs = new SQSClient({ region: 'us-east-1' });
   const sqsMock = mockClient(sqs);
   sqsMock.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
-  sqsMock.on(GetQueueUrlCommand).callsFake((input: { QueueName: string }) => ({ QueueUrl: `https://sqs.us-east-1.amazonaws.com/123456789012/${input.QueueName}` }));
+  sqsMock
+    .on(GetQueueUrlCommand)
+    .callsFake((input: { QueueName: string }) => ({ QueueUrl: `https://sqs.us-east-1.amazonaws.com/123456789012/${input.QueueName}` }));
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1' }));
   const clients = () => ({ sqs, doc, close: () => undefined });
   return { done: main(argv, cli, clients), out, err, sqsMock };
 }
 
 const sent = (sqsMock: ReturnType<typeof run>['sqsMock']) =>
-  sqsMock.commandCalls(SendMessageCommand).map((call) => ({ queueUrl: call.args[0].input.QueueUrl, report: reportOfMessage(call.args[0].input.MessageBody!) }));
+  sqsMock
+    .commandCalls(SendMessageCommand)
+    .map((call) => ({ queueUrl: call.args[0].input.QueueUrl, report: reportOfMessage(call.args[0].input.MessageBody!) }));
 
 test('complete TOKEN sends a success report of that token to the callback queue', async () => {
   const { done, out, sqsMock } = run(['complete', TOKEN, '--callback-queue-url', QUEUE]);
@@ -68,4 +77,37 @@ test('without a queue, stage or local stack, it says how to name the callback qu
   expect(await done).toBe(2);
   expect(err.join('\n')).toContain('--callback-queue-url URL (or SLUICE_CALLBACK_QUEUE_URL)');
   expect(sqsMock.commandCalls(SendMessageCommand)).toEqual([]);
+});
+
+test('sluice jobs show: a callback job shows its target, payload, token (run id) and last heartbeat', async () => {
+  const { formatJob } = await import('../../../shared/cli/formatInspect');
+  const now = 1_767_225_600_000;
+  const text = formatJob(
+    {
+      jobId: 'order-7',
+      pool: 'default',
+      kind: 'callback',
+      state: 'running',
+      spec: {
+        id: 'order-7',
+        pool: 'default',
+        kind: 'callback',
+        target: { lambda: 'sluice-worker' },
+        payload: { day: 1 },
+        timeoutSeconds: 60,
+      },
+      version: 4,
+      attempts: 1,
+      firstSeenAt: now - 60_000,
+      updatedAt: now - 5_000,
+      startedAt: now - 50_000,
+      heartbeatAt: now - 5_000,
+      executionId: TOKEN,
+    },
+    now,
+  );
+  expect(text).toMatch(/kind\s+callback lambda:sluice-worker/);
+  expect(text).toMatch(/payload\s+\{"day":1\}/);
+  expect(text).toContain(`run id          ${TOKEN}`);
+  expect(text).toMatch(/last heartbeat\s+\S/);
 });

@@ -28,7 +28,10 @@ export class EventBusSender implements TargetSender {
     );
     const entry = out.Entries?.[0];
     if ((out.FailedEntryCount ?? 0) > 0 || entry?.ErrorCode) {
-      throw new FailedEntryError(entry?.ErrorCode ?? 'InternalFailure', `PutEvents entry failed: ${entry?.ErrorMessage ?? 'no reason given'}`);
+      throw new FailedEntryError(
+        entry?.ErrorCode ?? 'InternalFailure',
+        `PutEvents entry failed: ${entry?.ErrorMessage ?? 'no reason given'}`,
+      );
     }
   }
 }

@@ -12,7 +12,11 @@ export class LambdaSender implements TargetSender {
 
   async send(functionName: string, message: TargetMessage): Promise<void> {
     await this.lambda.send(
-      new InvokeCommand({ FunctionName: functionName, InvocationType: 'Event', Payload: new TextEncoder().encode(JSON.stringify(message)) }),
+      new InvokeCommand({
+        FunctionName: functionName,
+        InvocationType: 'Event',
+        Payload: new TextEncoder().encode(JSON.stringify(message)),
+      }),
     );
   }
 }
