@@ -2,6 +2,7 @@ import { keepsSlot } from '../domain/decisions';
 import { demandOf } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
+import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
 import { reservationIsStale } from '../domain/waiting';
 import type { JobRecord } from '../ports/jobLedger';
@@ -27,6 +28,8 @@ export const Drift = {
   StalledStart: 'stalled-start',
   /** a run past its kind's maximum run time */
   Overdue: 'overdue',
+  /** a run past its own deadline (a callback job that neither reported nor sent a heartbeat in time) */
+  DeadlinePassed: 'deadline-passed',
   /** free slots with jobs waiting */
   IdleSlot: 'idle-slot',
 } as const;
@@ -164,19 +167,12 @@ export class Reconciler {
       );
       return result === CompletionResult.Released ? Drift.LostEvent : undefined;
     }
+    if (record.startedAt === undefined) return undefined;
+    const deadline = kindOf(record.kind).runDeadline?.(record.spec, { startedAt: record.startedAt, heartbeatAt: record.heartbeatAt });
+    if (deadline && now > deadline.at) return this.endPastDeadline(record, deadline.reason, now);
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
-    if (record.startedAt === undefined || now - record.startedAt <= maxRunMs) return undefined;
-    if (this.deps.settings.stopOverdueRuns && status !== RunStatus.Succeeded && status !== RunStatus.Failed) {
-      await starter.stop(record.spec, executionId).catch((error: unknown) =>
-        this.deps.log.error('could not stop an overdue run', {
-          jobId: record.jobId,
-          pool: record.pool,
-          kind: record.kind,
-          executionId,
-          error: String(error),
-        }),
-      );
-    }
+    if (now - record.startedAt <= maxRunMs) return undefined;
+    await this.stopOverdue(record);
     const result = await this.completeRun.complete(
       {
         kind: record.kind,
@@ -188,6 +184,43 @@ export class Reconciler {
       run,
     );
     return result === CompletionResult.Released ? Drift.Overdue : undefined;
+  }
+
+  /**
+   * A run past its own deadline (a callback job silent too long) ends as failed, fenced by the version this check read:
+   * a heartbeat or a report since then moved the version, the write fails, and the next run looks again.
+   */
+  private async endPastDeadline(record: JobRecord, reason: string, now: number): Promise<Drift | undefined> {
+    await this.stopOverdue(record);
+    const move = {
+      jobId: record.jobId,
+      version: record.version,
+      to: JobState.Failed,
+      patch: { executionId: record.executionId, endedAt: now, lastError: reason },
+    };
+    if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    this.deps.log.info('run ended by its deadline, slot released', {
+      jobId: record.jobId,
+      pool: record.pool,
+      kind: record.kind,
+      executionId: record.executionId,
+      reason,
+    });
+    return Drift.DeadlinePassed;
+  }
+
+  /** Stops a run the reconciler ends for time (when stopOverdueRuns): a failure to stop is logged, the slot freed all the same. */
+  private async stopOverdue(record: JobRecord): Promise<void> {
+    if (!this.deps.settings.stopOverdueRuns) return;
+    await this.deps.starters[record.kind].stop(record.spec, record.executionId!).catch((error: unknown) =>
+      this.deps.log.error('could not stop an overdue run', {
+        jobId: record.jobId,
+        pool: record.pool,
+        kind: record.kind,
+        executionId: record.executionId,
+        error: String(error),
+      }),
+    );
   }
 
   /** A dead job keeping its slot for a run of unknown outcome: given back once that run ended or must have. */

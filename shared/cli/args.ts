@@ -4,6 +4,8 @@ import { keyGate } from '../domain/limits';
 import { parseRate } from '../domain/rate';
 import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
+import { MAX_REASON_LENGTH } from '../kinds/callback/reports';
+import { jobIdInToken } from '../kinds/callback/token';
 
 /** Where `sluice dashboard` listens by default (127.0.0.1 only). */
 export const DEFAULT_DASHBOARD_PORT = 8470;
@@ -20,13 +22,16 @@ export type Command =
   | { name: 'dlq-list' }
   | { name: 'dlq-redrive'; ids?: string[] }
   | { name: 'top'; once: boolean; intervalMs: number }
-  | { name: 'dashboard'; port: number };
+  | { name: 'dashboard'; port: number }
+  | { name: 'complete'; token: string; failed?: string }
+  | { name: 'heartbeat'; token: string };
 
 /** Where Sluice lives and how to answer; each may also come from the environment (see targets.ts). */
 export interface CliOptions {
   table?: string;
   queueUrl?: string;
   dlqUrl?: string;
+  callbackQueueUrl?: string;
   stage?: string;
   region?: string;
   json: boolean;
@@ -67,11 +72,15 @@ Commands:
   limit set-rate KEY RATE    the same for a keyed limit
   limit set KEY N            set the keyed limit KEY's maximum (as jobs name it in "limits", e.g. org:acme), the
                              same way (created if new)
+  complete TOKEN             report a callback job's run as succeeded (the token its start message carried)
+        [--failed REASON]    ... or as failed, with why; sent to the callback queue, checked by Sluice
+  heartbeat TOKEN            report a callback job's run alive (its heartbeat deadline starts again)
 
 Options:
   --table NAME               the Sluice table            (env SLUICE_TABLE)
   --queue-url URL            the job queue               (env SLUICE_QUEUE_URL)
   --dlq-url URL              the dead-letter queue       (env SLUICE_DLQ_URL)
+  --callback-queue-url URL   the callback queue          (env SLUICE_CALLBACK_QUEUE_URL)
   --stage STAGE              find all three by the names a deployed stage has (sluice-STAGE, sluice-STAGE-jobs, ...)
                              (env SLUICE_STAGE); --stage local: the resident local stack (npm start -- --serve)
   --region REGION            AWS region (otherwise the SDK's: AWS_REGION, the profile)
@@ -87,6 +96,8 @@ const OPTIONS = {
   table: { type: 'string' },
   'queue-url': { type: 'string' },
   'dlq-url': { type: 'string' },
+  'callback-queue-url': { type: 'string' },
+  failed: { type: 'string' },
   stage: { type: 'string' },
   region: { type: 'string' },
   json: { type: 'boolean', default: false },
@@ -128,6 +139,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     table: nonEmpty(values.table, '--table'),
     queueUrl: nonEmpty(values['queue-url'], '--queue-url'),
     dlqUrl: nonEmpty(values['dlq-url'], '--dlq-url'),
+    callbackQueueUrl: nonEmpty(values['callback-queue-url'], '--callback-queue-url'),
     stage: nonEmpty(values.stage, '--stage'),
     region: nonEmpty(values.region, '--region'),
     json: values.json ?? false,
@@ -215,12 +227,28 @@ function commandOf(positionals: string[], values: Values): Command {
     case 'top':
       expectCount(rest, 0, 'top [--once] [--interval-s N]');
       return { name: 'top', once: values.once ?? false, intervalMs: wholeNumber(values['interval-s'], 2, '--interval-s', 1, 3600) * 1000 };
+    case 'complete': {
+      expectCount(rest, 1, 'complete TOKEN [--failed REASON]');
+      const failed = values.failed;
+      if (failed !== undefined && (failed.trim() === '' || failed.length > MAX_REASON_LENGTH))
+        throw new UsageError(`--failed needs a reason of 1 to ${MAX_REASON_LENGTH} characters`);
+      return { name: 'complete', token: tokenOf(rest[0]!), ...(failed !== undefined && { failed }) };
+    }
+    case 'heartbeat':
+      expectCount(rest, 1, 'heartbeat TOKEN');
+      return { name: 'heartbeat', token: tokenOf(rest[0]!) };
     case 'dashboard':
       expectCount(rest, 0, 'dashboard [--port N]');
       return { name: 'dashboard', port: wholeNumber(values.port, DEFAULT_DASHBOARD_PORT, '--port', 0, 65_535) };
     default:
       throw new UsageError(`unknown command '${name}'`);
   }
+}
+
+/** A callback token as its start message carried it (cb1.<mac>.<job id>); whether Sluice made it is checked by Sluice. */
+function tokenOf(value: string): string {
+  if (jobIdInToken(value) === undefined) throw new UsageError(`'${value.slice(0, 40)}' is not a callback token (cb1.<43 characters>.<job id>)`);
+  return value;
 }
 
 function wholeNumber(value: string | undefined, fallback: number, flag: string, min: number, max: number): number {

@@ -67,19 +67,21 @@ function targetOf(record: JobRecord): string {
 }
 
 export function formatJob(record: JobRecord, now: number): string {
-  const spec = record.spec as { arguments?: Record<string, string>; input?: unknown };
+  const spec = record.spec as { arguments?: Record<string, string>; input?: unknown; payload?: unknown };
   const rows: Array<[string, string | undefined]> = [
     ['state', record.state],
     ['pool', record.pool],
     ['kind', `${record.kind} ${targetOf(record)}`.trim()],
     ['arguments', spec.arguments ? JSON.stringify(spec.arguments) : undefined],
     ['input', spec.input !== undefined ? JSON.stringify(spec.input) : undefined],
+    ['payload', spec.payload !== undefined ? JSON.stringify(spec.payload) : undefined],
     ['attempts', String(record.attempts)],
     ['run id', record.executionId],
     ['slot', record.lease ? `held in ${record.lease.pool} for ${formatAge(now - record.lease.since)}` : undefined],
     ['first seen', when(record.firstSeenAt, now)],
     ['first start', when(record.firstStartAt, now)],
     ['started', when(record.startedAt, now)],
+    ['last heartbeat', when(record.heartbeatAt, now)],
     ['ended', when(record.endedAt, now)],
     ['updated', when(record.updatedAt, now)],
     ['last error', record.lastError],

@@ -2,7 +2,7 @@ import { localEnvFilePath, readLiveLocalEnv } from '../local/localEnvFile';
 import type { CliOptions } from './args';
 import { UsageError } from './args';
 
-const TARGET_VARS = ['SLUICE_TABLE', 'SLUICE_QUEUE_URL', 'SLUICE_DLQ_URL', 'SLUICE_STAGE'] as const;
+const TARGET_VARS = ['SLUICE_TABLE', 'SLUICE_QUEUE_URL', 'SLUICE_DLQ_URL', 'SLUICE_CALLBACK_QUEUE_URL', 'SLUICE_STAGE'] as const;
 
 /**
  * The resident local stack (`npm start -- --serve`) as the target when the command names none (no --table,
@@ -12,7 +12,8 @@ const TARGET_VARS = ['SLUICE_TABLE', 'SLUICE_QUEUE_URL', 'SLUICE_DLQ_URL', 'SLUI
  */
 export async function useLocalStack(options: CliOptions, env: NodeJS.ProcessEnv): Promise<boolean> {
   const askedForLocal = (options.stage ?? env.SLUICE_STAGE) === 'local';
-  const named = options.table ?? options.queueUrl ?? options.dlqUrl ?? options.stage ?? TARGET_VARS.find((v) => env[v]?.trim());
+  const named =
+    options.table ?? options.queueUrl ?? options.dlqUrl ?? options.callbackQueueUrl ?? options.stage ?? TARGET_VARS.find((v) => env[v]?.trim());
   if (named !== undefined && !askedForLocal) return false;
   const file = localEnvFilePath(env);
   const local = await readLiveLocalEnv(file);

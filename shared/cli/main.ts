@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { noMetrics, silentLog } from '../app/deps';
 import { PoolAdmin } from '../app/poolAdmin';
@@ -22,6 +22,8 @@ import { useLocalStack } from './localTarget';
 import { runTop } from './top';
 import { runDashboard } from '../dashboard/server';
 import { resolveTargets, type Targets } from './targets';
+import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
+import { jobIdInToken } from '../kinds/callback/token';
 
 /** Exit codes: 0 done, 1 failed (or some specs rejected), 2 the command line is wrong. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -222,6 +224,25 @@ export async function main(
       case 'top': {
         const { table, dlqUrl } = await targets(['table', 'dlqUrl']);
         return runTop({ doc, sqs, table: table!, dlqUrl: dlqUrl! }, io, command);
+      }
+      case 'complete':
+      case 'heartbeat': {
+        const { callbackQueueUrl } = await targets(['callbackQueueUrl']);
+        const report: CallbackReport =
+          command.name === 'heartbeat'
+            ? { type: ReportType.Heartbeat, token: command.token }
+            : command.failed !== undefined
+              ? { type: ReportType.Completed, token: command.token, outcome: 'failed', reason: command.failed }
+              : { type: ReportType.Completed, token: command.token, outcome: 'succeeded' };
+        const { MessageId } = await sqs.send(new SendMessageCommand({ QueueUrl: callbackQueueUrl!, MessageBody: reportMessage(report) }));
+        const jobId = jobIdInToken(command.token)!;
+        const what = report.type === ReportType.Heartbeat ? 'heartbeat' : report.outcome;
+        io.stdout(
+          options.json
+            ? JSON.stringify({ jobId, report: what, callbackQueueUrl, messageId: MessageId })
+            : `sent: ${what} of job ${jobId} to ${callbackQueueUrl} (Sluice checks the token; \`sluice jobs show ${jobId}\` shows the result)`,
+        );
+        return ExitCode.Ok;
       }
       case 'dashboard': {
         const { table, queueUrl, dlqUrl } = await targets(['table', 'queueUrl', 'dlqUrl']);

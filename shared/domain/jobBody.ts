@@ -16,5 +16,10 @@ const asJsonEscape = (char: string): string => `\\u${char.charCodeAt(0).toString
  * same spec. For specs without such characters the body is exactly JSON.stringify(spec).
  */
 export function encodeJobBody(spec: JobSpec): string {
-  return JSON.stringify(spec).replace(NOT_SQS_TEXT, asJsonEscape);
+  return encodeSqsJson(spec);
+}
+
+/** Any JSON value as an SQS message body, written as encodeJobBody writes a spec (a callback job's start message, say). */
+export function encodeSqsJson(value: unknown): string {
+  return JSON.stringify(value).replace(NOT_SQS_TEXT, asJsonEscape);
 }

@@ -30,7 +30,7 @@ const { Queued, Waiting, Reserved, Starting, Running, Succeeded, Failed, Dead } 
 
 /**
  * The lease protocol: every write Sluice makes to a job record, as one table (docs/protocol.md shows the same rows;
- * test/unit/domain/protocol.test.ts checks they agree). Every write but `register` and `receive` is conditioned on the
+ * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `receive` and `heartbeat` is conditioned on the
  * version of the record its writer read; slot changes move the record and the pool's counter in one transaction.
  */
 export const PROTOCOL = {
@@ -121,6 +121,13 @@ export const PROTOCOL = {
     to: Succeeded, // or Failed: the run's outcome
     slot: SlotEffect.Release,
     when: 'the run ended (its event, or the job API asked by the reconciler, or its maximum run time passed)',
+  },
+  heartbeat: {
+    by: 'callbacks',
+    from: [Running],
+    to: Running,
+    slot: SlotEffect.Keep,
+    when: "a callback job's run reports it is alive: heartbeatAt moves its heartbeat deadline (conditioned on running this run, no version read)",
   },
   giveBack: {
     by: 'releaser, reconciler',

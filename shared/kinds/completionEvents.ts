@@ -16,6 +16,10 @@ export function readCompletionEvent(event: unknown): RunCompletion | IgnoredEven
   const source = (event as { source?: unknown } | null)?.source;
   const kind = typeof source === 'string' ? KINDS.find((k) => k.events.rules.some((rule) => rule.source.includes(source))) : undefined;
   if (!kind) throw new InvalidEventError(`not a completion event Sluice knows: source ${JSON.stringify(source)}`);
+  // Another function reads these (the callback kind's reports: their tokens are checked there), never the releaser.
+  if (kind.events.subscriber !== undefined) {
+    throw new InvalidEventError(`source ${JSON.stringify(source)} is for the ${kind.events.subscriber} function, not the releaser`);
+  }
   return kind.events.parse(event) as RunCompletion | IgnoredEvent;
 }
 

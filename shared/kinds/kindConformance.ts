@@ -13,6 +13,13 @@ export interface KindConformance {
   readonly statuses: Readonly<Record<string, RunStatus>>;
   /** The status values the SDK's enum lists, to prove `statuses` misses none. */
   readonly documentedStatuses: readonly string[];
+  /**
+   * False for a kind with no API to ask about a run (callback jobs): status() answers in-progress for every run, which
+   * ends by its report or its deadline; the suite then checks that instead of the status API agreeing with the event.
+   */
+  readonly statusApi?: false;
+  /** The kind's configuration its starter reads from the environment (allowed targets, secrets), for the simulator. */
+  readonly env?: Readonly<Record<string, string>>;
   /** Well-formed events that end no run (non-terminal states, other reports): each must be ignored with a reason. */
   readonly ignoredEvents: ReadonlyArray<readonly [what: string, event: unknown]>;
   /** Events the kind's rules match but that are malformed: each must throw InvalidEventError. */

@@ -28,8 +28,16 @@ export interface KindDefinition<Kind extends string = string, Key extends string
   readonly maxRunSeconds: number;
   readonly events: KindEvents;
   readonly iam: KindIam;
+  /**
+   * When a run of this job is over though nothing said so: the reconciler ends it as failed (`reason` its detail) once
+   * `at` passed, besides the kind's maximum run time. For kinds whose runs have a deadline of their own (a callback
+   * job's timeout and heartbeat); undefined for the others, and for a job without one.
+   */
+  runDeadline?(spec: z.infer<Schema>, run: RunTimes): RunDeadline | undefined;
   /** The SDK's service id for endpoints (AWS_ENDPOINT_URL_<SERVICE>) and request counts: "appflow", "sfn". */
   readonly sdkService: string;
+  /** Other SDK services its starter calls that the local simulator plays too (their endpoints point at it locally). */
+  readonly moreSdkServices?: readonly string[];
   /** The start errors the API documents and how Sluice takes each (the conformance suite checks every one). */
   readonly startErrors: StartErrorCodes;
   /** Makes this kind's starter (loads its SDK adapter on first call). */
@@ -38,6 +46,20 @@ export interface KindDefinition<Kind extends string = string, Key extends string
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySchema = z.ZodObject<any>;
+
+/** What the ledger knows of a run's times (epoch ms). */
+export interface RunTimes {
+  startedAt: number;
+  /** the last heartbeat of the run, if any (JobRecord.heartbeatAt) */
+  heartbeatAt?: number;
+}
+
+export interface RunDeadline {
+  /** epoch ms */
+  at: number;
+  /** why the run is over then, for its record (`lastError`) and logs */
+  reason: string;
+}
 
 export interface StarterOptions {
   /** Told about a lookup that gave up or a run that is not what it should be; the service's logger in Lambda. */
@@ -59,8 +81,13 @@ export interface IgnoredEvent {
 export const isIgnored = <C extends RunCompletion<string>>(value: C | IgnoredEvent): value is IgnoredEvent => 'ignored' in value;
 
 export interface KindEvents {
-  /** The rules the releaser is subscribed with: exactly these, in serverless.yml (a test fails on drift). */
+  /** The rules its subscriber is subscribed with: exactly these, in serverless.yml (a test fails on drift). */
   readonly rules: readonly EventRule[];
+  /**
+   * The function of serverless.yml the rules invoke: the releaser unless named (the callback kind's reports go to
+   * `callbacks`, which checks their tokens before anything is read or written).
+   */
+  readonly subscriber?: string;
   /** Reads one event these rules match. Throws InvalidEventError for a malformed one. */
   parse(event: unknown): RunCompletion<string> | IgnoredEvent;
 }
@@ -96,6 +123,8 @@ export interface KindIam {
   readonly acquirer: readonly IamStatement[];
   /** What asking a run's status and stopping it take. */
   readonly reconciler: readonly IamStatement[];
+  /** What the subscriber of its events takes besides Sluice's own calls, when that is not the releaser (events.subscriber). */
+  readonly subscriber?: readonly IamStatement[];
 }
 
 /** Start error codes by what they prove (shared/adapters/startErrors.ts has the ones every AWS API shares). */

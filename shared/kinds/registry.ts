@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { appflow } from './appflow';
+import { callback } from './callback';
 import { glue } from './glue';
 import { sfn } from './sfn';
 import { ecs } from './ecs';
@@ -10,7 +11,7 @@ import type { KindDefinition } from './kindDefinition';
  * Every job kind Sluice can gate: one line each. Adding a kind is a folder of shared/kinds/ and a line here, plus its
  * rules and IAM statements in serverless.yml (test/component/package/kinds.test.ts fails until they match).
  */
-export const KINDS = [appflow, glue, sfn, ecs, batch] as const;
+export const KINDS = [appflow, glue, sfn, ecs, batch, callback] as const;
 
 type Definition = (typeof KINDS)[number];
 
@@ -30,6 +31,7 @@ export type GlueJob = Extract<JobSpec, { kind: 'glue' }>;
 export type SfnJob = Extract<JobSpec, { kind: 'sfn' }>;
 export type EcsJob = Extract<JobSpec, { kind: 'ecs' }>;
 export type BatchJob = Extract<JobSpec, { kind: 'batch' }>;
+export type CallbackJob = Extract<JobSpec, { kind: 'callback' }>;
 
 const byKind = new Map<string, KindDefinition>(KINDS.map((k) => [k.kind, k as KindDefinition]));
 
@@ -41,3 +43,6 @@ export function kindOf(kind: string): KindDefinition {
 }
 
 export const isJobKind = (kind: string): kind is JobKind => byKind.has(kind);
+
+/** The SDK services of every kind's job API (sdkService and moreSdkServices): the local simulator plays them all. */
+export const JOB_API_SERVICES: readonly string[] = [...new Set(KINDS.flatMap((k) => [k.sdkService, ...(k.moreSdkServices ?? [])]))];

@@ -3,7 +3,7 @@ import net from 'node:net';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { enqueueJobs } from '../cli/enqueue';
 import { PortInUseError } from '../errors';
-import { KINDS } from '../kinds/registry';
+import { JOB_API_SERVICES } from '../kinds/registry';
 import { startEmulators, type Emulators } from './emulators';
 import { claimLocalEnvFile, exportLine, localEnvFilePath } from './localEnvFile';
 import { logNormal, seededRandom } from './random';
@@ -59,10 +59,11 @@ export async function serve(options: StartOptions): Promise<number> {
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_SQS: emulators.sqsEndpoint,
       AWS_ENDPOINT_URL_DYNAMODB: emulators.dynamodbEndpoint,
-      ...Object.fromEntries(KINDS.map((k) => [`AWS_ENDPOINT_URL_${k.sdkService.toUpperCase()}`, jobApiEndpoint])),
+      ...Object.fromEntries(JOB_API_SERVICES.map((service) => [`AWS_ENDPOINT_URL_${service.toUpperCase()}`, jobApiEndpoint])),
       SLUICE_TABLE: stack.tableName,
       SLUICE_QUEUE_URL: stack.queueUrl,
       SLUICE_DLQ_URL: stack.deadLetterUrl,
+      SLUICE_CALLBACK_QUEUE_URL: stack.callbackQueueUrl,
     };
     await claim.publish(vars);
     log(`Sluice local stack is up (pid ${process.pid}), on 127.0.0.1 only. Pools: ${describePools(pools)}.`);

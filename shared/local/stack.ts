@@ -11,7 +11,9 @@ import { rateToMs } from './infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
 import { createLambdaContext, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
 import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
-import { KINDS } from '../kinds/registry';
+import { randomBytes } from 'node:crypto';
+import { JOB_API_SERVICES } from '../kinds/registry';
+import { TOKEN_SECRET_ENV } from '../kinds/callback/secret';
 
 export interface LocalStackOptions {
   /** Emulators already running (the tests share one pair); without them, fauxqs and dynalite start in this process. */
@@ -42,13 +44,18 @@ export interface LocalStack {
   refs: ResourceRefs;
   queueUrl: string;
   deadLetterUrl: string;
+  /** Where callback jobs' systems report by SQS (`sluice complete`). */
+  callbackQueueUrl: string;
   tableName: string;
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
   doc: DynamoDBDocumentClient;
   simulator: JobApiSimulator;
   bus: LocalEventBus;
+  /** The acquirer's poller of the job queue. */
   poller: SqsPoller;
+  /** Every SQS event source's poller (the job queue's, the callback queue's). */
+  pollers: SqsPoller[];
   requests: RequestCounter;
   faults: LocalFaults;
   /** Runs the reconciler once, now. */
@@ -99,7 +106,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_SQS: endpoints.sqs,
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
     // every kind's job API is the simulator (shared/kinds/<kind>/simulator.ts)
-    ...Object.fromEntries(KINDS.map((k) => [`AWS_ENDPOINT_URL_${k.sdkService.toUpperCase()}`, simulator.endpoint])),
+    ...Object.fromEntries(JOB_API_SERVICES.map((service) => [`AWS_ENDPOINT_URL_${service.toUpperCase()}`, simulator.endpoint])),
+    // Callback tokens' key: on AWS a generated secret read from Secrets Manager; here one per stack, in the environment.
+    [TOKEN_SECRET_ENV]: process.env[TOKEN_SECRET_ENV] || randomBytes(32).toString('hex'),
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // Node 20 is what this machine has; Lambda runs nodejs22.x. The SDK's notice about it is noise locally.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
@@ -143,6 +152,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const timers: NodeJS.Timeout[] = [];
   const timeScale = options.timeScale ?? definition.custom?.local?.timeScale ?? 1;
   let poller: SqsPoller | undefined;
+  const pollers: SqsPoller[] = [];
   const reconcilerName = functionNames.find((name) => definition.functions[name]!.events?.some((e) => 'schedule' in e));
 
   for (const name of functionNames) {
@@ -154,7 +164,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         const sqsEvent = event.sqs as { arn: unknown; batchSize?: number; maximumBatchingWindow?: number; functionResponseType?: string };
         const arn = sqsEvent.arn as { 'Fn::GetAtt': [string, string] };
         const queueId = arn['Fn::GetAtt'][0];
-        poller = startSqsPoller({
+        const started = startSqsPoller({
           client: clients.sqs,
           queueUrl: refs.ref[queueId]!,
           queueArn: refs.arn[queueId]!,
@@ -168,6 +178,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           handler: (e: SQSEvent, context: Context) => invoke(name, e, context) as never,
           ...(options.onPollerError && { onError: options.onPollerError }),
         });
+        pollers.push(started);
+        if (queueId === 'JobQueue') poller = started;
       } else if ('schedule' in event && options.schedules !== false) {
         const rate = typeof event.schedule === 'string' ? event.schedule : (event.schedule as { rate: string }).rate;
         const everyMs = Math.max(50, rateToMs(rate) * timeScale);
@@ -183,7 +195,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       }
     }
   }
-  if (!poller) throw new Error('serverless.yml has no SQS-triggered function');
+  if (!poller) throw new Error('serverless.yml has no function on the job queue');
   const activePoller = poller;
 
   const env = process.env;
@@ -192,6 +204,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     refs,
     queueUrl: env.QUEUE_URL!,
     deadLetterUrl: env.DLQ_URL!,
+    callbackQueueUrl: env.CALLBACK_QUEUE_URL!,
     tableName: env.TABLE_NAME!,
     sqs: clients.sqs,
     dynamodb: clients.dynamodb,
@@ -199,6 +212,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     simulator,
     bus,
     poller: activePoller,
+    pollers,
     requests,
     faults: {
       loseWakeUps: (n) => (faultState.loseWakeUps += n),
@@ -216,7 +230,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
     async stop() {
       for (const timer of timers) clearInterval(timer);
-      await activePoller.stop();
+      await Promise.all(pollers.map((p) => p.stop()));
       await simulator.close();
       await bus!.close();
       await emulators?.close();

@@ -44,6 +44,8 @@ export interface JobRecord {
   waitRank?: number;
   /** Dead: when its copy was sent to the DLQ (a dead job without it has its copy sent when its message comes back). */
   deadLetteredAt?: number;
+  /** Running: the last heartbeat its run sent (callback jobs): its heartbeat deadline counts from it. */
+  heartbeatAt?: number;
 }
 
 /** Fields a move may set (undefined ones are left as they are). */
@@ -131,4 +133,11 @@ export interface JobLedger {
    * is recorded after all: the caller looks it up again.
    */
   noteEarlyCompletion(completion: RunCompletion, now: number): Promise<boolean>;
+  /**
+   * Notes that run `executionId` of a running job is alive (protocol step `heartbeat`): heartbeatAt = now, version + 1,
+   * state and slot unchanged. Not fenced by a version (the caller read nothing): applied only while the job is running
+   * that run; false, changing nothing, otherwise (another run, not running yet or any more, unknown). The version moves
+   * so that a decision taken on an earlier read (the reconciler ending the run for silence) fails its fence.
+   */
+  heartbeat(jobId: string, executionId: string, now: number): Promise<boolean>;
 }

@@ -352,5 +352,51 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         expect(await ledger.get('j2')).toEqual(record);
       });
     });
+
+    describe('heartbeat (a callback run says it is alive)', () => {
+      /** A job running run `executionId` (started at T + 2). */
+      async function running(executionId: string): Promise<JobRecord> {
+        const queued = (await ledger.register(appflow('j1'), T)).record;
+        expect(await ledger.move(from(queued, JobState.Starting), T + 1)).toBe(true);
+        const starting = (await ledger.get('j1'))!;
+        expect(await ledger.move(from(starting, JobState.Running, { executionId, startedAt: T + 2 }), T + 2)).toBe(true);
+        return (await ledger.get('j1'))!;
+      }
+
+      test('sets heartbeatAt and updatedAt and adds one to the version; state, run and everything else stay', async () => {
+        const before = await running('run-1');
+        expect(before.heartbeatAt).toBeUndefined();
+        expect(await ledger.heartbeat('j1', 'run-1', T + 10)).toBe(true);
+        expect(await ledger.get('j1')).toEqual({ ...before, heartbeatAt: T + 10, updatedAt: T + 10, version: before.version + 1 });
+        expect(await ledger.heartbeat('j1', 'run-1', T + 20)).toBe(true);
+        expect((await ledger.get('j1'))!.heartbeatAt).toBe(T + 20);
+      });
+
+      test('a move read before a heartbeat is stale: the heartbeat wins over a decision taken on the older read', async () => {
+        const read = await running('run-1');
+        expect(await ledger.heartbeat('j1', 'run-1', T + 10)).toBe(true);
+        expect(await ledger.move(from(read, JobState.Failed, { endedAt: T + 11, lastError: 'timed out' }), T + 11)).toBe(false);
+        expect((await ledger.get('j1'))!.state).toBe(JobState.Running);
+      });
+
+      test('changes nothing for another run, a job not running, a finished job or an unknown one', async () => {
+        const record = await running('run-1');
+        expect(await ledger.heartbeat('j1', 'run-2', T + 10)).toBe(false);
+        expect(await ledger.heartbeat('nobody', 'run-1', T + 10)).toBe(false);
+        expect(await ledger.get('nobody')).toBeUndefined();
+        expect(await ledger.get('j1')).toEqual(record);
+
+        const other = (await ledger.register(appflow('j2'), T)).record;
+        expect(await ledger.move(from(other, JobState.Starting, { executionId: 'run-9' }), T + 1)).toBe(true);
+        const starting = (await ledger.get('j2'))!;
+        expect(await ledger.heartbeat('j2', 'run-9', T + 10)).toBe(false);
+        expect(await ledger.get('j2')).toEqual(starting);
+
+        expect(await ledger.move(from(record, JobState.Succeeded, { endedAt: T + 30 }), T + 30)).toBe(true);
+        const done = (await ledger.get('j1'))!;
+        expect(await ledger.heartbeat('j1', 'run-1', T + 40)).toBe(false);
+        expect(await ledger.get('j1')).toEqual(done);
+      });
+    });
   });
 }

@@ -2,6 +2,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { LocalStack } from '../../shared/local/stack';
 import type { SimRun } from '../../shared/local/simulators';
 import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
+import { conformanceOf } from '../../shared/kinds/kindConformance';
+import { KINDS } from '../../shared/kinds/registry';
 import { reconcilePeriodMs, waitForPoolIdle } from './probes';
 import { drainQueue, runsPerJob, testClients, waitForJobsDone } from './testStack';
 import { waitFor } from './waitFor';
@@ -17,6 +19,7 @@ export interface JobItem {
   endedAt?: number;
   attempts?: number;
   lastError?: string;
+  heartbeatAt?: number;
 }
 
 /** The job's ledger record, read with the test's own client. */
@@ -57,10 +60,29 @@ export interface Workload {
   idleBy?: number;
 }
 
+/** Kinds with no API to ask about a run (callback jobs): a run whose report is lost ends at its deadline, failed. */
+const NO_STATUS_API = new Set<string>(KINDS.filter((k) => conformanceOf(k.kind).statusApi === false).map((k) => k.kind));
+
+/**
+ * Jobs of kinds with no status API whose run's report never reached Sluice (the simulator or the bus lost every copy,
+ * or every delivery failed): nothing can tell Sluice the run ended, so its deadline ends it, failed. Asked once the
+ * bus has nothing in flight.
+ */
+export async function lostReports(stack: LocalStack, ids: readonly string[]): Promise<string[]> {
+  await waitFor('the bus to settle', () => stack.bus.stats().pending === 0, 10_000, 5);
+  const runs = runsOf(stack, ids);
+  const delivered = new Set(stack.bus.deliveries().filter((d) => d.ok).map((d) => d.eventId));
+  return ids.filter((id) => {
+    const run = runs.get(id)?.[0];
+    if (!run || !NO_STATUS_API.has(run.kind)) return false;
+    return !stack.simulator.emitted().some((e) => e.executionId === run.executionId && delivered.has(e.event.id));
+  });
+}
+
 /**
  * What Sluice guarantees for a workload, whatever went wrong on the way:
  * - every job ends exactly once: one run per job id at the simulator, the ledger in `succeeded` (or `failed`, for the
- *   jobs listed so) with that run's id;
+ *   jobs listed so, and for jobs with no status API whose report was lost: see lostReports) with that run's id;
  * - the simulator never had more runs of the pool in progress than its limit;
  * - no slot is held one reconcile period after the last run ended (or, for a run Sluice learnt of only later, after
  *   it recorded the run: the ledger's startedAt; or by `idleBy`, when given and later);
@@ -71,7 +93,9 @@ export async function expectEveryJobRanOnce(
   { pool, limit, ids, timeoutMs = 30_000, failed = [], idleBy }: Workload,
 ): Promise<void> {
   const states = await waitForJobsDone(stack, ids, timeoutMs);
-  expect(states).toEqual(Object.fromEntries(ids.map((id) => [id, failed.includes(id) ? 'failed' : 'succeeded'])));
+  const lost = await lostReports(stack, ids);
+  const failing = new Set([...failed, ...lost]);
+  expect(states).toEqual(Object.fromEntries(ids.map((id) => [id, failing.has(id) ? 'failed' : 'succeeded'])));
 
   const perJob = runsPerJob(stack);
   expect(Object.fromEntries(ids.map((id) => [id, perJob.get(id) ?? 0]))).toEqual(Object.fromEntries(ids.map((id) => [id, 1])));
@@ -84,7 +108,9 @@ export async function expectEveryJobRanOnce(
   // Succeeded in the ledger means the run ended (its event or the job API said so).
   const ends = ids.map((id) => runs.get(id)![0]!.endedAt);
   expect(ends.every((t) => t !== undefined)).toBe(true);
-  const settledAt = Math.max(...(ends as number[]), ...records.map((r) => r?.startedAt ?? 0));
+  // A run whose report was lost holds its slot until its deadline: the reconciler ended its job then (endedAt).
+  const deadlineEnds = records.filter((r) => r && lost.includes(r.jobId)).map((r) => r!.endedAt ?? 0);
+  const settledAt = Math.max(...(ends as number[]), ...records.map((r) => r?.startedAt ?? 0), ...deadlineEnds);
   await waitForPoolIdle(stack, pool, Math.max(settledAt + reconcilePeriodMs(stack) + RECONCILE_MARGIN_MS, idleBy ?? 0));
 
   expect(await deadLettered(stack, ids)).toEqual([]);

@@ -62,5 +62,8 @@ export const TENANT_BEHIND = 'attribute_not_exists(lastRound) OR lastRound < :ne
  */
 export const DEAD_NEVER_STARTED = `${SAME_VERSION} AND #state = :dead AND attribute_not_exists(holderPool) AND (attribute_not_exists(startRequested) OR startRequested = :false)`;
 
+/** A heartbeat: only to a job running this run (no version: the caller read nothing; the write still adds one). */
+export const RUNNING_THIS_RUN = '#state = :running AND executionId = :executionId';
+
 /** Note an early completion only while its run is not recorded (a recorded run has a job id). */
 export const RUN_NOT_RECORDED = 'attribute_not_exists(jobId)';

@@ -2,7 +2,7 @@ import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, Upd
 import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../ports/jobLedger';
-import { DEAD_NEVER_STARTED, IS_NEW, RUN_NOT_RECORDED, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
+import { DEAD_NEVER_STARTED, IS_NEW, RUN_NOT_RECORDED, RUNNING_THIS_RUN, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
 import { applied } from './errors';
 import { expiresAfter, fromJobItem, moveUpdate, SECONDS_PER_DAY, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, runKey } from './keys';
@@ -99,6 +99,21 @@ export class DynamoJobLedger implements JobLedger {
             expiresAt: expiresAfter(now, EARLY_COMPLETION_TTL_SECONDS),
           },
           ConditionExpression: RUN_NOT_RECORDED,
+        }),
+      ),
+    );
+  }
+
+  async heartbeat(jobId: string, executionId: string, now: number): Promise<boolean> {
+    return applied(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: jobKey(jobId),
+          UpdateExpression: 'SET heartbeatAt = :now, updatedAt = :now, #version = #version + :one',
+          ConditionExpression: RUNNING_THIS_RUN,
+          ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
+          ExpressionAttributeValues: { ':running': JobState.Running, ':executionId': executionId, ':now': now, ':one': 1 },
         }),
       ),
     );

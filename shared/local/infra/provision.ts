@@ -59,6 +59,12 @@ export async function provision(
     refs.ref[id] = QueueUrl!;
     refs.arn[id] = got!.QueueArn!;
   }
+  // No Secrets Manager locally: a secret's ARN is a stand-in (the local stack gives the functions its value directly).
+  for (const [id, resource] of resourcesOfType(definition, 'AWS::SecretsManager::Secret')) {
+    const name = `${String(resource.Properties?.Name ?? id)}${nameSuffix}`;
+    refs.ref[id] = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${name}`;
+    refs.arn[id] = refs.ref[id];
+  }
   for (const [id, resource] of resourcesOfType(definition, 'AWS::DynamoDB::Table')) {
     const input = tableInput(resource, `${String(resource.Properties?.TableName ?? id)}${nameSuffix}`);
     await clients.dynamodb.send(new CreateTableCommand(input));

@@ -51,6 +51,8 @@ interface RunState {
   run: SimRun;
   planned: PlannedOutcome;
   timer?: NodeJS.Timeout;
+  /** the next progress event (SimulatedKind.progress) */
+  beat?: NodeJS.Timeout;
   stopping: boolean;
   errorMessage?: string;
   recordsProcessed: number;
@@ -191,6 +193,7 @@ export class RunEngine {
     if (tokenKey) this.tokens.set(tokenKey, { kind, executionId, at: callAt });
     const timer = this.schedule(() => this.finish(state, planned), duration);
     if (timer) state.timer = timer;
+    this.scheduleProgress(state);
     const answer = this.faults.takeAnswerFault(kind, name);
     if (answer) throw new SimServiceError(answer.error, answer.message, executionId);
     return { executionId, idempotentReplay: false };
@@ -303,11 +306,36 @@ export class RunEngine {
     return [...this.states.values()].filter((s) => s.run.kind === kind && s.run.name === name && s.run.endedAt === undefined);
   }
 
+  /** The run's next progress event, if its kind sends any, while it has not ended. */
+  private scheduleProgress(state: RunState): void {
+    const progress = this.simulated(state.run.kind).progress;
+    const everyMs = progress?.everyMs(state.run);
+    if (!progress || everyMs === undefined || everyMs <= 0) return;
+    const beat = this.schedule(() => {
+      delete state.beat;
+      if (state.run.endedAt !== undefined) return;
+      this.emitProgress(progress.event(this.ctx, state.run));
+      this.scheduleProgress(state);
+    }, everyMs);
+    if (beat) state.beat = beat;
+  }
+
+  private emitProgress(event: EventBridgeEvent): void {
+    try {
+      const result = this.options.emit?.(structuredClone(event));
+      if (result && typeof (result as Promise<void>).then === 'function') (result as Promise<void>).then(undefined, () => undefined);
+    } catch {
+      // a lost progress event is what the run's deadline is for
+    }
+  }
+
   private finish(state: RunState, outcome: SimOutcome): void {
     const { run } = state;
     if (run.endedAt !== undefined) return;
     if (state.timer) this.unschedule(state.timer);
     delete state.timer;
+    if (state.beat) this.unschedule(state.beat);
+    delete state.beat;
     run.endedAt = this.now();
     run.endSeq = this.seq++;
     run.outcome = outcome;

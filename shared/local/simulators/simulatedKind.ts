@@ -62,6 +62,15 @@ export interface SimulatedKind {
     args: RunArgs,
     callAt: number,
   ): 'replay' | 'new' | SimServiceError;
+  /**
+   * Events a run sends while it runs (a callback job's system reporting it is alive), every `everyMs(run)` ms from its
+   * start until it ends; none when absent or undefined for the run. They go to options.emit like end events but are
+   * neither recorded as emitted nor subject to the event faults (those are about end events).
+   */
+  progress?: {
+    everyMs(run: Readonly<SimRun>): number | undefined;
+    event(ctx: EventContext, run: Readonly<SimRun>): EventBridgeEvent;
+  };
   /** A refusal because too many runs of `name` are in progress (Glue's MaxConcurrentRuns), if any. */
   concurrencyError?(engine: RunEngine, name: string, inProgress: number): SimServiceError | undefined;
 }

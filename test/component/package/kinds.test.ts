@@ -17,9 +17,16 @@ beforeAll(async () => {
   [dev, local] = await Promise.all([loadServiceDefinition('dev'), loadServiceDefinition('local')]);
 }, 60_000);
 
-/** The roles each kind's statements go to: the releaser starts the job a released slot goes to (handOffStart). */
-const ROLES_OF = { acquirer: ['AcquirerRole', 'ReleaserRole'], reconciler: ['ReconcilerRole'] } as const;
-const ROLE_OF = Object.entries(ROLES_OF).flatMap(([fn, roles]) => roles.map((role) => [fn as keyof typeof ROLES_OF, role] as const));
+const ROLE_OF = { acquirer: 'AcquirerRole', reconciler: 'ReconcilerRole' } as const;
+const RELEASER = 'releaser';
+
+
+/** The function a kind's events go to (events.subscriber, the releaser by default). */
+const subscriberOf = (kind: KindDefinition) => kind.events.subscriber ?? RELEASER;
+const roleOf = (definition: ServiceDefinition, fn: string) => String((definition.functions[fn] as { role?: string } | undefined)?.role);
+
+/** Statements of Sluice's own code (the table, its queues, its logs): every other statement of a role is a kind's. */
+const OWN_STATEMENTS = new Set(['OwnLogs', 'Table', 'HoldersIndex', 'ConsumeJobQueue', 'ConsumeCallbackQueue', 'SendJobs']);
 
 function statementsOf(definition: ServiceDefinition, role: string): PolicyStatement[] {
   const policies = asList(
@@ -39,15 +46,17 @@ function rendered(kind: KindDefinition, statement: IamStatement, params: Record<
   return { Sid: statement.sid, Effect: 'Allow', Action: [...statement.actions], Resource };
 }
 
-const serviceOf = (action: string) => action.split(':')[0]!;
-const kindServices = new Set(KINDS.flatMap((k) => [...k.iam.acquirer, ...k.iam.reconciler].flatMap((s) => s.actions.map(serviceOf))));
-
-test('the releaser listens to exactly the rules of the registered kinds, on every stage', () => {
-  const expected = KINDS.flatMap((k) => k.events.rules);
+test('each function listens to exactly the rules of the kinds whose events it takes, on every stage', () => {
+  const subscribers = new Set([RELEASER, ...KINDS.map(subscriberOf)]);
   for (const definition of [dev, local]) {
-    const patterns = (definition.functions.releaser!.events ?? []).map((e) => (e.eventBridge as { pattern: unknown }).pattern);
-    expect(patterns).toHaveLength(expected.length);
-    expect(patterns).toEqual(expect.arrayContaining(expected as object[]));
+    for (const fn of subscribers) {
+      const expected = KINDS.filter((k) => subscriberOf(k) === fn).flatMap((k) => k.events.rules);
+      const patterns = (definition.functions[fn]?.events ?? [])
+        .filter((e) => 'eventBridge' in e)
+        .map((e) => (e.eventBridge as { pattern: unknown }).pattern);
+      expect([fn, patterns.length]).toEqual([fn, expected.length]);
+      expect(patterns).toEqual(expect.arrayContaining(expected as object[]));
+    }
   }
 });
 
@@ -57,9 +66,15 @@ test('no two kinds listen to one event source (the releaser picks the parser by 
 });
 
 describe.each(KINDS.map((k) => [k.kind, k] as const))('%s', (_, kind) => {
-  test.each(ROLE_OF)("its %s statements are in %s, scoped by the kind's name patterns", (fn, role) => {
-    const statements = statementsOf(dev, role);
-    for (const statement of kind.iam[fn]) {
+  const roles: Array<[string, readonly IamStatement[]]> = [
+    ...Object.keys(ROLE_OF).map((fn) => [fn, kind.iam[fn as keyof typeof ROLE_OF]] as [string, readonly IamStatement[]]),
+    ...(kind.iam.subscriber ? [[subscriberOf(kind), kind.iam.subscriber] as [string, readonly IamStatement[]]] : []),
+    // The releaser starts the job a released slot goes to (handOffStart: releaser): the kind's start statements.
+    [RELEASER, kind.iam.acquirer],
+  ];
+  test.each(roles)("the %s role has its statements, scoped by the kind's name patterns", (fn, kindStatements) => {
+    const statements = statementsOf(dev, roleOf(dev, fn));
+    for (const statement of kindStatements) {
       expect(statements).toContainEqual(rendered(kind, statement, dev.params!.default!));
       // Every resource is a name pattern, but for the reads IAM cannot scope (UNSCOPABLE_READ_ACTIONS), which must say `*`.
       if (mayNameAnyResource(statement.actions)) expect(statement.resource).toBe(ANY_RESOURCE);
@@ -77,14 +92,22 @@ describe.each(KINDS.map((k) => [k.kind, k] as const))('%s', (_, kind) => {
   });
 });
 
-test('every job API statement of the roles belongs to a registered kind (none is left behind)', () => {
-  const fromKinds = KINDS.flatMap((k) => ROLE_OF.flatMap(([fn, role]) => k.iam[fn].map((s) => `${role} ${s.sid}`)));
-  const jobApiStatements = [...new Set(ROLE_OF.map(([, role]) => role))].flatMap((role) =>
-    statementsOf(dev, role)
-      .filter((s) => asList(s.Action).some((a) => kindServices.has(serviceOf(a))))
-      .map((s) => `${role} ${s.Sid}`),
-  );
-  expect(jobApiStatements.sort()).toEqual(fromKinds.sort());
+test("every statement of the functions' roles is Sluice's own or a registered kind's (none is left behind)", () => {
+  const expected = new Map<string, string[]>();
+  const add = (role: string, sids: string[]) => expected.set(role, [...(expected.get(role) ?? []), ...sids]);
+  for (const fn of Object.keys(dev.functions)) add(roleOf(dev, fn), []);
+  for (const kind of KINDS) {
+    for (const [fn, role] of Object.entries(ROLE_OF)) add(role, kind.iam[fn as keyof typeof ROLE_OF].map((s) => s.sid));
+    if (kind.iam.subscriber) add(roleOf(dev, subscriberOf(kind)), kind.iam.subscriber.map((s) => s.sid));
+    add(roleOf(dev, RELEASER), kind.iam.acquirer.map((s) => s.sid));
+  }
+  expect(expected.size).toBe(Object.keys(dev.functions).length);
+  for (const [role, sids] of expected) {
+    const kindStatements = statementsOf(dev, role)
+      .map((s) => String(s.Sid))
+      .filter((sid) => !OWN_STATEMENTS.has(sid));
+    expect([role, kindStatements.sort()]).toEqual([role, [...new Set(sids)].sort()]);
+  }
 });
 
 test("every MAX_RUN_SECONDS_* variable is a registered kind's", () => {

@@ -26,7 +26,7 @@ import { readZip } from './zip';
 const ROOT = path.resolve(__dirname, '../../..');
 const OUT = path.join(ROOT, '.serverless');
 const STAGE = 'dev';
-const FUNCTIONS = ['acquirer', 'releaser', 'reconciler'] as const;
+const FUNCTIONS = ['acquirer', 'releaser', 'reconciler', 'callbacks'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const logicalId = (fn: FunctionName) => `${fn[0]!.toUpperCase()}${fn.slice(1)}`;
 
@@ -58,7 +58,7 @@ const settingsEnv = () => ({
 
 describe('the job queue and its event source', () => {
   test('one SQS event source: the acquirer on the job queue, partial batch responses, batches of 10, no batching window', () => {
-    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, m]) => refName(m.Properties!.EventSourceArn) === 'JobQueue');
     expect(mappings).toHaveLength(1);
     const p = mappings[0]![1].Properties!;
     expect(refName(p.EventSourceArn)).toBe('JobQueue');
@@ -92,11 +92,36 @@ describe('the job queue and its event source', () => {
     expect(allow.sourceQueueArns.map(resolveSub)).toEqual([`arn:aws:sqs:us-east-1:123456789012:${String(props('JobQueue').QueueName)}`]);
   });
 
-  test.each(['JobQueue', 'DeadLetterQueue'])('%s keeps messages 14 days, encrypted at rest (SSE-SQS)', (id) => {
-    expect(resource(id).Type).toBe('AWS::SQS::Queue');
-    expect(props(id).MessageRetentionPeriod).toBe(14 * 86_400);
-    expect(props(id).SqsManagedSseEnabled).toBe(true);
+  test('the callback queue feeds the callbacks function (partial batch responses), its failures go to its own DLQ', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings.map(([, m]) => [refName(m.Properties!.EventSourceArn), refName(m.Properties!.FunctionName)]).sort()).toEqual([
+      ['CallbackQueue', 'CallbacksLambdaFunction'],
+      ['JobQueue', 'AcquirerLambdaFunction'],
+    ]);
+    const callbacks = mappings.find(([, m]) => refName(m.Properties!.EventSourceArn) === 'CallbackQueue')![1].Properties!;
+    expect(callbacks.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    expect(props('CallbackQueue').VisibilityTimeout).toBeGreaterThanOrEqual(6 * (fn('callbacks').Timeout as number));
+    const redrive = props('CallbackQueue').RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
+    expect(refName(redrive.deadLetterTargetArn)).toBe('CallbackDeadLetterQueue');
   });
+
+  test("callback tokens' key is a secret the stack generates, handed to the functions by ARN (never its value)", () => {
+    expect(resource('CallbackTokenSecret').Type).toBe('AWS::SecretsManager::Secret');
+    expect(props('CallbackTokenSecret').GenerateSecretString).toMatchObject({ PasswordLength: 64 });
+    for (const name of FUNCTIONS) {
+      expect(refName(env(name).CALLBACK_TOKEN_SECRET_ARN)).toBe('Ref CallbackTokenSecret');
+      expect(env(name).CALLBACK_TOKEN_SECRET).toBeUndefined();
+    }
+  });
+
+  test.each(['JobQueue', 'DeadLetterQueue', 'CallbackQueue', 'CallbackDeadLetterQueue'])(
+    '%s keeps messages 14 days, encrypted at rest (SSE-SQS)',
+    (id) => {
+      expect(resource(id).Type).toBe('AWS::SQS::Queue');
+      expect(props(id).MessageRetentionPeriod).toBe(14 * 86_400);
+      expect(props(id).SqsManagedSseEnabled).toBe(true);
+    },
+  );
 });
 
 describe('completion events', () => {
@@ -145,6 +170,8 @@ describe('completion events', () => {
     },
   });
   const matchingRules = (event: unknown) => patterns().filter((p) => matchesPattern(p, event)).length;
+  /** The rules of the kinds whose events the releaser reads (the others name their own subscriber function). */
+  const releaserKindRules = () => KINDS.filter((k) => k.events.subscriber === undefined).flatMap((k) => k.events.rules);
 
   test('EventBridge may invoke the releaser only from its own rules, each named by reference', () => {
     const permissions = ofType('AWS::Lambda::Permission').filter(
@@ -160,7 +187,7 @@ describe('completion events', () => {
 
   test("the releaser has exactly the kinds' rules, on the default bus, enabled", () => {
     const rules = releaserRules();
-    expect(rules).toHaveLength(KINDS.flatMap((k) => k.events.rules).length);
+    expect(rules).toHaveLength(releaserKindRules().length);
     for (const [, rule] of rules) {
       expect(rule.Properties!.EventBusName).toBeUndefined(); // default bus: AWS service events, free
       expect(rule.Properties!.State).toBe('ENABLED');
@@ -170,13 +197,13 @@ describe('completion events', () => {
 
   test('the deployed patterns are the ones the local event bus routes by', () => {
     const localPatterns = (local.functions.releaser!.events ?? []).map((e) => (e.eventBridge as { pattern: unknown }).pattern);
-    expect(localPatterns).toHaveLength(KINDS.flatMap((k) => k.events.rules).length);
+    expect(localPatterns).toHaveLength(releaserKindRules().length);
     expect(patterns()).toEqual(expect.arrayContaining(localPatterns as object[]));
     expect(localPatterns).toEqual(expect.arrayContaining(patterns()));
   });
 
   test('the patterns are the rules of the kinds whose parsers read the events (shared/kinds/registry.ts)', () => {
-    expect(patterns()).toEqual(expect.arrayContaining(KINDS.flatMap((k) => k.events.rules) as object[]));
+    expect(patterns()).toEqual(expect.arrayContaining(releaserKindRules() as object[]));
     expect(patterns()).toEqual(
       expect.arrayContaining([
         { source: ['aws.appflow'], 'detail-type': ['AppFlow End Flow Run Report'] },
@@ -244,6 +271,7 @@ describe('the table', () => {
     expect(props('SluiceTable').TableName).toBe(names.table);
     expect(props('JobQueue').QueueName).toBe(names.queue);
     expect(props('DeadLetterQueue').QueueName).toBe(names.deadLetterQueue);
+    expect(props('CallbackQueue').QueueName).toBe(names.callbackQueue);
   });
 });
 
@@ -266,10 +294,10 @@ describe('least privilege', () => {
   const logs = (group: string) => ({ 'logs:CreateLogStream': [group], 'logs:PutLogEvents': [group] });
 
   /** Each kind's grants to a function (shared/kinds/<kind>/index.ts, iam), with the stage's name patterns. */
-  const kindGrants = (fn: 'acquirer' | 'reconciler'): Record<string, string[]> => {
+  const kindGrants = (fn: 'acquirer' | 'reconciler' | 'subscriber'): Record<string, string[]> => {
     const grants: Record<string, string[]> = {};
     for (const kind of KINDS) {
-      for (const statement of kind.iam[fn]) {
+      for (const statement of kind.iam[fn] ?? []) {
         const resource = statement.resource.replace(/\$\{param:([^}]+)\}/g, (_, name: string) => kind.iam.params[name]!);
         for (const action of statement.actions) grants[action] = [...(grants[action] ?? []), resource].sort();
       }
@@ -277,44 +305,62 @@ describe('least privilege', () => {
     return grants;
   };
 
+  /** Own grants plus the kinds' (an action both name, such as sqs:SendMessage, gets both resource lists). */
+  const plus = (own: Record<string, string[]>, kinds: Record<string, string[]>): Record<string, string[]> => {
+    const merged = { ...own };
+    for (const [action, resources] of Object.entries(kinds)) merged[action] = [...(merged[action] ?? []), ...resources].sort();
+    return merged;
+  };
+
   /** Exactly the calls each function's code makes (shared/app, shared/adapters, shared/kinds), on its own resources. */
   const EXPECTED: Record<FunctionName, Record<string, string[]>> = {
-    acquirer: {
-      ...logs('AcquirerLogGroup'),
-      ...table,
-      // the event source, polling with the function's role
-      'sqs:ReceiveMessage': ['JobQueue'],
-      'sqs:DeleteMessage': ['JobQueue'],
-      'sqs:GetQueueAttributes': ['JobQueue'],
-      // retries and hand-offs; dead-lettering
-      'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
-      ...kindGrants('acquirer'),
-    },
-    releaser: {
-      ...logs('ReleaserLogGroup'),
-      ...table,
-      // wake-ups when it cannot start the job itself; the retries and dead-lettering of a start it makes
-      'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
+    acquirer: plus(
+      {
+        ...logs('AcquirerLogGroup'),
+        ...table,
+        // the event source, polling with the function's role
+        'sqs:ReceiveMessage': ['JobQueue'],
+        'sqs:DeleteMessage': ['JobQueue'],
+        'sqs:GetQueueAttributes': ['JobQueue'],
+        // retries and hand-offs; dead-lettering
+        'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
+      },
+      kindGrants('acquirer'),
+    ),
+    releaser: plus(
+      {
+        ...logs('ReleaserLogGroup'),
+        ...table,
+        // wake-ups when it cannot start the job itself; the retries and dead-lettering of a start it makes
+        'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
+      },
       // it starts the job a released slot goes to (handOffStart: releaser)
-      ...kindGrants('acquirer'),
-    },
-    reconciler: {
-      ...logs('ReconcilerLogGroup'),
-      ...table,
-      'sqs:SendMessage': ['JobQueue'],
-      ...kindGrants('reconciler'),
-    },
+      kindGrants('acquirer'),
+    ),
+    callbacks: plus(
+      {
+        ...logs('CallbacksLogGroup'),
+        ...table,
+        'sqs:ReceiveMessage': ['CallbackQueue'],
+        'sqs:DeleteMessage': ['CallbackQueue'],
+        'sqs:GetQueueAttributes': ['CallbackQueue'],
+        // wake-ups of the jobs a completed run's slot was handed to
+        'sqs:SendMessage': ['JobQueue'],
+      },
+      kindGrants('subscriber'),
+    ),
+    reconciler: plus({ ...logs('ReconcilerLogGroup'), ...table, 'sqs:SendMessage': ['JobQueue'] }, kindGrants('reconciler')),
   };
 
   test('each function runs with a role of its own; there is no shared role', () => {
     const roles = FUNCTIONS.map((name) => refName(fn(name).Role));
-    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole']);
+    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole', 'CallbacksRole']);
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
     expect(
       ofType('AWS::IAM::Role')
         .map(([id]) => id)
         .sort(),
-    ).toEqual(['AcquirerRole', 'ReconcilerRole', 'ReleaserRole']);
+    ).toEqual(['AcquirerRole', 'CallbacksRole', 'ReconcilerRole', 'ReleaserRole']);
     for (const role of roles) {
       expect(props(role).AssumeRolePolicyDocument).toEqual({
         Version: '2012-10-17',
@@ -383,6 +429,7 @@ describe('alarms and the dashboard', () => {
   test('every alarm notifies the alarm topic, on alarm and on recovery', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm');
     expect(alarms.map(([id]) => id).sort()).toEqual([
+      'CallbackDeadLetterQueueNotEmptyAlarm',
       'DeadLetterQueueNotEmptyAlarm',
       'JobQueueOldestMessageAlarm',
       'OverdueLeasesAlarm',
@@ -521,6 +568,8 @@ describe('configuration', () => {
       JobQueueUrl: 'Ref JobQueue',
       JobQueueArn: 'JobQueue',
       DeadLetterQueueUrl: 'Ref DeadLetterQueue',
+      CallbackQueueUrl: 'Ref CallbackQueue',
+      CallbackQueueArn: 'CallbackQueue',
       AlarmTopicArn: 'Ref AlarmTopic',
       DashboardName: 'Ref Dashboard',
     });
@@ -567,7 +616,7 @@ describe('bundles', () => {
     try {
       for (const name of FUNCTIONS) await writeFile(path.join(dir, `${name}.js`), (await bundle(name)).source);
       await writeFile(path.join(dir, 'run.js'), RUNNER);
-      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'reconciler.js', 'releaser.js', 'run.js']);
+      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'callbacks.js', 'reconciler.js', 'releaser.js', 'run.js']);
       const variables = Object.fromEntries(
         Object.entries(env('releaser')).map(([k, v]) => [
           k,
@@ -591,7 +640,7 @@ describe('bundles', () => {
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler'] });
+      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler', 'callbacks'] });
       // Structured JSON logs.
       const log = lines.find((l) => l.message === 'malformed completion event dropped');
       expect(log).toMatchObject({
@@ -713,7 +762,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
 /** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
 const RUNNER = `
 const loaded = [];
-for (const name of ['acquirer', 'releaser', 'reconciler']) {
+for (const name of ['acquirer', 'releaser', 'reconciler', 'callbacks']) {
   const mod = require('./' + name + '.js');
   if (typeof mod.handler !== 'function') throw new Error(name + ' exports no handler');
   loaded.push(name);
@@ -733,6 +782,9 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     'client-sfn': 'states',
     'client-ecs': 'ecs',
     'client-batch': 'batch',
+    'client-eventbridge': 'events',
+    'client-lambda': 'lambda',
+    'client-secrets-manager': 'secretsmanager',
     'client-sqs': 'sqs',
     'client-dynamodb': 'dynamodb',
     'lib-dynamodb': 'dynamodb',
@@ -751,6 +803,7 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     TransactWrite: 'ConditionCheckItem',
     TransactGet: 'TransactGetItems',
   };
+  const IAM_ACTION: Record<string, string> = { 'lambda:Invoke': 'lambda:InvokeFunction' };
   const actions = new Set<string>();
   const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'));
   for (const file of files) {
@@ -764,7 +817,9 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     const documentClient = packages.includes('lib-dynamodb');
     for (const m of source.matchAll(/new (\w+)Command\(/g)) {
       const name = m[1]!;
-      actions.add(`${prefix}:${documentClient && DOCUMENT[name] ? DOCUMENT[name] : name}`);
+      const action = `${prefix}:${documentClient && DOCUMENT[name] ? DOCUMENT[name] : name}`;
+      // IAM names an action differently from its command now and then.
+      actions.add(IAM_ACTION[action] ?? action);
     }
   }
   return [...actions].sort();

@@ -110,6 +110,16 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     return true;
   }
 
+  async heartbeat(jobId: string, executionId: string, now: number): Promise<boolean> {
+    await this.enter();
+    const record = this.jobs.get(jobId)?.record;
+    if (!record || record.state !== JobState.Running || record.executionId !== executionId) return false;
+    record.heartbeatAt = now;
+    record.updatedAt = now;
+    record.version += 1;
+    return true;
+  }
+
   // ---- LeaseStore: pools --------------------------------------------------------------------------------------
 
   async getPool(pool: string): Promise<PoolSnapshot | undefined> {

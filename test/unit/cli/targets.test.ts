@@ -45,6 +45,11 @@ describe('resolveTargets', () => {
   });
 
   test('stage names are the ones serverless.yml gives (checked against the template in test/component/package)', () => {
-    expect(stageResourceNames('dev')).toEqual({ table: 'sluice-dev', queue: 'sluice-dev-jobs', deadLetterQueue: 'sluice-dev-dlq' });
+    expect(stageResourceNames('dev')).toEqual({
+      table: 'sluice-dev',
+      queue: 'sluice-dev-jobs',
+      deadLetterQueue: 'sluice-dev-dlq',
+      callbackQueue: 'sluice-dev-callbacks',
+    });
   });
 });

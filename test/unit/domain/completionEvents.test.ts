@@ -120,6 +120,11 @@ describe('completion events', () => {
   ])('%s is not a completion Sluice knows', (_what, event) => {
     expect(invalid(event).message).toMatch(/^not a completion event Sluice knows: source /);
   });
+
+  test("a callback job's report is not the releaser's to read (its token is checked by the callbacks function)", () => {
+    const report = envelope('sluice.callback', 'Sluice Callback Completed', { token: 'cb1.forged.j1', outcome: 'succeeded' });
+    expect(invalid(report).message).toBe('source "sluice.callback" is for the callbacks function, not the releaser');
+  });
 });
 
 describe('run ids are capped at MAX_RUN_ID_LENGTH (a longer one cannot be a run Sluice started, nor fit a key)', () => {

@@ -23,8 +23,8 @@ describe('job states', () => {
     }
   });
 
-  test('only starting (a new attempt) and dead (a kept slot) move to themselves', () => {
-    expect(ALL.filter((state) => canMove(state, state)).sort()).toEqual(['dead', 'starting']);
+  test('only starting (a new attempt), running (a heartbeat) and dead (a kept slot) move to themselves', () => {
+    expect(ALL.filter((state) => canMove(state, state)).sort()).toEqual(['dead', 'running', 'starting']);
   });
 
   test('admittable states are queued and waiting: the ones a slot may be given to', () => {
@@ -32,8 +32,8 @@ describe('job states', () => {
     for (const state of ADMITTABLE_STATES) expect(canMove(state, 'reserved')).toBe(true);
   });
 
-  test('a running job only ends; it never goes back to queued or starting', () => {
-    expect([...TRANSITIONS.running].sort()).toEqual(['failed', 'succeeded']);
+  test('a running job only ends (or notes a heartbeat); it never goes back to queued or starting', () => {
+    expect([...TRANSITIONS.running].sort()).toEqual(['failed', 'running', 'succeeded']);
     expect(canMove('running', 'starting')).toBe(false);
     expect(canMove('running', 'queued')).toBe(false);
   });
@@ -43,7 +43,7 @@ describe('job states', () => {
       const expected = ALL.filter((from) => TRANSITIONS[from].includes(to));
       expect(sourcesOf(to).sort()).toEqual(expected.sort());
     }
-    expect(sourcesOf('running')).toEqual(['starting']);
+    expect(sourcesOf('running').sort()).toEqual(['running', 'starting']);
     expect(sourcesOf('queued')).toEqual(['starting']);
     expect(sourcesOf('starting').sort()).toEqual(['queued', 'reserved', 'starting']);
   });

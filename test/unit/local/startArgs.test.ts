@@ -73,13 +73,13 @@ describe('the default timeout scales with the workload', () => {
 
 describe('--kinds', () => {
   test('every kind by default; a list picks some, in its order', () => {
-    expect(parseStartArgs([]).workload.kinds).toEqual(['appflow', 'glue', 'sfn', 'ecs', 'batch']);
+    expect(parseStartArgs([]).workload.kinds).toEqual(['appflow', 'glue', 'sfn', 'ecs', 'batch', 'callback']);
     expect(parseStartArgs(['--kinds', 'sfn,appflow']).workload.kinds).toEqual(['sfn', 'appflow']);
     expect(parseStartArgs(['--kinds', 'batch,ecs']).workload.kinds).toEqual(['batch', 'ecs']);
   });
 
   test.each([
-    [['--kinds', 'appflow,batchy'], "--kinds: unknown kind 'batchy' (kinds: appflow, glue, sfn, ecs, batch)"],
+    [['--kinds', 'appflow,batchy'], "--kinds: unknown kind 'batchy' (kinds: appflow, glue, sfn, ecs, batch, callback)"],
     [['--kinds', 'glue,glue'], "--kinds names a kind twice: 'glue,glue'"],
   ])('%j: %s', (argv, message) => {
     expect(() => parseStartArgs(argv)).toThrow(message);

@@ -1,0 +1,47 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { CallbackReports } from '../shared/app/callbackReports';
+import { tokenSecret } from '../shared/kinds/callback/secret';
+import { container } from '../shared/runtime/container';
+
+const processor = new BatchProcessor(EventType.SQS);
+let service: Promise<CallbackReports> | undefined;
+
+/** Built once per cold start, with the token secret (read from Secrets Manager once); a failed read is tried again. */
+function reports(): Promise<CallbackReports> {
+  if (!service) {
+    const built = tokenSecret().then((secret) => new CallbackReports(container().deps, secret));
+    built.catch(() => {
+      if (service === built) service = undefined;
+    });
+    service = built;
+  }
+  return service;
+}
+
+const isSqsEvent = (event: unknown): event is SQSEvent => Array.isArray((event as { Records?: unknown } | null)?.Records);
+
+/**
+ * Callback jobs' reports (shared/kinds/callback): messages of the callback queue (a batch, failures reported per item)
+ * and `sluice.callback` events from the default bus. Each token is checked before anything is read or written; a
+ * malformed report or a forged token is logged and dropped (retrying cannot help). Store errors are thrown, so the
+ * message comes back, or EventBridge delivers the event again.
+ */
+export const handler = async (
+  event: SQSEvent | EventBridgeEvent<string, unknown>,
+  context: Context,
+): Promise<SQSBatchResponse | undefined> => {
+  const { logger } = container();
+  logger.addContext(context);
+  const callbackReports = await reports();
+  if (isSqsEvent(event)) {
+    return processPartialResponse(
+      event,
+      async (record: SQSRecord) => callbackReports.fromMessage(record.body, record.messageId),
+      processor,
+      { context, throwOnFullBatchFailure: false },
+    );
+  }
+  await callbackReports.fromEvent(event);
+  return undefined;
+};

@@ -1,0 +1,180 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { eventTime } from '../../local/simulators/events';
+import { parseObject, sendJson } from '../../local/simulators/http';
+import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
+import type { RunEngine } from '../../local/simulators/runEngine';
+import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
+import { CANCEL_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
+import { CALLBACK_REPORT } from './reports';
+import { CALLBACK_KIND, targetOf } from './spec';
+
+/**
+ * The user's system of a callback job, as the simulator plays it: it takes start and cancel messages on any of the
+ * three channels Sluice sends them by, through the real SDK clients, and reports each run's end after its simulated
+ * run time through the real report channel (a `sluice.callback` event on the bus, which the local stack routes to the
+ * callbacks function). It dedupes starts by token, as a well-behaved system must (a repeated start is the same run).
+ * Fault injection is the engine's: throttled or failed starts (answered in the channel's error shape), dropped,
+ * duplicated or delayed reports, failed or timed-out runs, a deleted target.
+ *
+ * - Lambda Invoke (REST JSON): POST /2015-03-31/functions/NAME/invocations, answered 202 as an Event invoke is; the
+ *   run's name is the function's.
+ * - EventBridge PutEvents (AWS JSON 1.1, `AWSEvents.PutEvents`): entries from source `sluice`; the run's name is the bus's.
+ * - SQS SendMessage (AWS JSON 1.0, `AmazonSQS.SendMessage`): the run's name is the queue's. (In the local stack the
+ *   SQS endpoint is the emulator, so this channel is reached only when AWS_ENDPOINT_URL_SQS names the simulator.)
+ */
+const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+const PUT_EVENTS = 'AWSEvents.PutEvents';
+const SEND_MESSAGE = 'AmazonSQS.SendMessage';
+const SERVER_FAULTS = new Set(['ServiceException', 'InternalFailure', 'InternalException', 'ServiceUnavailable', 'InternalError']);
+const LAMBDA_STATUS: Record<string, number> = {
+  ResourceNotFoundException: 404,
+  TooManyRequestsException: 429,
+  RequestTooLargeException: 413,
+};
+
+type Channel = 'lambda' | 'eventBus' | 'sqs';
+
+const STATUS: Record<SimOutcome, string> = { succeeded: 'SUCCEEDED', failed: 'FAILED', timeout: 'TIMED_OUT', stopped: 'CANCELLED' };
+const REASON: Partial<Record<SimOutcome, string>> = {
+  failed: 'Simulated failure',
+  timeout: 'the work timed out in the system',
+  stopped: 'cancelled',
+};
+
+const invalid = (name: string, message: string) => new SimServiceError(name, message);
+
+function sendChannelError(res: ServerResponse, channel: Channel, name: string, message: string): void {
+  const status = SERVER_FAULTS.has(name) ? 500 : 400;
+  if (channel === 'lambda') {
+    sendJson(res, LAMBDA_STATUS[name] ?? status, { Type: status === 500 ? 'Service' : 'User', message }, 'application/json', {
+      'x-amzn-errortype': name,
+    });
+  } else if (channel === 'sqs') {
+    sendJson(res, status, { __type: `com.amazonaws.sqs#${name}`, message }, 'application/x-amz-json-1.0');
+  } else {
+    sendJson(res, status, { __type: name, message }, 'application/x-amz-json-1.1');
+  }
+}
+
+/** The message a request carries, and the name of the target it reached. */
+function readRequest(req: SimRequest): { channel: Channel; name: string; message: TargetMessage; detailType?: string } {
+  const invoke = INVOKE_PATH.exec(req.path);
+  if (invoke) {
+    const functionName = decodeURIComponent(invoke[1]!);
+    const name = targetOf({ lambda: functionName }).name;
+    return { channel: 'lambda', name, message: messageOf(req.body, 'InvalidRequestContentException') };
+  }
+  const input = parseObject(req.body);
+  if (!input) throw invalid('SerializationException', 'Request body is not a JSON object');
+  if (req.target === SEND_MESSAGE) {
+    const queueUrl = String(input.QueueUrl ?? '');
+    const name = /\/([^/]+)$/.exec(queueUrl)?.[1];
+    if (!name) throw invalid('InvalidAddress', `The address ${queueUrl} is not valid for this endpoint.`);
+    return { channel: 'sqs', name, message: messageOf(String(input.MessageBody ?? ''), 'InvalidMessageContents') };
+  }
+  const entries = Array.isArray(input.Entries) ? (input.Entries as Array<Record<string, unknown>>) : [];
+  const entry = entries[0];
+  if (entries.length !== 1 || entry?.Source !== START_SOURCE)
+    throw invalid('ValidationException', 'the simulator takes one entry from source sluice');
+  const bus = String(entry.EventBusName ?? 'default');
+  const detailType = String(entry.DetailType ?? '');
+  const message = messageOf(String(entry.Detail ?? ''), 'MalformedDetail');
+  if ((message.type === 'cancel') !== (detailType === CANCEL_DETAIL_TYPE))
+    throw invalid('ValidationException', `detail type ${detailType} does not fit a ${message.type}`);
+  return { channel: 'eventBus', name: targetOf({ eventBus: bus }).name, message, detailType };
+}
+
+function messageOf(text: string, errorName: string): TargetMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid(errorName, 'the message is not JSON');
+  }
+  const parsed = TargetMessageSchema.safeParse(value);
+  if (!parsed.success) throw invalid(errorName, `not a start or cancel message: ${parsed.error.issues[0]?.message ?? ''}`);
+  return parsed.data;
+}
+
+function accepted(res: ServerResponse, channel: Channel, body: string): void {
+  if (channel === 'lambda') {
+    res.writeHead(202, { 'content-length': 0, 'x-amzn-requestid': randomUUID() });
+    res.end();
+  } else if (channel === 'sqs') {
+    const md5 = createHash('md5').update(body).digest('hex');
+    sendJson(res, 200, { MessageId: randomUUID(), MD5OfMessageBody: md5 }, 'application/x-amz-json-1.0');
+  } else {
+    sendJson(res, 200, { FailedEntryCount: 0, Entries: [{ EventId: randomUUID() }] }, 'application/x-amz-json-1.1');
+  }
+}
+
+async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): Promise<void> {
+  const channel: Channel = INVOKE_PATH.test(req.path) ? 'lambda' : req.target === SEND_MESSAGE ? 'sqs' : 'eventBus';
+  try {
+    const { name, message } = readRequest(req);
+    if (message.type === 'start') {
+      const args = {
+        jobId: message.jobId,
+        channel,
+        payload: JSON.stringify(message.payload ?? null),
+        timeoutSeconds: String(message.timeoutSeconds),
+        ...(message.heartbeatSeconds !== undefined && { heartbeatSeconds: String(message.heartbeatSeconds) }),
+      };
+      await engine.start(CALLBACK_KIND, name, args, message.token);
+    } else {
+      // A cancel of a run the system has: it stops the work and reports it failed (cancelled). Others are ignored.
+      const run = engine.find(CALLBACK_KIND, message.token);
+      if (run && run.endedAt === undefined) engine.stop(CALLBACK_KIND, run.name, [run.executionId]);
+    }
+    const body = channel === 'sqs' ? String(parseObject(req.body)?.MessageBody ?? '') : '';
+    accepted(res, channel, body);
+  } catch (e) {
+    if (e instanceof SimServiceError) sendChannelError(res, channel, e.errorName, e.message);
+    else sendChannelError(res, channel, 'InternalFailure', e instanceof Error ? e.message : String(e));
+  }
+}
+
+export const simulated: SimulatedKind = {
+  kind: CALLBACK_KIND,
+  serves: (req) => (req.method === 'POST' && INVOKE_PATH.test(req.path)) || req.target === PUT_EVENTS || req.target === SEND_MESSAGE,
+  handle,
+  sendError: (res, name, message) => sendJson(res, SERVER_FAULTS.has(name) ? 500 : 400, { __type: name, message }, 'application/json'),
+  status: (phase, outcome) => (phase === 'ended' ? STATUS[outcome ?? 'failed'] : phase === 'stopping' ? 'CANCELLING' : 'RUNNING'),
+  // The token is the run's id: Sluice knows it before the system answers (an Event invoke answers nothing).
+  newExecutionId: (_name, _ctx, token) => token ?? randomUUID(),
+  endEvent(ctx, { run, outcome }) {
+    const reason = REASON[outcome];
+    return {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': CALLBACK_REPORT.completed,
+      source: CALLBACK_REPORT.source,
+      account: ctx.account,
+      time: eventTime(run.endedAt!),
+      region: ctx.region,
+      resources: [],
+      detail: { token: run.executionId, outcome: outcome === 'succeeded' ? 'succeeded' : 'failed', ...(reason && { reason }) },
+    };
+  },
+  // A system asked for heartbeats sends one every quarter of the allowed silence while the work runs.
+  progress: {
+    everyMs: (run) => (run.args.heartbeatSeconds === undefined ? undefined : (Number(run.args.heartbeatSeconds) * 1000) / 4),
+    event: (ctx, run) => ({
+      version: '0',
+      id: randomUUID(),
+      'detail-type': CALLBACK_REPORT.heartbeat,
+      source: CALLBACK_REPORT.source,
+      account: ctx.account,
+      time: eventTime(Date.now()),
+      region: ctx.region,
+      resources: [],
+      detail: { token: run.executionId },
+    }),
+  },
+  checkName: () => undefined,
+  jobIdOf: (run) => run.args.jobId,
+  notFound: (name) => new SimServiceError('ResourceNotFoundException', `Function not found: ${name}`),
+  // A system that dedupes by token: a repeated start is the run it has, running or over.
+  repeat: () => 'replay',
+};

@@ -1,0 +1,102 @@
+import { classifyStartError } from '../../adapters/startErrors';
+import type { JobSpec } from '../../domain/job';
+import { PermanentStartError, TransientStartError } from '../../errors';
+import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
+import { cancelMessage, startMessage, type TargetMessage } from './messages';
+import { tokenSecret } from './secret';
+import type { TargetSender } from './send/sender';
+import { CALLBACK_KIND, type CallbackJob, describeTarget, type TargetType, targetOf } from './spec';
+import { CALLBACK_START_ERRORS } from './startErrors';
+import { allowedTargetsFrom, type AllowedTargets, refusedTarget } from './targets';
+import { tokenOf } from './token';
+
+/** Where the start message tells the user's system to report by SQS (the stage's callback queue). */
+export const CALLBACK_QUEUE_URL_ENV = 'CALLBACK_QUEUE_URL';
+
+export interface CallbackStarterOptions {
+  senders: Readonly<Record<TargetType, () => Promise<TargetSender>>>;
+  secret: () => Promise<string>;
+  allowed: AllowedTargets;
+  callbackQueueUrl?: string;
+}
+
+function callbackJobOf(job: JobSpec): CallbackJob {
+  if (job.kind !== CALLBACK_KIND) throw new PermanentStartError(`job ${job.id} is not a callback job`, 'WrongKind');
+  return job;
+}
+
+/**
+ * Callback jobs: the start is a message to the job's target with the job id, its payload and its token; the token is the
+ * run id. A repeated start (told the job may have started, or not) sends the message again with the same token and
+ * returns the same run: the user's system dedupes by job id or token. There is no API to ask about a run: status is
+ * in-progress until the run's report, or its deadline (KindDefinition.runDeadline), ends it. Stop sends a cancel.
+ */
+export class CallbackStarter implements JobStarter {
+  readonly kind = CALLBACK_KIND;
+
+  constructor(private readonly options: CallbackStarterOptions) {}
+
+  /** Whether a run may exist changes nothing: the message is sent again with the same token (the system dedupes). */
+  async start(job: JobSpec, _options?: StartOptions): Promise<{ executionId: string }> {
+    const spec = callbackJobOf(job);
+    const refused = refusedTarget(spec.target, this.options.allowed);
+    if (refused) throw new PermanentStartError(`callback job ${spec.id}: ${refused}`, 'TargetNotAllowed');
+    let token: string;
+    try {
+      token = tokenOf(await this.options.secret(), spec.id);
+    } catch (error) {
+      // Nothing was sent: a refusal, tried again with the job's backoff.
+      throw new TransientStartError(
+        `callback job ${spec.id}: the token secret cannot be read: ${String(error)}`,
+        'TokenSecretUnavailable',
+        {
+          cause: error,
+          definite: true,
+        },
+      );
+    }
+    try {
+      await this.send(spec, startMessage(spec, token, this.options.callbackQueueUrl));
+    } catch (error) {
+      throw classifyStartError(error, `start of callback job ${spec.id} at ${describeTarget(spec.target)}`, CALLBACK_START_ERRORS);
+    }
+    return { executionId: token };
+  }
+
+  async status(job: JobSpec, _executionId?: string): Promise<RunStatus> {
+    callbackJobOf(job);
+    return RunStatus.InProgress;
+  }
+
+  /** Sends a cancel with the run's token to the job's target (what the user's system does with it is its own). */
+  async stop(job: JobSpec, executionId: string): Promise<void> {
+    const spec = callbackJobOf(job);
+    await this.send(spec, cancelMessage(spec, executionId, 'stopped by Sluice: past its deadline'));
+  }
+
+  private async send(spec: CallbackJob, message: TargetMessage): Promise<void> {
+    const { type, address } = targetOf(spec.target);
+    const sender = await this.options.senders[type]();
+    await sender.send(address, message, 'detailType' in spec.target ? { detailType: spec.target.detailType } : {});
+  }
+}
+
+/** Loads each target's sender (and its SDK) on its first use. */
+const lazily = <T>(load: () => Promise<T>): (() => Promise<T>) => {
+  let loaded: Promise<T> | undefined;
+  return () => (loaded ??= load());
+};
+
+/** The kind's starter, configured from the environment serverless.yml gives the functions. */
+export function createStarter(env: NodeJS.ProcessEnv = process.env): CallbackStarter {
+  return new CallbackStarter({
+    senders: {
+      sqs: lazily(async () => (await import('./send/sqsSender')).createSqsSender()),
+      eventBus: lazily(async () => (await import('./send/eventBusSender')).createEventBusSender()),
+      lambda: lazily(async () => (await import('./send/lambdaSender')).createLambdaSender()),
+    },
+    secret: () => tokenSecret(env),
+    allowed: allowedTargetsFrom(env),
+    ...(env[CALLBACK_QUEUE_URL_ENV]?.trim() && { callbackQueueUrl: env[CALLBACK_QUEUE_URL_ENV]!.trim() }),
+  });
+}

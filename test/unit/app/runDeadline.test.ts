@@ -1,0 +1,103 @@
+import { AcquireResult } from '../../../shared/app/acquireJob';
+import { Drift } from '../../../shared/app/reconcile';
+import type { JobSpec } from '../../../shared/domain/job';
+import { deliverSent, type FakeWorld, makeDeps, messageOf, parkGlueJob } from '../../support/fakes';
+
+/**
+ * A run's own deadline (KindDefinition.runDeadline; callback jobs: `timeoutSeconds` from the start, `heartbeatSeconds`
+ * from the last heartbeat): the reconciler ends a silent run as failed and frees its slot, fenced by what it read.
+ */
+
+const callbackJob = (id: string, times: { timeoutSeconds: number; heartbeatSeconds?: number }): JobSpec => ({
+  id,
+  pool: 'default',
+  kind: 'callback',
+  target: { lambda: 'sluice-worker' },
+  payload: { order: id },
+  ...times,
+});
+
+async function startCallback(world: FakeWorld, spec: JobSpec): Promise<string> {
+  expect(await world.acquirer.process(messageOf(spec))).toBe(AcquireResult.Started);
+  return world.ledger.peek(spec.id)!.executionId!;
+}
+
+describe('a run past its own deadline', () => {
+  test('a callback job that never reports is ended as failed at its timeout, not before, and its slot goes to the next job', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 600 }));
+    await parkGlueJob(world, 'w1');
+    world.clock.advance(600_000);
+    expect((await world.reconciler.run()).drift).toEqual({});
+    expect(world.ledger.peek('c1')!.state).toBe('running');
+
+    world.clock.advance(1);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.DeadlinePassed]: 1 });
+    expect(world.ledger.peek('c1')).toMatchObject({
+      state: 'failed',
+      executionId: run,
+      lastError: 'timed out: no report within its timeout of 600 s',
+    });
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+    // Not stopped unless stopOverdueRuns.
+    expect(world.starters.callback.stops).toEqual([]);
+  });
+
+  test('with heartbeatSeconds, each heartbeat moves the deadline; silence ends the run long before its timeout', async () => {
+    const world = makeDeps();
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    world.clock.advance(50_000);
+    expect(await world.ledger.heartbeat('c1', run, world.clock.now())).toBe(true);
+    world.clock.advance(50_000); // 100 s after the start, 50 s after the heartbeat
+    expect((await world.reconciler.run()).drift).toEqual({});
+    expect(world.ledger.peek('c1')!.state).toBe('running');
+
+    world.clock.advance(10_001); // 60 s and 1 ms after the heartbeat
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.DeadlinePassed]: 1 });
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'failed', lastError: 'timed out: no heartbeat for 60 s' });
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  });
+
+  test('no heartbeat at all: the heartbeat deadline counts from the start', async () => {
+    const world = makeDeps();
+    await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    world.clock.advance(60_001);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.DeadlinePassed]: 1 });
+    expect(world.ledger.peek('c1')!.lastError).toBe('timed out: no heartbeat for 60 s (none since its start)');
+  });
+
+  test("a heartbeat between the reconciler's read and its write wins: the run goes on", async () => {
+    const world = makeDeps();
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    world.clock.advance(61_000);
+    const get = world.ledger.get.bind(world.ledger);
+    world.ledger.get = async (jobId) => {
+      const read = await get(jobId);
+      if (jobId === 'c1') expect(await world.ledger.heartbeat('c1', run, world.clock.now())).toBe(true);
+      return read;
+    };
+    expect((await world.reconciler.run()).drift).toEqual({});
+    world.ledger.get = get;
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'running', heartbeatAt: world.clock.now() });
+    expect(world.leases.poolView('default')!.inUse).toBe(1);
+  });
+
+  test('with stopOverdueRuns the run is stopped (a callback job: a cancel to its target) before its slot is freed', async () => {
+    const world = makeDeps({ settings: { stopOverdueRuns: true } });
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 60 }));
+    world.clock.advance(60_001);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.DeadlinePassed]: 1 });
+    expect(world.starters.callback.stops).toEqual([run]);
+    expect(world.ledger.peek('c1')!.state).toBe('failed');
+  });
+
+  test("a report that came first leaves nothing for the deadline: the job is finished, the reconciler doesn't touch it", async () => {
+    const world = makeDeps();
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 60 }));
+    expect(await world.completeRun.complete({ kind: 'callback', executionId: run, outcome: 'succeeded', name: 'c1' })).toBe('released');
+    world.clock.advance(120_000);
+    expect((await world.reconciler.run()).drift).toEqual({});
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'succeeded' });
+  });
+});
