@@ -93,6 +93,10 @@ test('throughput, cost, machine and date', () => {
   expect(r.machine.node).toMatch(/^v\d+/);
   expect(Number.isNaN(Date.parse(r.date))).toBe(false);
   expect(r.goals.map((g) => g.goal)).toHaveLength(15);
+  // Repeated scenarios: how many runs, and each run's figure beside the median (QUICK runs them once).
+  expect(r.runs).toEqual({ handoff: QUICK.runs, throughput: QUICK.runs });
+  expect(r.handoff!.spread.p99Ms!.values).toEqual([r.handoff!.p99Ms]);
+  expect(r.throughput!.spread.jobsPerSecond!.values).toEqual([r.throughput!.jobsPerSecond]);
 });
 
 test('flow control: the small tenant takes turns (within its bound); weighted units never pass the budget; start calls of a rated pool', () => {

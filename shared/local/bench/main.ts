@@ -15,6 +15,7 @@ const USAGE = `npm run bench -- [options]
   --dynamodb-endpoint URL
   --in-process-emulators  start fauxqs and dynalite in this process (default: in a child process, a core of their own)
   --seed N                workload seed (default ${FULL.seed})
+  --runs N                runs of the hand-off and throughput scenarios: the median is reported, each run beside it (default ${FULL.runs})
   --limit N               pool limit for hand-off, utilization and the overlapping requests window (default ${FULL.limit})
   --pollers N             parallel pollers of the acquirer's queue (default ${FULL.pollers}, the local stack's)
   --handoff-jobs N        jobs in the hand-off run (default ${FULL.handoff.jobs})
@@ -73,6 +74,7 @@ async function main(): Promise<number> {
       'dynamodb-endpoint': { type: 'string' },
       'in-process-emulators': { type: 'boolean', default: false },
       seed: { type: 'string' },
+      runs: { type: 'string' },
       limit: { type: 'string' },
       pollers: { type: 'string' },
       'handoff-jobs': { type: 'string' },
@@ -107,6 +109,7 @@ async function main(): Promise<number> {
   const params: BenchParams = {
     ...base,
     seed: num(values.seed, base.seed, 'seed'),
+    runs: num(values.runs, base.runs, 'runs'),
     limit: num(values.limit, base.limit, 'limit'),
     pollers: num(values.pollers, base.pollers, 'pollers'),
     handoff: { ...base.handoff, jobs: num(values['handoff-jobs'], base.handoff.jobs, 'handoff-jobs') },
