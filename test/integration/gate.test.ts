@@ -106,7 +106,9 @@ test('requests per job do not grow with the number of jobs waiting behind it', a
   const ratio = many / few;
   if (DEBUG) console.log(`requests per job: ${few.toFixed(2)} behind 7 waiting, ${many.toFixed(2)} behind 31; ratio ${ratio.toFixed(3)}`);
   expect(ratio).toBeLessThan(1.2);
-  expect(ratio).toBeGreaterThan(0.8);
+  // Below 1 is a pool's fixed costs (its creation, the first job's take) spread over more jobs: about 0.9 alone, lower
+  // under load (0.77 once at load 6).
+  expect(ratio).toBeGreaterThan(0.7);
 }, 90_000);
 
 test('a lost wake-up does not strand the waiting job: the reconciler sends it again', async () => {
