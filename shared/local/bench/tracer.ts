@@ -74,7 +74,7 @@ export interface PartitionTraffic {
 }
 
 /** The slot changes Sluice makes, each one TransactWriteItems (shared/adapters/dynamodb/leaseStore.ts). */
-export type SlotChange = 'take' | 'pass' | 'claim' | 'free' | 'reserve' | 'revoke' | 'other';
+export type SlotChange = 'take' | 'pass' | 'claim' | 'free' | 'reserve' | 'revoke' | 'park' | 'other';
 
 /** One TransactWriteItems of Sluice's lease store, read from its input. */
 export interface SlotTransaction {
@@ -170,7 +170,9 @@ const jobIdOfKey = (key: Record<string, unknown> | undefined) => {
  * - free / revoke: counter Update (-1; revoke: only while `inUse > #limit`) and the job's Update `REMOVE holderPool`;
  * - pass: counter ConditionCheck, the finished job's Update (`holderPool = :pool` fence, `REMOVE holderPool`) and the
  *   waiting job's Update (`SET #state = :reserved, holderPool = :pool`);
- * - claim: counter ConditionCheck and the reserved job's Update (`#state = :reserved` in its condition).
+ * - claim: counter ConditionCheck and the reserved job's Update (`#state = :reserved` in its condition);
+ * - a first delivery's take: counter Update (+1) and a Put of its record holding the slot; its park (no counter): a
+ *   Put of its record and one of its waiter item.
  */
 export function slotChangeOf(input: { TransactItems?: TransactItem[] }): SlotTransaction {
   const items = input.TransactItems ?? [];
@@ -182,7 +184,15 @@ export function slotChangeOf(input: { TransactItems?: TransactItem[] }): SlotTra
   const releasing: string[] = [];
   const taking: string[] = [];
   const keeping: string[] = [];
+  const parking: string[] = [];
   for (const item of items) {
+    // A first delivery's record, written whole with its take (it holds a slot) or its park (with its waiter item).
+    const put = item.Put as { Item?: Record<string, unknown> } | undefined;
+    const putJob = jobIdOfKey(put?.Item);
+    if (putJob) {
+      (put!.Item!.holderPool !== undefined ? taking : parking).push(putJob);
+      continue;
+    }
     const check = item.ConditionCheck;
     const update = item.Update;
     if (check && isCounterKey(check.Key)) {
@@ -214,6 +224,7 @@ export function slotChangeOf(input: { TransactItems?: TransactItem[] }): SlotTra
   if (counter === 'update' && delta === 1 && receiving.length === 1) return { ...base, change: 'reserve', jobId: receiving[0] };
   if (counter === 'update' && delta === -1 && releasing.length === 1)
     return { ...base, change: /inUse > #limit/.test(counterCondition) ? 'revoke' : 'free', jobId: releasing[0] };
+  if (counter === 'none' && parking.length === 1) return { ...base, change: 'park', jobId: parking[0] };
   return { ...base, change: 'other' };
 }
 
@@ -235,7 +246,7 @@ export function itemOf(op: string, input: Input): string | undefined {
 }
 
 /** Holders-index entries a slot change puts or deletes (holderPool, the index key, is set by take and receive, removed by a release). */
-export const INDEX_WRITES: Record<SlotChange, number> = { take: 1, reserve: 1, free: 1, revoke: 1, pass: 2, claim: 0, other: 0 };
+export const INDEX_WRITES: Record<SlotChange, number> = { take: 1, reserve: 1, free: 1, revoke: 1, pass: 2, claim: 0, park: 0, other: 0 };
 
 const isConflict = (error: unknown) =>
   ((error as { CancellationReasons?: Array<{ Code?: string }> } | undefined)?.CancellationReasons ?? []).some(
