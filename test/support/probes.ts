@@ -103,7 +103,11 @@ export function countConditionalFailures(stack: LocalStack): { count(): number; 
       try {
         return await next(args);
       } catch (error) {
-        if ((error as { name?: string }).name === 'ConditionalCheckFailedException') count++;
+        // A single write's failed condition, or a transaction cancelled by one (most slot changes are transactions).
+        const { name: errorName, CancellationReasons } = error as { name?: string; CancellationReasons?: Array<{ Code?: string }> };
+        if (errorName === 'ConditionalCheckFailedException') count++;
+        else if (errorName === 'TransactionCanceledException' && CancellationReasons?.some((r) => r.Code === 'ConditionalCheckFailed'))
+          count++;
         throw error;
       }
     },

@@ -144,7 +144,11 @@ export async function serverErrorsAfterStartingUnderLoad(
   stack: LocalStack,
   { pool, limit, jobs, failing, timeoutMs = 60_000 }: ServerErrorsUnderLoad,
 ): Promise<void> {
-  const specs = jobsFor(pool, jobs, (i) => 600 + (i % 3) * 200);
+  // AppFlow and Glue jobs only (the two kinds the faults are set on), whatever other kinds the registry has.
+  const specs = jobsFor(pool, jobs * 6, (i) => 600 + (i % 3) * 200)
+    .filter((spec) => spec.kind === 'appflow' || spec.kind === 'glue')
+    .slice(0, jobs);
+  if (specs.length < jobs) throw new Error(`only ${specs.length} AppFlow and Glue jobs of ${jobs}`);
   const prefix = `${pool}--`;
   stack.simulator.setFaults({
     appflow: { failStartsAfterStarting: { count: failing, error: 'InternalServerException', namePrefix: prefix } },
