@@ -122,7 +122,10 @@ export class StepInvariants {
       const units = now.reduce((sum, run) => sum + demandOf(run.jobId).units, 0);
       const before = this.before.get(pool) ?? new Set<string>();
       const started = now.filter((run) => !before.has(run.executionId));
-      const allowed = Math.max(limit, ...started.map((run) => admittedUnder.get(run.jobId) ?? limit));
+      // Every run in progress holds a slot taken under some limit, with the holders then within it: what is in
+      // progress now is bounded by the highest of those (a limit raised, a job let in, the limit lowered again: the
+      // jobs let in go on, and one admitted earlier may start after all that).
+      const allowed = Math.max(limit, ...now.map((run) => admittedUnder.get(run.jobId) ?? limit));
       if (started.length > 0 && units > allowed && !this.ignore.has('over-limit')) {
         const others = now.filter((run) => before.has(run.executionId));
         throw new ExploreViolation(
