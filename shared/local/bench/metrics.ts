@@ -95,6 +95,19 @@ function maxInProgress(runs: readonly SimRun[]): number {
 }
 
 /** Runs in progress over time, relative to `t0`, as steps (one point per change). */
+/**
+ * Every start and end of the runs as a change of what is in progress (`units` of each run, one by default), in the
+ * order they happened (the simulator's sequence breaks ties between equal times).
+ */
+export function runChanges(runs: readonly SimRun[], units: (run: SimRun) => number = () => 1): Array<{ at: number; seq: number; delta: number }> {
+  return runs
+    .flatMap((run) => [
+      { at: run.startedAt, seq: run.startSeq, delta: units(run) },
+      ...(run.endedAt === undefined ? [] : [{ at: run.endedAt, seq: run.endSeq ?? 0, delta: -units(run) }]),
+    ])
+    .sort((a, b) => a.at - b.at || a.seq - b.seq);
+}
+
 export function stepTimeline(runs: readonly SimRun[], t0: number): Array<{ t: number; n: number }> {
   const changes = runs.flatMap((r) => [{ t: r.startedAt - t0, d: 1 }, ...(r.endedAt !== undefined ? [{ t: r.endedAt - t0, d: -1 }] : [])]);
   changes.sort((a, b) => a.t - b.t || a.d - b.d);

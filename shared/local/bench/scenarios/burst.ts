@@ -1,6 +1,6 @@
 import type { SimRun } from '../../simulators/model';
 import { type Harness, waitUntil } from '../harness';
-import type { Distribution } from '../metrics';
+import { type Distribution, runChanges } from '../metrics';
 import { measureHandoffs } from './handoff';
 import { makeJobs, uniformRunTimes } from '../workload';
 
@@ -106,20 +106,11 @@ const pick = (d: Distribution): Distribution => ({ n: d.n, p50Ms: d.p50Ms, p99Ms
 /** When `limit` runs were first in progress at once. */
 export function poolFullAt(runs: readonly SimRun[], limit: number): number | undefined {
   let n = 0;
-  for (const change of changes(runs)) {
+  for (const change of runChanges(runs)) {
     n += change.delta;
     if (n >= limit) return change.at;
   }
   return undefined;
-}
-
-function changes(runs: readonly SimRun[]) {
-  return runs
-    .flatMap((run) => [
-      { at: run.startedAt, seq: run.startSeq, delta: 1 },
-      ...(run.endedAt === undefined ? [] : [{ at: run.endedAt, seq: run.endSeq ?? 0, delta: -1 }]),
-    ])
-    .sort((a, b) => a.at - b.at || a.seq - b.seq);
 }
 
 /** Slot-milliseconds below `limit` in [from, to], and the fewest runs in progress then. */
@@ -135,7 +126,7 @@ export function shortfall(runs: readonly SimRun[], limit: number, from: number, 
     lost += Math.max(0, limit - n) * (b - a);
     min = Math.min(min, n);
   };
-  for (const change of changes(runs)) {
+  for (const change of runChanges(runs)) {
     span(change.at);
     n += change.delta;
     previous = change.at;

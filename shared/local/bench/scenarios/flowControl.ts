@@ -1,6 +1,7 @@
 import type { JobSpec } from '../../../domain/job';
 import type { SimRun } from '../../simulators/model';
 import { type Harness, waitUntil } from '../harness';
+import { runChanges } from '../metrics';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes, uniformRunTimes } from '../workload';
 import { seededRandom } from '../../random';
 
@@ -116,11 +117,7 @@ export async function runWeights(h: Harness, p: WeightsParams): Promise<WeightsR
 
 /** The most units in progress at once, and the time-weighted mean over the budget from the first to the last start. */
 export function unitsOverTime(runs: readonly SimRun[], units: (run: SimRun) => number, budget: number): { max: number; utilization: number } {
-  const events = runs.flatMap((run) => [
-    { at: run.startedAt, seq: run.startSeq, delta: units(run) },
-    ...(run.endedAt !== undefined ? [{ at: run.endedAt, seq: run.endSeq ?? 0, delta: -units(run) }] : []),
-  ]);
-  events.sort((a, b) => a.at - b.at || a.seq - b.seq);
+  const events = runChanges(runs, units);
   const from = Math.min(...runs.map((run) => run.startedAt));
   const to = Math.max(...runs.map((run) => run.startedAt));
   let inUse = 0;
