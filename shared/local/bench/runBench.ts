@@ -251,8 +251,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   }
 
   let handoff: HandoffResult | undefined;
-  let handoffRuns: HandoffResult[] = [];
-  let throughputRuns: ThroughputResult[] = [];
+  const handoffRuns: HandoffResult[] = [];
+  const throughputRuns: ThroughputResult[] = [];
   let burst: BurstResult | undefined;
   let utilization: UtilizationResult | undefined;
   let requests: RequestsResult | undefined;
