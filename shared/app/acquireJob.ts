@@ -41,6 +41,17 @@ export interface InboundMessage {
    * itself: a reserved job's start reports its hand-off latency from it.
    */
   sentAt?: number;
+  /**
+   * No message stands behind this start: the releaser starts the job it handed a slot to in its own invocation (one
+   * hop), and its completion event, if retried, does not lead back to this job. See `failed`.
+   */
+  oneHop?: boolean;
+}
+
+/** How a start came about: in the releaser's own invocation (one hop), and when its slot was handed over. */
+interface StartVia {
+  oneHop: boolean;
+  handOffSentAt?: number;
 }
 
 /** The take failed for want of room that is there now (or a limit just created): take again. */
@@ -90,6 +101,7 @@ export class Acquirer {
     const attempt = `${message.messageId}/${Math.floor(this.deps.random() * 2 ** 32).toString(36)}`;
     // A reserved job's start reports its hand-off latency, from when its wake-up was sent.
     const handOffSentAt = message.reservedHint ? message.sentAt : undefined;
+    const via: StartVia = { oneHop: message.oneHop === true };
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
@@ -107,7 +119,7 @@ export class Acquirer {
       if (decision.step === 'take') {
         const { outcome, startAt, seen } = await this.deps.leases.take(demandOf(record.spec), move, now, unsaved ? record : undefined);
         if (outcome === TakeOutcome.Taken)
-          return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true);
+          return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
         if (outcome !== TakeOutcome.Stale) {
           const next = await this.cannotTake(record, unsaved, seen);
           if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
@@ -115,7 +127,7 @@ export class Acquirer {
         }
       } else if (decision.step === 'claim') {
         const outcome = await this.deps.leases.claim(demandOf(record.spec), move, now);
-        if (outcome === ClaimOutcome.Claimed) return this.start(moved(record, move, now), record.startRequested === true, handOffSentAt);
+        if (outcome === ClaimOutcome.Claimed) return this.start(moved(record, move, now), record.startRequested === true, { ...via, handOffSentAt });
         const overGate = outcome === ClaimOutcome.OverLimit ? await overLimitGate(this.deps.leases, demandOf(record.spec)) : undefined;
         if (overGate !== undefined && (await revokeReservation(this.deps, record, overGate))) {
           this.deps.log.info('reservation taken back: the pool is over its lowered limit', {
@@ -127,7 +139,7 @@ export class Acquirer {
         }
       } else {
         this.deps.log.warn('resuming a job whose start was interrupted', { jobId: record.jobId, pool: record.pool, kind: record.kind });
-        if (await ledger.move(move, now)) return this.start(moved(record, move, now), record.startRequested === true);
+        if (await ledger.move(move, now)) return this.start(moved(record, move, now), record.startRequested === true, via);
       }
       // Another writer moved the job since it was read, or our own write applied and its answer was lost: look.
       const again = await ledger.get(record.jobId);
@@ -138,7 +150,7 @@ export class Acquirer {
         if (canonical(again.spec) !== canonical(spec)) return this.otherJobUnderId(message, again.spec, spec);
       }
       if (again.attempt === attempt && again.version === record.version + 1 && again.state === JobState.Starting) {
-        return this.start(again, record.startRequested === true, decision.step === 'claim' ? handOffSentAt : undefined);
+        return this.start(again, record.startRequested === true, decision.step === 'claim' ? { ...via, handOffSentAt } : via);
       }
       record = again;
     }
@@ -151,7 +163,7 @@ export class Acquirer {
    * reconciler, say) finds the job claimed. `handedOffAt` is when the slot was handed over (for HandOffLatency).
    */
   async startHandedOff(waiter: Pick<Waiter, 'jobId' | 'body'>, handedOffAt: number): Promise<AcquireResult> {
-    return this.process({ messageId: `hand-off:${waiter.jobId}`, body: waiter.body, reservedHint: true, sentAt: handedOffAt });
+    return this.process({ messageId: `hand-off:${waiter.jobId}`, body: waiter.body, reservedHint: true, sentAt: handedOffAt, oneHop: true });
   }
 
   /**
@@ -182,7 +194,7 @@ export class Acquirer {
     return parked;
   }
 
-  private async start(read: JobRecord, mayHaveStartedBefore: boolean, handOffSentAt?: number): Promise<AcquireResult> {
+  private async start(read: JobRecord, mayHaveStartedBefore: boolean, via: StartVia): Promise<AcquireResult> {
     let record = read;
     const { spec } = record;
     const { ledger, clock, log, metrics } = this.deps;
@@ -202,7 +214,7 @@ export class Acquirer {
       }));
     } catch (error) {
       if (error instanceof TransientStartError || error instanceof PermanentStartError)
-        return this.failed(record, error, mayHaveStartedBefore);
+        return this.failed(record, error, mayHaveStartedBefore, via.oneHop);
       throw error;
     }
     const now = clock.now();
@@ -221,7 +233,7 @@ export class Acquirer {
     if (!moved) await this.recordLate(spec.id, executionId, now);
     log.info('job started', { ...keys, recorded: moved });
     metrics.count(MetricName.Starts, 1, spec.pool);
-    if (handOffSentAt !== undefined) metrics.milliseconds(MetricName.HandOffLatency, Math.max(0, now - handOffSentAt), spec.pool);
+    if (via.handOffSentAt !== undefined) metrics.milliseconds(MetricName.HandOffLatency, Math.max(0, now - via.handOffSentAt), spec.pool);
     // The run's completion event came before the run was recorded: finish it now, as the event would have.
     if (early) await this.completeRun.complete(early);
     return AcquireResult.Started;
@@ -316,12 +328,19 @@ export class Acquirer {
    * A start failed. While the retry budget lasts the job is retried with backoff, its slot freed only if no run can
    * exist (a refusal after starts that all answered); otherwise it is dead-lettered, keeping its slot while a run it may
    * have started could still be going (the reconciler gives it back after the kind's maximum run time).
+   *
+   * A delivery that dies part way has its message come back, and that delivery finishes the step. A one-hop start (the
+   * releaser's) has no message behind it: it makes its retry durable first (protocol step handBack: claimableAt = when
+   * the retry is due, then the retry is sent), so dying at any point after leaves a retry message or a starting job past
+   * claimableAt, which the reconciler re-sends. The scheduler model found the loss without it (seed 1411901457).
    */
   private async failed(
-    record: JobRecord,
+    read: JobRecord,
     error: TransientStartError | PermanentStartError,
     mayHaveStartedBefore: boolean,
+    oneHop: boolean,
   ): Promise<AcquireResult> {
+    let record = read;
     const { spec } = record;
     const { settings, clock, log, metrics } = this.deps;
     const now = clock.now();
@@ -332,23 +351,33 @@ export class Acquirer {
     const keys = { jobId: spec.id, pool: spec.pool, kind: spec.kind };
     // Whether a run may exist stays on the record: a refusal after starts that all answered leaves none.
     const startRequested = PROTOCOL[step].slot !== 'release';
-    const move = (patch: RecordPatch): Move => ({
+    const move = (patch: RecordPatch, to = PROTOCOL[step].to): Move => ({
       jobId: spec.id,
       version: record.version,
-      to: PROTOCOL[step].to,
+      to,
       patch: { attempts, lastError: error.message, startRequested, ...patch },
     });
+    const delay = retryDelaySeconds(attempts, settings.backoff, this.deps.random);
+    // Hold and handBack: the retry message resumes the start when it arrives (claimableAt), looking for a run first if
+    // one may exist.
+    const retryDue = now + Math.max(0, delay - 1) * 1000;
+    let retrySent = false;
+    if (oneHop) {
+      const handBack = move({ claimableAt: retryDue }, PROTOCOL.handBack.to);
+      if (!(await this.deps.ledger.move(handBack, now))) return this.duplicate(record, 'moved on while its start failed');
+      record = moved(record, handBack, now);
+      await this.deps.queue.send(encodeJobBody(spec), delay);
+      retrySent = true;
+    }
     switch (step) {
       case 'backoff':
       case 'hold': {
-        const delay = retryDelaySeconds(attempts, settings.backoff, this.deps.random);
-        // Hold: the retry message resumes the start when it arrives (claimableAt), looking for the run first.
         const applied =
           step === 'backoff'
             ? await this.handOff.release(demandOf(spec), move({}))
-            : await this.deps.ledger.move(move({ claimableAt: now + Math.max(0, delay - 1) * 1000 }), now);
+            : retrySent || (await this.deps.ledger.move(move({ claimableAt: retryDue }), now));
         if (!applied) return this.duplicate(record, 'moved on while its start failed');
-        await this.deps.queue.send(encodeJobBody(spec), delay);
+        if (!retrySent) await this.deps.queue.send(encodeJobBody(spec), delay);
         metrics.count(MetricName.Retries, 1, spec.pool);
         log.warn('start failed, will retry', { ...keys, attempts, delaySeconds: delay, keepsSlot: step === 'hold', error: error.message });
         return AcquireResult.RetryScheduled;

@@ -87,6 +87,13 @@ export const PROTOCOL = {
     slot: SlotEffect.Keep,
     when: 'the start got no answer or a 5xx (a run may exist) and the retry budget lasts: the retry looks for that run',
   },
+  handBack: {
+    by: 'acquirer',
+    from: [Starting],
+    to: Starting,
+    slot: SlotEffect.Keep,
+    when: "a start made in one hop (by the releaser, whose event does not come back for this job) failed: before its backoff, hold or giveUp, claimableAt = when its retry is due and the retry is sent, so an invocation dying after leaves a message or a stalled start",
+  },
   giveUp: {
     by: 'acquirer',
     from: [Starting],

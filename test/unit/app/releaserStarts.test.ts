@@ -1,8 +1,20 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { MetricName } from '../../../shared/app/deps';
 import { CompletionResult } from '../../../shared/app/completeRun';
+import { sluiceServices } from '../../../shared/app/services';
 import { JobState } from '../../../shared/domain/jobState';
-import { deliverSent, type FakeWorld, makeDeps, makeQueueDeps, parkGlueJob, startGlueJob } from '../../support/fakes';
+import { mapKinds } from '../../support/fakes/everyKind';
+import {
+  CrashSwitch,
+  crashable,
+  deliverSent,
+  type FakeWorld,
+  makeDeps,
+  makeQueueDeps,
+  parkGlueJob,
+  SimulatedCrash,
+  startGlueJob,
+} from '../../support/fakes';
 
 /**
  * One hop (issue 13, HandOffStart.Releaser, the default): the releaser that hands a finished job's slot to the first
@@ -129,5 +141,81 @@ describe('the releaser starts the job it hands a slot to', () => {
     // Assess: one of them starts it, the other finds it claimed
     expect([viaMessage, viaReleaser].sort()).toEqual([AcquireResult.Duplicate, AcquireResult.Started].sort());
     expect(startsOf(world, 'w1')).toHaveLength(1);
+  });
+
+  describe('a failed start in the releaser, the releaser dying at any point after it', () => {
+    /** The releaser's services over the world's stores, dying where `crash` says. */
+    function dyingReleaser(world: FakeWorld, crash: CrashSwitch) {
+      return sluiceServices({
+        ...world.deps,
+        leases: crashable(world.leases, crash, 'leases'),
+        ledger: crashable(world.ledger, crash, 'ledger'),
+        queue: crashable(world.queue, crash, 'queue'),
+        starters: mapKinds(world.starters, (starter, kind) => crashable(starter, crash, kind)),
+      }).completeRun;
+    }
+
+    /** No more faults: messages delivered, runs ended, the reconciler run past every grace, until nothing is left to do. */
+    async function settle(world: FakeWorld): Promise<void> {
+      for (let round = 0; round < 8; round++) {
+        await deliverSent(world);
+        // (each end may start the next job in one hop)
+        for (let run = world.starters.glue.inProgress()[0]; run; run = world.starters.glue.inProgress()[0])
+          await world.completeRun.complete(world.starters.glue.finish(run.executionId, 'succeeded'));
+        // past every grace, and past a slot kept for a run of unknown outcome (a start that died before its handBack)
+        const { startGraceMs, reservationGraceMs, maxRunMs } = world.settings;
+        world.clock.advance(Math.max(startGraceMs, reservationGraceMs, maxRunMs.glue) + 1);
+        await world.reconciler.run();
+      }
+      await deliverSent(world);
+    }
+
+    const failures = {
+      'refused (throttled: backoff frees the slot)': (world: FakeWorld) => world.starters.glue.failNextStarts(1, 'transient'),
+      'with no answer (a run may exist: hold)': (world: FakeWorld) => world.starters.glue.loseNextStartAnswers(1),
+      // every start of w1 (a resumed one too), none of w2's
+      'for good (giveUp, dead-lettered)': (world: FakeWorld) => {
+        world.starters.glue.onStart = async (job) => void (job.id === 'w1' && world.starters.glue.failNextStarts(1, 'permanent'));
+      },
+    };
+
+    test.each(Object.entries(failures))('start %s: wherever it dies, w1 runs once (or is dead-lettered) and w2 runs', async (name, fail) => {
+      // The calls the releaser makes, to crash after each one in turn (the scheduler model found a job lost when the
+      // releaser died between the throttled start's release and its retry message: seed 1411901457).
+      const dry = makeDeps({ settings: { pools: { default: 1 } } });
+      const [dryRun] = await fullPool(dry, 1, ['w1', 'w2']);
+      fail(dry);
+      const recorder = new CrashSwitch();
+      await dyingReleaser(dry, recorder).complete(dry.starters.glue.finish(dryRun!, 'succeeded'));
+      const calls = [...recorder.seen];
+      const from = calls.indexOf('glue.start') + 1;
+      expect(from).toBeGreaterThan(0);
+      for (let n = from; n <= calls.length; n++) {
+        // Prepare: limit 1, r1 runs, w1 and w2 wait; w1's start will fail
+        const world = makeDeps({ settings: { pools: { default: 1 } } });
+        const [run] = await fullPool(world, 1, ['w1', 'w2']);
+        fail(world);
+        const crash = new CrashSwitch();
+        crash.arm(n);
+        // Act: the releaser dies before its call n+1 (after w1's failed start); EventBridge retries its event; no more faults
+        const event = world.starters.glue.finish(run!, 'succeeded');
+        const died = await dyingReleaser(world, crash)
+          .complete(event)
+          .then(() => false, (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)));
+        if (died) await world.completeRun.complete(event);
+        await settle(world);
+        // Assess
+        const at = `${name}, died before call ${n + 1} (${calls[n] ?? 'none: lived'})`;
+        const w1 = world.ledger.peek('w1')!;
+        if (name.includes('for good')) {
+          expect([at, w1.state, w1.lease, world.starters.glue.runsOf('w1').length]).toEqual([at, JobState.Dead, undefined, 0]);
+          expect([at, world.queue.deadLettersFor('w1').length > 0]).toEqual([at, true]);
+        } else {
+          expect([at, w1.state, world.starters.glue.runsOf('w1').length]).toEqual([at, JobState.Succeeded, 1]);
+        }
+        expect([at, world.ledger.peek('w2')!.state, world.starters.glue.runsOf('w2').length]).toEqual([at, JobState.Succeeded, 1]);
+        expect([at, world.leases.poolView('default')!.inUse]).toEqual([at, 0]);
+      }
+    });
   });
 });

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { type ModelOptions, runScenario, SchedulerModel, scenarioArb } from '../../contract/scheduler.model';
+import { type Action, type ModelOptions, runScenario, SchedulerModel, scenarioArb } from '../../contract/scheduler.model';
 import { InMemoryStore } from '../../support/fakes';
 
 /**
@@ -42,5 +42,25 @@ describe('scheduler properties (in-memory stores)', () => {
 
   test('everything at once, Glue-like starter', async () => {
     await check({ crashes: true, startFailures: true, concurrency: true }, 800, 80);
+  });
+
+  test('replay (CI, seed 1411901457): the releaser dies after its one-hop start was throttled; the job still runs once', async () => {
+    // The shrunk counterexample: j5 parks, the releaser hands it j1's slot and starts it, the start is refused, the
+    // slot is freed for the backoff and the releaser dies before the retry message (the retried event finds j1 done).
+    const actions: Action[] = [
+      { t: 'failStarts', kind: 'appflow', count: 1, permanent: false },
+      { t: 'submit', kind: 'glue', pool: 'default' },
+      { t: 'submit', kind: 'glue', pool: 'default' },
+      { t: 'together', parts: [{ t: 'deliver', pick: 0 }, { t: 'deliver', pick: 0 }] },
+      { t: 'crashNext', afterCalls: 9 },
+      { t: 'submit', kind: 'appflow', pool: 'default' },
+      { t: 'together', parts: [{ t: 'deliver', pick: 0 }, { t: 'deliverEvent', pick: 0, keep: false }] },
+      { t: 'endRun', pick: 0, outcome: 'succeeded', fate: 'event' },
+      { t: 'deliverEvent', pick: 0, keep: false },
+      { t: 'together', parts: [{ t: 'deliverEvent', pick: 0, keep: false }, { t: 'reconcile' }] },
+    ];
+    const options = { crashes: true, startFailures: true, concurrency: true };
+    const store = new InMemoryStore();
+    await runScenario(new SchedulerModel(store, store, { ...options, seed: 1 }), actions);
   });
 });
