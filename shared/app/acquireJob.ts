@@ -4,6 +4,7 @@ import { demandOf, type JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { tickOf } from '../domain/tick';
+import { type Arrival, ArrivalKind, dueAtOf, onArrival } from '../domain/notBefore';
 import { bookingIsStale } from '../domain/rate';
 import { isKeyGate, keyOf } from '../domain/limits';
 import { PROTOCOL } from '../domain/protocol';
@@ -28,13 +29,18 @@ export const AcquireResult = {
   DeadLettered: 'dead-lettered',
   /** a limit's tick: the jobs waiting for its start rate were let in */
   Tick: 'tick',
+  /** not due yet (notBefore): registered scheduled; its delayed copy or the loader brings it back when due */
+  Scheduled: 'scheduled',
 } as const;
 export type AcquireResult = (typeof AcquireResult)[keyof typeof AcquireResult];
 
 export interface InboundMessage {
   messageId: string;
   body: string;
-  /** The sender says a slot is reserved for this job (a hand-off): the job is known, so it is read, not registered. */
+  /**
+   * The sender says the job is known (a hand-off's reserved slot, or a scheduled job sent when due), so it is read, not
+   * registered.
+   */
   reservedHint?: boolean;
   /**
    * When the message was sent (epoch ms, SQS SentTimestamp), or the slot handed over when the releaser starts the job
@@ -89,6 +95,11 @@ export class Acquirer {
       throw error;
     }
     const { ledger, clock } = this.deps;
+    // A job with a notBefore ahead: waited for here if due within a second (a delay is whole seconds), else registered
+    // scheduled and brought back when due (shared/domain/notBefore.ts). Its slot is taken only once it is due.
+    const arrival = onArrival(dueAtOf(spec), clock.now(), spec.id);
+    if (arrival.kind === ArrivalKind.Wait) await clock.sleepUntil(arrival.until);
+    else if (arrival.kind !== ArrivalKind.Now) return this.notDue(message, spec, arrival);
     // A job let in by a hand-off is in the ledger already: read it. A first delivery's record is not written on its own:
     // its first write (take or park) creates it in the same transaction (register as part of that write); if the job
     // has a record already, that write fails and the delivery reads the record and decides again (`unsaved` false).
@@ -155,6 +166,36 @@ export class Acquirer {
       record = again;
     }
     return this.duplicate(record, 'other deliveries keep moving it');
+  }
+
+  /**
+   * A job not due yet (protocol step schedule). Within 15 minutes its copy is sent first with DelaySeconds = the whole
+   * seconds left (it comes back at most a second early and waits the rest), so a crash before the write leaves this
+   * message to come back and send again: a second copy at worst, whose delivery is a duplicate, never none. Later, the
+   * record goes on the due index and the loader sends it within 15 minutes of its time. The record makes the job
+   * known: cancellable, and a duplicate of it is dropped.
+   */
+  private async notDue(
+    message: InboundMessage,
+    spec: JobSpec,
+    arrival: Extract<Arrival, { kind: typeof ArrivalKind.Delay | typeof ArrivalKind.Index }>,
+  ): Promise<AcquireResult> {
+    const { schedule, ledger, queue, clock, log, metrics } = this.deps;
+    if (!schedule) throw new Error(`job ${spec.id} has a notBefore ahead, and this acquirer has no schedule store`);
+    const now = clock.now();
+    const record: JobRecord = { ...registeredRecord(spec, now), state: JobState.Scheduled };
+    // The hint (the job is known: read it, do not try to create it) saves its delivery a write bound to fail.
+    if (arrival.kind === ArrivalKind.Delay) await queue.send(encodeJobBody(spec), arrival.delaySeconds, { reserved: true });
+    const index = arrival.kind === ArrivalKind.Index ? { bucket: arrival.bucket, sortKey: arrival.sortKey } : undefined;
+    if (!(await schedule.schedule(record, index))) {
+      const known = await ledger.get(spec.id);
+      if (known && canonical(known.spec) !== canonical(spec)) return this.otherJobUnderId(message, known.spec, spec);
+      return this.duplicate(known ?? record, 'known already: scheduled, or on its way');
+    }
+    metrics.count(MetricName.Scheduled, 1, spec.pool);
+    const how = arrival.kind === ArrivalKind.Delay ? { delaySeconds: arrival.delaySeconds } : { dueIndex: arrival.bucket };
+    log.info('job scheduled', { jobId: spec.id, pool: spec.pool, kind: spec.kind, notBefore: spec.notBefore, ...how });
+    return AcquireResult.Scheduled;
   }
 
   /**

@@ -5,6 +5,7 @@ import type { JobLedger } from '../ports/jobLedger';
 import type { JobQueue } from '../ports/jobQueue';
 import type { JobStarters } from '../ports/jobStarter';
 import type { LeaseStore } from '../ports/leaseStore';
+import type { ScheduleStore } from '../ports/scheduleStore';
 
 /** The slice of a logger the services use; Powertools' Logger fits it. */
 export interface Log {
@@ -36,6 +37,9 @@ export const MetricName = {
   NotedCompletions: 'NotedCompletions',
   /** ms from a waiting job being handed a slot (by the releaser, or its wake-up message's SentTimestamp) to its run started */
   HandOffLatency: 'HandOffLatency',
+  /** jobs registered to start later (notBefore), and jobs the loader sent on their way from the due index */
+  Scheduled: 'Scheduled',
+  Loaded: 'Loaded',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
 
@@ -77,6 +81,11 @@ export type HandOffStart = (typeof HandOffStart)[keyof typeof HandOffStart];
 export interface SluiceDeps {
   leases: LeaseStore;
   ledger: JobLedger;
+  /**
+   * Jobs that start at a time (notBefore) and cancelling: the functions always have it; models and explorers that run no
+   * such job may leave it out (a job with a future notBefore then fails its delivery loudly).
+   */
+  schedule?: ScheduleStore;
   queue: JobQueue;
   starters: JobStarters;
   clock: Clock;

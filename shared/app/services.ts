@@ -1,6 +1,7 @@
 import { Acquirer } from './acquireJob';
 import { CompleteRun } from './completeRun';
 import { HandOffStart, type SluiceDeps } from './deps';
+import { Loader } from './loadScheduled';
 import { PoolAdmin } from './poolAdmin';
 import { Reconciler } from './reconcile';
 
@@ -10,6 +11,8 @@ export interface SluiceServices {
   completeRun: CompleteRun;
   reconciler: Reconciler;
   poolAdmin: PoolAdmin;
+  /** Sends scheduled jobs due within 15 minutes on their way (run by the reconciler's function, before it reconciles). */
+  loader: Loader;
 }
 
 /**
@@ -30,5 +33,6 @@ export function sluiceServices(deps: SluiceDeps): SluiceServices {
     // The reconciler sends wake-ups: its role asks job APIs about runs, it does not start them.
     reconciler: new Reconciler(deps),
     poolAdmin: new PoolAdmin(deps),
+    loader: new Loader(deps),
   };
 }

@@ -24,6 +24,11 @@ export function onDelivery(record: RecordView, now: number): DeliveryDecision {
   switch (record.state) {
     case JobState.Queued:
       return { step: 'take' };
+    // A scheduled job's delivery reaches here only once it is due (shared/domain/notBefore.ts onArrival).
+    case JobState.Scheduled:
+      return { step: 'take' };
+    case JobState.Cancelled:
+      return { duplicate: 'cancelled' };
     case JobState.Reserved:
       return { step: 'claim' };
     case JobState.Starting:

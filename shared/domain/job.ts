@@ -28,6 +28,13 @@ export const base = {
   priority: z.number().int('priority must be a whole number').min(-MAX_PRIORITY).max(MAX_PRIORITY).optional(),
   /** jobs with fairness keys take turns (round robin by key) among the waiting jobs of one priority */
   fairnessKey: key('fairnessKey').optional(),
+  /**
+   * Not before this time (ISO 8601 with an offset or Z: "2026-11-27T02:00:00+01:00"): until then the job holds no slot;
+   * then it takes one like any other job, its place among waiting jobs counting from this time. In the past: at once.
+   */
+  notBefore: z.iso
+    .datetime({ offset: true, error: 'notBefore must be an ISO 8601 time with an offset or Z, e.g. 2026-11-27T02:00:00+01:00' })
+    .optional(),
 };
 
 // The kinds' schemas and their union live with the kinds (shared/kinds/registry.ts); the types are re-exported here.

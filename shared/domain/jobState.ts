@@ -1,5 +1,7 @@
 /** A job's life in the ledger. Terminal states never change again (but for a kept slot being given back). */
 export const JobState = {
+  /** known, holds no slot, not due yet (`notBefore`): its delayed message is on its way, or it waits on the due index */
+  Scheduled: 'scheduled',
   /** known, holds no slot: its message is on its way to an acquirer (first delivery, or a retry after a refusal) */
   Queued: 'queued',
   /** parked in its pool's waiting list (a waiter item), holds no slot */
@@ -14,10 +16,12 @@ export const JobState = {
   Failed: 'failed',
   /** can never run (dead-lettered); holds a slot only while a run it may have started could still be going */
   Dead: 'dead',
+  /** cancelled before it started (`sluice cancel`): it never starts */
+  Cancelled: 'cancelled',
 } as const;
 export type JobState = (typeof JobState)[keyof typeof JobState];
 
-export const TERMINAL_STATES: readonly JobState[] = [JobState.Succeeded, JobState.Failed, JobState.Dead];
+export const TERMINAL_STATES: readonly JobState[] = [JobState.Succeeded, JobState.Failed, JobState.Dead, JobState.Cancelled];
 
 /** States in which a job holds no slot and may be given one (taken by its acquirer, or handed to it). */
 export const ADMITTABLE_STATES: readonly JobState[] = [JobState.Queued, JobState.Waiting];
@@ -31,8 +35,10 @@ export function isTerminal(state: JobState): boolean {
 
 /** Which moves the ledger allows (see docs/protocol.md); every write is also fenced by the record's version. */
 export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
-  [JobState.Queued]: [JobState.Waiting, JobState.Starting, JobState.Reserved, JobState.Dead],
-  [JobState.Waiting]: [JobState.Reserved],
+  // Due: its delayed message takes a slot, parks or is rejected as a queued job's would; the loader sends it (queued).
+  [JobState.Scheduled]: [JobState.Queued, JobState.Starting, JobState.Waiting, JobState.Dead, JobState.Cancelled],
+  [JobState.Queued]: [JobState.Waiting, JobState.Starting, JobState.Reserved, JobState.Dead, JobState.Cancelled],
+  [JobState.Waiting]: [JobState.Reserved, JobState.Cancelled],
   // Back to waiting when a lowered limit takes the reservation back.
   [JobState.Reserved]: [JobState.Starting, JobState.Waiting],
   // Starting -> starting: a new attempt takes over (the last one died, or its retry is due). Back to queued when a start
@@ -44,6 +50,7 @@ export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
   [JobState.Failed]: [],
   // Dead -> dead: the slot kept for a run of unknown outcome is given back, or that run is found.
   [JobState.Dead]: [JobState.Dead],
+  [JobState.Cancelled]: [],
 };
 
 export function canMove(from: JobState, to: JobState): boolean {

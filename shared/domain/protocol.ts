@@ -26,11 +26,11 @@ export interface ProtocolRow {
   when: string;
 }
 
-const { Queued, Waiting, Reserved, Starting, Running, Succeeded, Failed, Dead } = JobState;
+const { Scheduled, Queued, Waiting, Reserved, Starting, Running, Succeeded, Failed, Dead, Cancelled } = JobState;
 
 /**
  * The lease protocol: every write Sluice makes to a job record, as one table (docs/protocol.md shows the same rows;
- * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `receive` and `heartbeat` is conditioned on the
+ * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `schedule`, `receive` and `heartbeat` is conditioned on the
  * version of the record its writer read; slot changes move the record and the pool's counter in one transaction.
  */
 export const PROTOCOL = {
@@ -41,9 +41,36 @@ export const PROTOCOL = {
     slot: SlotEffect.None,
     when: 'first delivery of a job id (written with its take or park, in the same transaction)',
   },
-  take: { by: 'acquirer', from: [Queued], to: Starting, slot: SlotEffect.Take, when: 'a delivery finds a free slot' },
-  park: { by: 'acquirer', from: [Queued], to: Waiting, slot: SlotEffect.None, when: 'the pool is full (waiter item written first)' },
-  reject: { by: 'acquirer', from: [Queued], to: Dead, slot: SlotEffect.None, when: 'the pool is unknown (dead-lettered next)' },
+  schedule: {
+    by: 'acquirer',
+    from: 'new',
+    to: Scheduled,
+    slot: SlotEffect.None,
+    when: "first delivery of a job whose notBefore is a second or more ahead: within 15 minutes its delayed copy was sent first; later, it is put on the due index for the loader",
+  },
+  load: {
+    by: 'loader (reconciler)',
+    from: [Scheduled],
+    to: Queued,
+    slot: SlotEffect.None,
+    when: 'due within 15 minutes: its message was sent first with DelaySeconds; the job leaves the due index',
+  },
+  take: { by: 'acquirer', from: [Scheduled, Queued], to: Starting, slot: SlotEffect.Take, when: 'a delivery finds a free slot (a scheduled job: once due)' },
+  park: {
+    by: 'acquirer',
+    from: [Scheduled, Queued],
+    to: Waiting,
+    slot: SlotEffect.None,
+    when: 'the pool is full (waiter item written first; a scheduled job: once due)',
+  },
+  reject: { by: 'acquirer', from: [Scheduled, Queued], to: Dead, slot: SlotEffect.None, when: 'the pool is unknown (dead-lettered next)' },
+  cancel: {
+    by: 'cli (sluice cancel)',
+    from: [Scheduled, Queued, Waiting],
+    to: Cancelled,
+    slot: SlotEffect.None,
+    when: "the job is cancelled before it holds a slot: it never starts (a waiting job's waiter item is deleted in the same transaction)",
+  },
   receive: {
     by: 'releaser, reconciler, pool admin',
     from: [Queued, Waiting],

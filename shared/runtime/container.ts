@@ -7,11 +7,13 @@ import type { SluiceDeps } from '../app/deps';
 import { PoolAdmin } from '../app/poolAdmin';
 import { Reconciler } from '../app/reconcile';
 import { awsClients } from '../adapters/awsClients';
+import { DynamoScheduleStore } from '../adapters/dynamodb/scheduleStore';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { EmfMetrics } from '../adapters/powertools/emfMetrics';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { readEnv, settingsFrom } from '../config/settings';
+import type { Loader } from '../app/loadScheduled';
 import { kindStarters } from '../kinds/starters';
 import { systemClock, systemRandom } from '../ports/clock';
 
@@ -23,6 +25,7 @@ export interface Container {
   completeRun: CompleteRun;
   reconciler: Reconciler;
   poolAdmin: PoolAdmin;
+  loader: Loader;
 }
 
 let built: Container | undefined;
@@ -38,6 +41,7 @@ export function container(): Container {
   const deps: SluiceDeps = {
     leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
+    schedule: new DynamoScheduleStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     queue: new SqsJobQueue(clients.sqs, env.QUEUE_URL, env.DLQ_URL),
     // One per kind of shared/kinds/registry.ts, each on the process's client of its job API.
     starters: kindStarters({ warn: (message, details) => logger.warn(message, details) }),

@@ -67,3 +67,12 @@ export const RUNNING_THIS_RUN = '#state = :running AND executionId = :executionI
 
 /** Note an early completion only while its run is not recorded (a recorded run has a job id). */
 export const RUN_NOT_RECORDED = 'attribute_not_exists(jobId)';
+
+/** Load a scheduled job (send it, then move it to queued): still at the version read, and still scheduled. */
+export const SAME_VERSION_SCHEDULED = `${SAME_VERSION} AND #state = :scheduled`;
+
+/** Cancel a job: still at the version read, holding no slot, and not started (scheduled, queued or waiting). */
+export const CANCELLABLE = `${SAME_VERSION} AND attribute_not_exists(holderPool) AND #state IN (:scheduled, :queued, :waiting)`;
+
+/** The loader's cursor only moves forward (two loaders at once may both move it). */
+export const CURSOR_BEHIND = 'attribute_not_exists(#minute) OR #minute < :minute';

@@ -1,5 +1,5 @@
 import type { JobSpec } from '../../domain/job';
-import { isTerminal } from '../../domain/jobState';
+import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import { SAME_VERSION } from './conditions';
 import { jobKey } from './keys';
@@ -14,6 +14,9 @@ export interface JobItem extends Omit<JobRecord, 'spec' | 'lease'> {
   spec: string;
   holderPool?: string;
   leaseSince?: number;
+  /** a scheduled job due beyond 15 minutes: the keys of the sparse `due` index */
+  dueBucket?: string;
+  dueSk?: string;
   expiresAt?: number;
 }
 
@@ -35,7 +38,17 @@ export function toJobItem(record: JobRecord): JobItem {
 }
 
 export function fromJobItem(item: Record<string, unknown>): JobRecord {
-  const { pk: _pk, sk: _sk, expiresAt: _ttl, spec, holderPool, leaseSince, ...rest } = item as unknown as JobItem;
+  const {
+    pk: _pk,
+    sk: _sk,
+    expiresAt: _ttl,
+    dueBucket: _bucket,
+    dueSk: _dueSk,
+    spec,
+    holderPool,
+    leaseSince,
+    ...rest
+  } = item as unknown as JobItem;
   return {
     ...(rest as Omit<JobRecord, 'spec'>),
     spec: JSON.parse(spec) as JobSpec,
@@ -76,6 +89,8 @@ export function moveUpdate(
     values[`:${field}`] = value;
     sets.push(`#${field} = :${field}`);
   }
+  // Every move out of scheduled takes the job off the due index (absent attributes: nothing is written to the index).
+  if (move.to !== JobState.Scheduled) removes.push('dueBucket', 'dueSk');
   if (lease === 'free') removes.push('holderPool', 'leaseSince');
   else if (lease !== 'keep') {
     values[':holderPool'] = lease.take.pool;

@@ -7,6 +7,8 @@
  * - the gate registry: pk POOLS              sk <gate>            (so the reconciler can list gates without a scan)
  * - a job (ledger):    pk JOB#<jobId>        sk JOB               state, version, spec, lease (holderPool), timestamps, run
  * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
+ * - the loader cursor:  pk LOADER             sk CURSOR            minute (the first minute of the due index not loaded in full)
+ * A scheduled job due beyond 15 minutes also carries dueBucket and dueSk: the keys of the sparse `due` index.
  * Waiters share the pool's partition so the oldest are one Query away, ordered by sort key.
  */
 export const POOL_SK = 'POOL';
@@ -22,3 +24,4 @@ export const poolRegistryKey = (pool: string) => ({ pk: POOL_REGISTRY_PK, sk: po
 export const jobKey = (jobId: string) => ({ pk: `JOB#${jobId}`, sk: JOB_SK });
 export const runKey = (kind: string, executionId: string) => ({ pk: `RUN#${kind}#${executionId}`, sk: RUN_SK });
 export const tenantKey = (pool: string, tenant: string) => ({ pk: `POOL#${pool}`, sk: `${TENANT_PREFIX}${tenant}` });
+export const loaderCursorKey = () => ({ pk: 'LOADER', sk: 'CURSOR' });

@@ -4,6 +4,7 @@ import { POOL_REGISTRY_PK } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { TakeOutcome } from '../../../shared/ports/leaseStore';
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
+import { describeScheduleStoreContract } from '../../contract/scheduleStore.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
 import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
 import { receiver, unit } from '../../support/demands';
@@ -13,6 +14,7 @@ const fixtures = useDynamoFixtures(startDynalite);
 
 describeLeaseStoreContract('DynamoLeaseStore on dynalite', () => fixtures().store());
 describeJobLedgerContract('DynamoJobLedger on dynalite', () => fixtures().store());
+describeScheduleStoreContract('DynamoScheduleStore on dynalite', () => fixtures().scheduleStore());
 
 describe('DynamoLeaseStore specifics (dynalite)', () => {
   /** A document client that fails the first write of the pool registry, as if the function died right there. */

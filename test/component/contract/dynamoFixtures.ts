@@ -4,6 +4,8 @@ import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { jobKey } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import type { StoreFixture } from '../../contract/jobLedger.contract';
+import type { ScheduleStoreFixture } from '../../contract/scheduleStore.contract';
+import { DynamoScheduleStore } from '../../../shared/adapters/dynamodb/scheduleStore';
 import { localDocumentClient, localDynamoClient } from '../../support/dynamodbLocal';
 import { spawnEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
@@ -36,6 +38,17 @@ export class DynamoFixtures {
         const { Item } = await this.doc.send(new GetCommand({ TableName: table.name, Key: jobKey(jobId), ConsistentRead: true }));
         return Item?.expiresAt as number | undefined;
       },
+      cleanup: table.drop,
+    };
+  }
+
+  /** The schedule store beside the ledger and the lease store, over one fresh table. */
+  async scheduleStore(): Promise<ScheduleStoreFixture> {
+    const table = await this.table();
+    return {
+      schedule: new DynamoScheduleStore(this.doc, table.name),
+      ledger: new DynamoJobLedger(this.doc, table.name),
+      leases: new DynamoLeaseStore(this.doc, table.name),
       cleanup: table.drop,
     };
   }

@@ -1,4 +1,5 @@
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
+import { describeScheduleStoreContract } from '../../contract/scheduleStore.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
 import { startDynamoDbLocal } from '../../support/dynamodbLocal';
 import { useDynamoFixtures } from './dynamoFixtures';
@@ -8,3 +9,4 @@ const fixtures = useDynamoFixtures(() => startDynamoDbLocal({ timeoutMs: 45_000 
 
 describeLeaseStoreContract('DynamoLeaseStore on DynamoDB Local', () => fixtures().store());
 describeJobLedgerContract('DynamoJobLedger on DynamoDB Local', () => fixtures().store());
+describeScheduleStoreContract('DynamoScheduleStore on DynamoDB Local', () => fixtures().scheduleStore());

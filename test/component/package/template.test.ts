@@ -349,7 +349,16 @@ describe('least privilege', () => {
       },
       kindGrants('subscriber'),
     ),
-    reconciler: plus({ ...logs('ReconcilerLogGroup'), ...table, 'sqs:SendMessage': ['JobQueue'] }, kindGrants('reconciler')),
+    // and the due index: the loader, run in the reconciler's invocation, reads the scheduled jobs due within 15 minutes
+    reconciler: plus(
+      {
+        ...logs('ReconcilerLogGroup'),
+        ...table,
+        'dynamodb:Query': ['${SluiceTable.Arn}/index/due', ...table['dynamodb:Query']!],
+        'sqs:SendMessage': ['JobQueue'],
+      },
+      kindGrants('reconciler'),
+    ),
   };
 
   test('each function runs with a role of its own; there is no shared role', () => {

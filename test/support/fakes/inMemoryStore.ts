@@ -4,6 +4,7 @@ import type { PoolSnapshot } from '../../../shared/domain/pool';
 import { type Demand, exchange, type GateChange, gatesOf } from '../../../shared/domain/limits';
 import { book, type RateState } from '../../../shared/domain/rate';
 import { type Waiter, waiterGate } from '../../../shared/domain/waiting';
+import { dueAtOfSortKey, dueUpToBound } from '../../../shared/domain/notBefore';
 import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../../shared/ports/jobLedger';
 import {
   ClaimOutcome,
@@ -15,6 +16,7 @@ import {
   TakeOutcome,
   type TakeResult,
 } from '../../../shared/ports/leaseStore';
+import type { DuePage, ScheduleStore, WaiterRef } from '../../../shared/ports/scheduleStore';
 import { tick } from './tick';
 
 interface StoredJob {
@@ -40,7 +42,7 @@ export interface InMemoryStoreOptions {
  * conditional write or one transaction; every move is fenced by the record's version and bumps it; slot changes move
  * the record and the pool counter together (a transaction). Records are copied in and out.
  */
-export class InMemoryStore implements JobLedger, LeaseStore {
+export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   private readonly jobs = new Map<string, StoredJob>();
   private readonly runs = new Map<string, RunRef>();
   private readonly early = new Map<string, RunCompletion>();
@@ -50,6 +52,9 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   /** fairness: each pool's current round, and each (pool, tenant)'s last round */
   private readonly rounds = new Map<string, number>();
   private readonly tenantRounds = new Map<string, number>();
+  /** the due index: job id -> its bucket and sort key (only scheduled jobs due beyond the horizon) */
+  private readonly dueIndex = new Map<string, { bucket: string; sortKey: string }>();
+  private cursor: number | undefined;
   /** How many port calls this store has answered (for tests that count round trips). */
   calls = 0;
 
@@ -118,6 +123,64 @@ export class InMemoryStore implements JobLedger, LeaseStore {
     record.updatedAt = now;
     record.version += 1;
     return true;
+  }
+
+  // ---- ScheduleStore ------------------------------------------------------------------------------------------
+
+  async schedule(record: JobRecord, index?: { bucket: string; sortKey: string }): Promise<boolean> {
+    await this.enter();
+    if (this.jobs.has(record.jobId)) return false;
+    if (record.state !== JobState.Scheduled) throw new Error(`schedule writes a scheduled record, not ${record.state}`);
+    this.jobs.set(record.jobId, { record: structuredClone(record) });
+    if (index) this.dueIndex.set(record.jobId, { ...index });
+    return true;
+  }
+
+  async due(bucket: string, upTo: number, options: { after?: string; max?: number } = {}): Promise<DuePage> {
+    await this.enter();
+    const bound = dueUpToBound(upTo);
+    const all = [...this.dueIndex.entries()]
+      .filter(
+        ([, entry]) => entry.bucket === bucket && entry.sortKey <= bound && (options.after === undefined || entry.sortKey > options.after),
+      )
+      .sort(([, a], [, b]) => byCodeUnit(a.sortKey, b.sortKey));
+    const max = options.max ?? 100;
+    const page = all.slice(0, max);
+    const jobs = page.map(([jobId, entry]) => ({ jobId, dueAt: dueAtOfSortKey(entry.sortKey) }));
+    return all.length > max ? { jobs, next: page[page.length - 1]![1].sortKey } : { jobs };
+  }
+
+  async load(move: Move, now: number): Promise<boolean> {
+    await this.enter();
+    const stored = this.fenced(move);
+    if (!stored || stored.record.state !== JobState.Scheduled) return false;
+    this.apply(stored, move, now);
+    return true;
+  }
+
+  async loaderCursor(): Promise<number | undefined> {
+    await this.enter();
+    return this.cursor;
+  }
+
+  async advanceLoaderCursor(minute: number): Promise<void> {
+    await this.enter();
+    if (this.cursor === undefined || this.cursor < minute) this.cursor = minute;
+  }
+
+  async cancel(move: Move, now: number, waiter?: WaiterRef): Promise<boolean> {
+    await this.enter();
+    const stored = this.fenced(move);
+    const cancellable: JobState[] = [JobState.Scheduled, JobState.Queued, JobState.Waiting];
+    if (!stored || stored.record.lease || !cancellable.includes(stored.record.state)) return false;
+    this.apply(stored, move, now);
+    if (waiter) this.waiters.get(waiter.gate)?.delete(waiter.waitKey);
+    return true;
+  }
+
+  /** The jobs on the due index (test helper, no tick). */
+  dueIndexed(): string[] {
+    return [...this.dueIndex.keys()].sort(byCodeUnit);
   }
 
   // ---- LeaseStore: pools --------------------------------------------------------------------------------------
@@ -447,6 +510,8 @@ export class InMemoryStore implements JobLedger, LeaseStore {
   private apply(stored: StoredJob, move: Move, now: number): void {
     // The fake refuses what the protocol never does (DynamoDB would apply it): a service asking for it is a bug.
     if (!canMove(stored.record.state, move.to)) throw new Error(`disallowed move ${stored.record.state} -> ${move.to} of ${move.jobId}`);
+    // Every move out of scheduled takes the job off the due index (the adapter removes its keys in the same write).
+    if (move.to !== JobState.Scheduled) this.dueIndex.delete(move.jobId);
     const record = stored.record as unknown as Record<string, unknown>;
     record.state = move.to;
     record.updatedAt = now;

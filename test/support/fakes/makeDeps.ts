@@ -3,6 +3,7 @@ import { Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
 import { HandOffStart, type SluiceDeps, type SluiceSettings } from '../../../shared/app/deps';
 import { PoolAdmin } from '../../../shared/app/poolAdmin';
+import type { Loader } from '../../../shared/app/loadScheduled';
 import { Reconciler } from '../../../shared/app/reconcile';
 import type { Random } from '../../../shared/ports/clock';
 import { FakeStarter } from './fakeStarter';
@@ -51,6 +52,7 @@ export interface FakeWorld {
   completeRun: CompleteRun;
   reconciler: Reconciler;
   poolAdmin: PoolAdmin;
+  loader: Loader;
 }
 
 /** SluiceDeps built from fakes, and the services built on them. */
@@ -71,6 +73,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   const deps: SluiceDeps = {
     leases,
     ledger,
+    schedule: store,
     queue,
     starters,
     clock,

@@ -3,8 +3,9 @@ import { ADMITTABLE_STATES, canMove, isTerminal, JobState, sourcesOf, TERMINAL_S
 const ALL = Object.values(JobState);
 
 describe('job states', () => {
-  test('terminal states are exactly succeeded, failed and dead; only dead moves again (to itself: a kept slot given back)', () => {
-    expect([...TERMINAL_STATES].sort()).toEqual(['dead', 'failed', 'succeeded']);
+  test('terminal states are exactly succeeded, failed, dead and cancelled; only dead moves again (to itself: a kept slot given back)', () => {
+    expect([...TERMINAL_STATES].sort()).toEqual(['cancelled', 'dead', 'failed', 'succeeded']);
+    expect(TRANSITIONS.cancelled).toEqual([]);
     expect(TRANSITIONS.succeeded).toEqual([]);
     expect(TRANSITIONS.failed).toEqual([]);
     expect(TRANSITIONS.dead).toEqual(['dead']);
@@ -44,7 +45,10 @@ describe('job states', () => {
       expect(sourcesOf(to).sort()).toEqual(expected.sort());
     }
     expect(sourcesOf('running').sort()).toEqual(['running', 'starting']);
-    expect(sourcesOf('queued')).toEqual(['starting']);
-    expect(sourcesOf('starting').sort()).toEqual(['queued', 'reserved', 'starting']);
+    expect(sourcesOf('queued').sort()).toEqual(['scheduled', 'starting']);
+    expect(sourcesOf('starting').sort()).toEqual(['queued', 'reserved', 'scheduled', 'starting']);
+    // Only jobs that hold no slot can be cancelled; a scheduled job is never handed a slot (not admittable).
+    expect(sourcesOf('cancelled').sort()).toEqual(['queued', 'scheduled', 'waiting']);
+    expect(canMove('scheduled', 'reserved')).toBe(false);
   });
 });
