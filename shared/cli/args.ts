@@ -13,7 +13,8 @@ export const DEFAULT_DASHBOARD_PORT = 8470;
 /** What the user asked for. */
 export type Command =
   | { name: 'help' }
-  | { name: 'enqueue'; file: string }
+  | { name: 'enqueue'; file: string; at?: string }
+  | { name: 'cancel'; id: string; stop: boolean }
   | { name: 'pool-list' }
   | { name: 'pool-set-limit'; pool: string; limit: number; create: boolean }
   | { name: 'pool-set-rate'; pool: string; startsPerSecond?: number }
@@ -54,7 +55,10 @@ export const USAGE = `Usage: sluice <command> [options]
 
 Commands:
   enqueue FILE               send the job specs in FILE (a JSON spec, a JSON array, or JSONL; - reads stdin)
-                             to the job queue, 10 per request; specs without an id get one
+        [--at TIME]          to the job queue, 10 per request; specs without an id get one; --at: every job starts
+                             at TIME, not before (ISO 8601 with an offset or Z: its notBefore; in the past: at once)
+  cancel ID [--stop]         a scheduled, queued or waiting job never starts (it holds no slot); a running one is
+                             stopped through its job API only with --stop (its run's end then ends it)
   pool list                  show each pool: limit, slots in use, free, waiting jobs, and each holder with its age
   pool set-limit POOL N      set POOL's limit to N (0..${MAX_POOL_LIMIT}) now; raising it lets waiting jobs in at once,
         [--create]           lowering it stops new starts and never touches running jobs; --create makes a new pool
@@ -110,10 +114,21 @@ const OPTIONS = {
   all: { type: 'boolean', default: false },
   once: { type: 'boolean', default: false },
   'interval-s': { type: 'string' },
+  at: { type: 'string' },
+  stop: { type: 'boolean', default: false },
   port: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseNodeArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
+
+/** `--at` follows the same rule as the `notBefore` of a job spec. */
+const NotBefore = base.notBefore.unwrap();
+
+function notBeforeOf(value: string): string {
+  const parsed = NotBefore.safeParse(value);
+  if (!parsed.success) throw new UsageError(`--at '${value}': ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
+}
 
 /** Pool names follow the same rule as the `pool` of a job spec. */
 const PoolName = base.pool.unwrap();
@@ -152,8 +167,12 @@ function commandOf(positionals: string[], values: Values): Command {
   const [name, ...rest] = positionals;
   switch (name) {
     case 'enqueue': {
-      expectCount(rest, 1, 'enqueue FILE');
-      return { name: 'enqueue', file: rest[0]! };
+      expectCount(rest, 1, 'enqueue FILE [--at TIME]');
+      return { name: 'enqueue', file: rest[0]!, ...(values.at !== undefined && { at: notBeforeOf(values.at) }) };
+    }
+    case 'cancel': {
+      expectCount(rest, 1, 'cancel ID [--stop]');
+      return { name: 'cancel', id: rest[0]!, stop: values.stop ?? false };
     }
     case 'pool': {
       const [sub, ...args] = rest;

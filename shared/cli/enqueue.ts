@@ -14,13 +14,23 @@ const BATCH = 10;
 /**
  * Sends job specs to the job queue, 10 per request. Each spec is checked with the same schema the acquirer uses, so a
  * bad one is reported here instead of landing in the DLQ; a spec without an id gets one (the idempotency key).
+ * `notBefore` (--at) is set on every spec. Jobs are sent at once whatever their notBefore: the acquirer records each
+ * (so it can be cancelled) and holds it until then, on an SQS delay or the due index.
  */
-export async function enqueueJobs(sqs: SQSClient, queueUrl: string, specs: unknown[]): Promise<EnqueueReport> {
+export async function enqueueJobs(
+  sqs: SQSClient,
+  queueUrl: string,
+  specs: unknown[],
+  options: { notBefore?: string } = {},
+): Promise<EnqueueReport> {
   const report: EnqueueReport = { sent: [], rejected: [] };
   const valid: Array<{ index: number; id: string; body: string }> = [];
   specs.forEach((spec, index) => {
-    const withId = spec && typeof spec === 'object' && !Array.isArray(spec) && !('id' in spec) ? { ...spec, id: randomUUID() } : spec;
-    const parsed = JobSpecSchema.safeParse(withId);
+    const isObject = spec && typeof spec === 'object' && !Array.isArray(spec);
+    const withId = isObject && !('id' in spec) ? { ...spec, id: randomUUID() } : spec;
+    // --at: the same notBefore on every job of the file (the acquirer holds each until then; see README).
+    const timed = isObject && options.notBefore !== undefined ? { ...(withId as object), notBefore: options.notBefore } : withId;
+    const parsed = JobSpecSchema.safeParse(timed);
     if (!parsed.success) {
       report.rejected.push({ index, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(spec)'}: ${i.message}`).join('; ') });
       return;

@@ -4,6 +4,9 @@ import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/clie
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { noMetrics, silentLog } from '../app/deps';
 import { PoolAdmin } from '../app/poolAdmin';
+import { CancelJob, CancelOutcome, type CancelResult } from '../app/cancelJob';
+import { DynamoScheduleStore } from '../adapters/dynamodb/scheduleStore';
+import { kindStarters } from '../kinds/starters';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
@@ -128,7 +131,7 @@ export async function main(
     switch (command.name) {
       case 'enqueue': {
         const { queueUrl } = await targets(['queueUrl']);
-        const report = await enqueueJobs(sqs, queueUrl!, specs);
+        const report = await enqueueJobs(sqs, queueUrl!, specs, { notBefore: command.at });
         if (options.json) io.stdout(JSON.stringify({ queueUrl, ...report }, null, 2));
         else {
           const out = formatEnqueueReport(report, queueUrl!);
@@ -197,6 +200,20 @@ export async function main(
         }
         io.stdout(options.json ? JSON.stringify(record, null, 2) : formatJob(record, Date.now()));
         return ExitCode.Ok;
+      }
+      case 'cancel': {
+        const { table } = await targets(['table']);
+        const cancel = new CancelJob({
+          ledger: new DynamoJobLedger(doc, table!),
+          leases: new DynamoLeaseStore(doc, table!),
+          schedule: new DynamoScheduleStore(doc, table!),
+          // Stopping a run calls its job API with your credentials (the SDK's endpoints: AWS_ENDPOINT_URL_GLUE, ...).
+          starters: kindStarters({ warn: (message) => io.stderr(`sluice: ${message}`) }),
+          clock: systemClock,
+        });
+        const result = await cancel.cancel(command.id, { stop: command.stop });
+        io.stdout(options.json ? JSON.stringify({ jobId: command.id, ...result }) : formatCancel(command.id, result));
+        return result.outcome === CancelOutcome.Cancelled || result.outcome === CancelOutcome.StopRequested ? ExitCode.Ok : ExitCode.Failed;
       }
       case 'jobs-list': {
         const { table } = await targets(['table']);
@@ -311,4 +328,22 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** One line on what `sluice cancel` did, and what to do next when it did nothing. */
+export function formatCancel(jobId: string, result: CancelResult): string {
+  switch (result.outcome) {
+    case CancelOutcome.Cancelled:
+      return `cancelled: job ${jobId} (was ${result.state}) will never start`;
+    case CancelOutcome.StopRequested:
+      return `stop requested: run ${result.executionId} of job ${jobId}; its end ends the job (\`sluice jobs show ${jobId}\`)`;
+    case CancelOutcome.Running:
+      return `not cancelled: job ${jobId} is running (run ${result.executionId}); add --stop to stop the run`;
+    case CancelOutcome.Starting:
+      return `not cancelled: job ${jobId} is ${result.state} (its start is under way); once it runs, cancel it with --stop`;
+    case CancelOutcome.Finished:
+      return `not cancelled: job ${jobId} has ended already (${result.state})`;
+    case CancelOutcome.NotFound:
+      return `not cancelled: no job '${jobId}' (a job is known once the acquirer has received it; finished jobs are kept 30 days)`;
+  }
 }

@@ -4,11 +4,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
+import { DynamoScheduleStore } from '../../../shared/adapters/dynamodb/scheduleStore';
+import type { JobSpec } from '../../../shared/domain/job';
+import { registeredRecord } from '../../../shared/ports/jobLedger';
 import { type CliIo, main } from '../../../shared/cli/main';
 import { stageResourceNames } from '../../../shared/cli/targets';
 import { waitKey } from '../../../shared/domain/waiting';
@@ -234,6 +237,35 @@ describe('sluice enqueue', () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.out)).toEqual({ queueUrl, sent: ['a', 'b'], rejected: [] });
     expect(await drain(queueUrl)).toHaveLength(2);
+  });
+});
+
+describe('sluice enqueue --at and sluice cancel', () => {
+  test('--at sets notBefore on every job; cancel makes a scheduled job cancelled and says what it did', async () => {
+    const queueUrl = await queue();
+    const at = '2099-01-01T02:00:00+01:00';
+    const jobs = await file('at.jsonl', `${JSON.stringify({ kind: 'glue', id: 'later-1', jobName: 'sluice-x' })}\n`);
+    expect((await run('enqueue', jobs, '--queue-url', queueUrl, '--at', at)).code).toBe(0);
+    const [body] = await drain(queueUrl);
+    expect(JSON.parse(body!)).toMatchObject({ id: 'later-1', notBefore: at });
+    // As the acquirer records it (protocol step schedule), then cancelled from the command line.
+    const table = await createSluiceTable(dynamodb, 'sluice-cli');
+    // dynalite answers CreateTable before the table (and its indexes) can be written: wait until ACTIVE, with a deadline.
+    const deadline = Date.now() + 10_000;
+    while ((await dynamodb.send(new DescribeTableCommand({ TableName: table }))).Table?.TableStatus !== 'ACTIVE') {
+      if (Date.now() > deadline) throw new Error(`table ${table} not ACTIVE in 10 s`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const doc = DynamoDBDocumentClient.from(dynamodb);
+    const spec = JSON.parse(body!) as JobSpec;
+    await new DynamoScheduleStore(doc, table).schedule({ ...registeredRecord(spec, Date.now()), state: 'scheduled' });
+    const cancelled = await run('cancel', 'later-1', '--table', table);
+    expect(cancelled).toMatchObject({ code: 0, out: 'cancelled: job later-1 (was scheduled) will never start' });
+    expect((await new DynamoJobLedger(doc, table).get('later-1'))!.state).toBe('cancelled');
+    const again = await run('cancel', 'later-1', '--table', table, '--json');
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.out)).toEqual({ jobId: 'later-1', outcome: 'finished', state: 'cancelled' });
+    expect((await run('cancel', 'nobody', '--table', table)).out).toMatch(/no job 'nobody'/);
   });
 });
 

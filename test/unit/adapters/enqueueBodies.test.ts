@@ -52,4 +52,18 @@ describe('sluice enqueue', () => {
       { numRuns: 300 },
     );
   });
+
+  test('--at puts the same notBefore on every job of the file, replacing any it had; a spec that is not an object is still rejected', async () => {
+    const { sqs, bodies } = recordingSqs();
+    const at = '2026-11-27T02:00:00+01:00';
+    const report = await enqueueJobs(
+      sqs,
+      'https://q',
+      [{ id: 'a', kind: 'glue', jobName: 'etl' }, { id: 'b', kind: 'appflow', flowName: 'f', notBefore: '2020-01-01T00:00:00Z' }, 42],
+      { notBefore: at },
+    );
+    expect(report.sent).toEqual(['a', 'b']);
+    expect(report.rejected.map((r) => r.index)).toEqual([2]);
+    expect(bodies.map((b) => (JSON.parse(b) as { notBefore?: string }).notBefore)).toEqual([at, at]);
+  });
 });
