@@ -141,3 +141,21 @@ test('writes results.json, RESULTS.md and the two charts', async () => {
     expect(await readFile(path.join(dir, svg), 'utf8')).toMatch(/^<svg [^>]*>[\s\S]*<\/svg>$/);
   expect(await readFile(path.join(dir, 'RESULTS.md'), 'utf8')).toContain('## Hand-off latency');
 });
+
+test('schedule: lateness from notBefore to the start call, the hotspot all started, the open jobs held', () => {
+  const s = out.results.schedule!;
+  expect(s).toMatchObject({
+    n: QUICK.schedule.spreadJobs,
+    openJobs: QUICK.schedule.openJobs,
+    hotspot: { jobs: QUICK.schedule.hotspotJobs },
+  });
+  // None before its time; percentiles ordered.
+  expect(s.detail.spread.startedEarly).toBe(0);
+  expect(s.detail.hotspot.startedEarly).toBe(0);
+  expect(s.p50LatenessMs).toBeGreaterThanOrEqual(0);
+  expect(s.p50LatenessMs).toBeLessThanOrEqual(s.maxLatenessMs);
+  expect(s.detail.hotspot.started).toBe(QUICK.schedule.hotspotJobs);
+  expect(s.hotspot.p99LatenessMs).toBeLessThanOrEqual(s.detail.hotspot.maxMs);
+  // The held jobs are not loaded (due a day ahead): the loader read its buckets and sent none.
+  expect(s.detail.held.loader).toMatchObject({ loaded: 0, finished: true });
+});

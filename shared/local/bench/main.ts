@@ -26,6 +26,9 @@ const USAGE = `npm run bench -- [options]
   --backlogs LIST         backlogs for requests per job (default ${FULL.requests.backlogs.join(',')})
   --window N              jobs measured per backlog (default ${FULL.requests.window})
   --throughput-jobs N     jobs in the throughput run (default ${FULL.throughput.jobs})
+  --schedule-jobs N       jobs spread over a minute in the schedule run (default ${FULL.schedule.spreadJobs})
+  --schedule-open N       scheduled jobs held far ahead meanwhile (default ${FULL.schedule.openJobs})
+  --schedule-hotspot N    jobs due in the same second (default ${FULL.schedule.hotspotJobs})
   --capacity-limits LIST  pool limits of the capacity run (default ${FULL.capacity.limits.join(',')}); it runs on DynamoDB Local
                           (Java 17), in a process of its own, with the SQS of the emulators above
   --capacity-jobs N       jobs per limit: max(N, ${FULL.capacity.jobsPerSlot} x limit + ${FULL.capacity.extraJobs}) (default ${FULL.capacity.minJobs})
@@ -85,6 +88,9 @@ async function main(): Promise<number> {
       backlogs: { type: 'string' },
       window: { type: 'string' },
       'throughput-jobs': { type: 'string' },
+      'schedule-jobs': { type: 'string' },
+      'schedule-open': { type: 'string' },
+      'schedule-hotspot': { type: 'string' },
       'capacity-limits': { type: 'string' },
       'capacity-jobs': { type: 'string' },
       'capacity-rate': { type: 'string' },
@@ -131,6 +137,12 @@ async function main(): Promise<number> {
       window: num(values.window, base.requests.window, 'window'),
     },
     throughput: { ...base.throughput, jobs: num(values['throughput-jobs'], base.throughput.jobs, 'throughput-jobs') },
+    schedule: {
+      ...base.schedule,
+      spreadJobs: num(values['schedule-jobs'], base.schedule.spreadJobs, 'schedule-jobs'),
+      openJobs: num(values['schedule-open'], base.schedule.openJobs, 'schedule-open'),
+      hotspotJobs: num(values['schedule-hotspot'], base.schedule.hotspotJobs, 'schedule-hotspot'),
+    },
     capacity: {
       ...base.capacity,
       limits: values['capacity-limits'] ? numberList(values['capacity-limits'], 'capacity-limits') : base.capacity.limits,
