@@ -92,7 +92,7 @@ test('throughput, cost, machine and date', () => {
   expect(r.machine.cores).toBeGreaterThan(0);
   expect(r.machine.node).toMatch(/^v\d+/);
   expect(Number.isNaN(Date.parse(r.date))).toBe(false);
-  expect(r.goals.map((g) => g.goal)).toHaveLength(15);
+  expect(r.goals.map((g) => g.goal)).toHaveLength(18);
   // Repeated scenarios: how many runs, and each run's figure beside the median (QUICK runs them once).
   expect(r.runs).toEqual({ handoff: QUICK.runs, throughput: QUICK.runs });
   expect(r.handoff!.spread.p99Ms!.values).toEqual([r.handoff!.p99Ms]);
