@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { Loader } from '../../../shared/app/loadScheduled';
 import { sluiceServices } from '../../../shared/app/services';
@@ -14,6 +15,7 @@ import {
   SimulatedCrash,
   T0,
   type FakeWorld,
+  type SentMessage,
 } from '../../support/fakes';
 
 const MINUTE = 60_000;
@@ -153,4 +155,61 @@ describe('jobs with notBefore beyond 15 minutes: the due index and the loader', 
     expect(starts(world)).toEqual(ids);
     expect(world.ledger.all().every((r) => r.state === 'running')).toBe(true);
   });
+});
+
+/** Delivers the messages in flight that are available by `until`, in order (and those their deliveries send). */
+async function deliverUntil(world: FakeWorld, inFlight: Array<SentMessage & { availableAt: number }>, until: number): Promise<void> {
+  for (;;) {
+    for (const m of world.queue.takeSent()) inFlight.push({ ...m, availableAt: (m.sentAt ?? world.clock.now()) + m.delaySeconds * 1000 });
+    inFlight.sort((a, b) => a.availableAt - b.availableAt);
+    if (inFlight.length === 0 || inFlight[0]!.availableAt > until) return;
+    const next = inFlight.shift()!;
+    world.clock.advanceTo(next.availableAt);
+    await world.acquirer.process({ messageId: next.messageId, body: next.body, reservedHint: next.reserved });
+  }
+}
+
+describe('the loader under crashes: a property', () => {
+  test('whatever call a loader dies at, and however many loaders run after, every job starts once and never before its time', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 20 * MINUTE, max: 2 * 3_600_000 }), { minLength: 1, maxLength: 12 }),
+        fc.constantFrom('queue.send', 'schedule.load', 'ledger.get'),
+        fc.integer({ min: 1, max: 12 }),
+        fc.constantFrom<'before' | 'after'>('before', 'after'),
+        fc.integer({ min: 1, max: 3 }),
+        async (dues, at, occurrence, when, loaders) => {
+          const world = makeDeps();
+          await world.poolAdmin.setLimit('big', 100);
+          const ids = dues.map((_, i) => `job-${i}`);
+          for (const [i, ahead] of dues.entries())
+            expect(await world.acquirer.process(messageOf(later(appflowJob(ids[i]!, 'big'), T0 + ahead)))).toBe(AcquireResult.Scheduled);
+          // A loader run every 2 minutes until the last job is due; the first of each round may die at the armed call.
+          const last = T0 + Math.max(...dues);
+          const inFlight: Array<SentMessage & { availableAt: number }> = [];
+          for (let now = T0; now <= last; now += 2 * MINUTE) {
+            world.clock.advanceTo(now);
+            const crash = new CrashSwitch();
+            crash.armOn(at, { occurrence, when });
+            const wrapped = {
+              ...world.deps,
+              queue: crashable(world.queue, crash, 'queue'),
+              schedule: crashable(world.store, crash, 'schedule'),
+              ledger: crashable(world.store, crash, 'ledger'),
+            };
+            await new Loader(wrapped, { concurrency: 2 }).run().catch((error: unknown) => {
+              if (!(error instanceof SimulatedCrash)) throw error;
+            });
+            await Promise.all(Array.from({ length: loaders }, () => world.loader.run()));
+            // Deliver what is available by the next run (later messages stay in flight, as on SQS).
+            await deliverUntil(world, inFlight, now + 2 * MINUTE);
+          }
+          await deliverUntil(world, inFlight, Number.POSITIVE_INFINITY);
+          expect(starts(world)).toEqual([...ids].sort());
+          for (const [i, ahead] of dues.entries()) expect(world.ledger.peek(ids[i]!)!.startedAt!).toBeGreaterThanOrEqual(T0 + ahead);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  }, 120_000);
 });
