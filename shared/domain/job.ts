@@ -28,6 +28,8 @@ export const base = {
   priority: z.number().int('priority must be a whole number').min(-MAX_PRIORITY).max(MAX_PRIORITY).optional(),
   /** jobs with fairness keys take turns (round robin by key) among the waiting jobs of one priority */
   fairnessKey: key('fairnessKey').optional(),
+  /** the job set and run it belongs to (set by the expander of a job set: shared/domain/jobSets.ts) */
+  jobSet: z.object({ name: key('jobSet.name'), run: key('jobSet.run') }).strict().optional(),
 };
 
 // The kinds' schemas and their union live with the kinds (shared/kinds/registry.ts); the types are re-exported here.

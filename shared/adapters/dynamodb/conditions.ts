@@ -67,3 +67,9 @@ export const RUNNING_THIS_RUN = '#state = :running AND executionId = :executionI
 
 /** Note an early completion only while its run is not recorded (a recorded run has a job id). */
 export const RUN_NOT_RECORDED = 'attribute_not_exists(jobId)';
+
+/** A job set's run exists (counting an ended job on it, noting a check). */
+export const RUN_EXISTS = 'attribute_exists(pk)';
+
+/** A job set's run exists and is not completed yet (completing it: once). */
+export const RUN_OPEN = 'attribute_exists(pk) AND attribute_not_exists(completedAt)';

@@ -1,3 +1,4 @@
+import { InMemorySetRuns, RecordingEvents } from './inMemorySetRuns';
 import { sluiceServices } from '../../../shared/app/services';
 import { Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
@@ -51,6 +52,9 @@ export interface FakeWorld {
   completeRun: CompleteRun;
   reconciler: Reconciler;
   poolAdmin: PoolAdmin;
+  /** job set runs and the events put on the bus */
+  setRuns: InMemorySetRuns;
+  events: RecordingEvents;
 }
 
 /** SluiceDeps built from fakes, and the services built on them. */
@@ -68,6 +72,8 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   });
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();
+  const setRuns = new InMemorySetRuns();
+  const events = new RecordingEvents();
   const deps: SluiceDeps = {
     leases,
     ledger,
@@ -78,6 +84,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     log,
     metrics,
     settings,
+    sets: { store: setRuns, events },
   };
   return {
     deps,
@@ -90,6 +97,8 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     log,
     metrics,
     settings,
+    setRuns,
+    events,
     ...sluiceServices(deps),
   };
 }
