@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { InvalidJobSetsError } from '../errors';
 import { JobSpecSchema } from '../kinds/registry';
 import type { JobSpec } from './job';
+import { fireTimes } from './setSchedule';
 
 /**
  * Job sets: jobs declared once (a YAML file in the repository) that run together on a schedule, each fire of the
@@ -86,6 +87,11 @@ export function parseJobSets(text: string, source: string): JobSet[] {
     const parsed = SetSchema.safeParse(rawSet);
     if (!parsed.success) throw new InvalidJobSetsError(`${label}: ${issues(parsed.error)}`);
     const set = parsed.data;
+    try {
+      fireTimes(set.schedule, set.timezone, 0, 1); // its fields, as a schedule would read them
+    } catch (error) {
+      throw new InvalidJobSetsError(`${label}: ${(error as Error).message}`, { cause: error });
+    }
     if (sets.some((s) => s.name === set.name)) throw new InvalidJobSetsError(`${label}: another set has this name`);
     const keys = new Map<string, number>();
     const jobs = set.jobs.map((rawJob, j) => {

@@ -5,7 +5,7 @@ import { parseObject, sendJson } from '../../local/simulators/http';
 import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
-import { CANCEL_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
+import { CANCEL_DETAIL_TYPE, START_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
 import { CALLBACK_REPORT } from './reports';
 import { CALLBACK_KIND, targetOf } from './spec';
 
@@ -109,9 +109,35 @@ function accepted(res: ServerResponse, channel: Channel, body: string): void {
   }
 }
 
+/**
+ * Sluice's own events (source `sluice`, not a callback start or cancel: a job set run completed) are the local
+ * EventBridge's too: put on the local bus as they are, where users' rules (and the tests) see them.
+ */
+function ownEvents(engine: RunEngine, req: SimRequest): boolean {
+  if (req.target !== PUT_EVENTS) return false;
+  const entries = (parseObject(req.body)?.Entries ?? []) as Array<Record<string, unknown>>;
+  const own = (e: Record<string, unknown>) => e.Source === START_SOURCE && e.DetailType !== START_DETAIL_TYPE && e.DetailType !== CANCEL_DETAIL_TYPE;
+  if (entries.length === 0 || !entries.every(own)) return false;
+  for (const entry of entries) {
+    engine.putOnBus({
+      version: '0',
+      id: randomUUID(),
+      'detail-type': String(entry.DetailType),
+      source: String(entry.Source),
+      account: engine.ctx.account,
+      time: eventTime(Date.now()),
+      region: engine.ctx.region,
+      resources: [],
+      detail: JSON.parse(String(entry.Detail ?? '{}')) as Record<string, unknown>,
+    });
+  }
+  return true;
+}
+
 async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): Promise<void> {
   const channel: Channel = INVOKE_PATH.test(req.path) ? 'lambda' : req.target === SEND_MESSAGE ? 'sqs' : 'eventBus';
   try {
+    if (ownEvents(engine, req)) return accepted(res, channel, '');
     const { name, message } = readRequest(req);
     if (message.type === 'start') {
       const args = {
