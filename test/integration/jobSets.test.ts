@@ -1,4 +1,5 @@
 import type { EventBridgeEvent } from 'aws-lambda';
+import { main } from '../../shared/cli/main';
 import { loadJobSets } from '../../shared/config/jobSetsFile';
 import type { LocalStack } from '../../shared/local/stack';
 import { SluiceDetailType, SLUICE_EVENT_SOURCE } from '../../shared/ports/eventPublisher';
@@ -58,3 +59,35 @@ test('a daily set of 120 AppFlow jobs, fired twice for one time: every job once,
   await stack.reconcileNow();
   expect(completed).toHaveLength(1);
 }, 90_000);
+
+describe('sluice sets', () => {
+  const out: string[] = [];
+  const sluice = (...args: string[]) =>
+    main([...args, '--table', stack.tableName, '--queue-url', stack.queueUrl, '--dlq-url', stack.deadLetterUrl], {
+      stdout: (text) => void out.push(text),
+      stderr: (text) => void out.push(text),
+      env: { ...process.env, SLUICE_JOB_SETS_FILE: FILE },
+      readInput: () => Promise.reject(new Error('none')),
+    });
+  const last = () => out[out.length - 1]!;
+
+  test('run-now runs the set once per invocation id; runs lists it; list shows the sets; pause and resume', async () => {
+    expect(await sluice('sets', 'run-now', 'six-hourly-compaction', '--id', 'cli-1')).toBe(0);
+    expect(last()).toBe('six-hourly-compaction: run now-cli-1, 1 jobs enqueued');
+    expect(await sluice('sets', 'run-now', 'six-hourly-compaction', '--id', 'cli-1')).toBe(0);
+    expect(last()).toContain('sent again');
+    await waitFor('the run completed', async () => completed.some((e) => e.detail.run === 'now-cli-1'), 30_000);
+    expect(await sluice('sets', 'runs', 'six-hourly-compaction')).toBe(0);
+    expect(last()).toMatch(/^now-cli-1 {2}started .* completed in \d+ s: 1 succeeded, 0 failed of 1$/);
+    expect(await sluice('sets', 'pause', 'six-hourly-compaction')).toBe(0);
+    expect(await sluice('sets', 'list')).toBe(0);
+    expect(last()).toContain('six-hourly-compaction  rate(6 hours) UTC  1 jobs  PAUSED  last run: now-cli-1');
+    expect(last()).toContain('daily-flows  cron(0 2 * * ? *) Europe/Paris  120 jobs');
+    // a paused set's scheduled fire is skipped
+    expect(await stack.fireJobSet('six-hourly-compaction', '2026-11-27T06:00:00Z')).toMatchObject({ result: 'paused' });
+    expect(await sluice('sets', 'resume', 'six-hourly-compaction')).toBe(0);
+    expect(await stack.fireJobSet('six-hourly-compaction', '2026-11-27T06:00:00Z')).toMatchObject({ result: 'enqueued' });
+    expect(await sluice('sets', 'run-now', 'nope')).toBe(1);
+    expect(last()).toContain("no job set 'nope'");
+  }, 60_000);
+});
