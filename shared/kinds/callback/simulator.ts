@@ -5,7 +5,8 @@ import { parseObject, sendJson } from '../../local/simulators/http';
 import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
-import { CANCEL_DETAIL_TYPE, START_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
+import { CANCEL_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
+import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../ports/eventPublisher';
 import { CALLBACK_REPORT } from './reports';
 import { CALLBACK_KIND, targetOf } from './spec';
 
@@ -23,6 +24,8 @@ import { CALLBACK_KIND, targetOf } from './spec';
  * - SQS SendMessage (AWS JSON 1.0, `AmazonSQS.SendMessage`): the run's name is the queue's. (In the local stack the
  *   SQS endpoint is the emulator, so this channel is reached only when AWS_ENDPOINT_URL_SQS names the simulator.)
  */
+/** Sluice's own events, put on the bus as they are (not callback starts). */
+const OWN_DETAIL_TYPES: readonly string[] = Object.values(SluiceDetailType);
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 const PUT_EVENTS = 'AWSEvents.PutEvents';
 const SEND_MESSAGE = 'AmazonSQS.SendMessage';
@@ -116,7 +119,8 @@ function accepted(res: ServerResponse, channel: Channel, body: string): void {
 function ownEvents(engine: RunEngine, req: SimRequest): boolean {
   if (req.target !== PUT_EVENTS) return false;
   const entries = (parseObject(req.body)?.Entries ?? []) as Array<Record<string, unknown>>;
-  const own = (e: Record<string, unknown>) => e.Source === START_SOURCE && e.DetailType !== START_DETAIL_TYPE && e.DetailType !== CANCEL_DETAIL_TYPE;
+  // By detail type: a callback start may carry any detail type its spec names.
+  const own = (e: Record<string, unknown>) => e.Source === SLUICE_EVENT_SOURCE && OWN_DETAIL_TYPES.includes(String(e.DetailType));
   if (entries.length === 0 || !entries.every(own)) return false;
   for (const entry of entries) {
     engine.putOnBus({
