@@ -64,3 +64,9 @@ export class WorkloadTimeoutError extends SluiceError {}
 
 /** `sluice enqueue`'s file cannot be read: the message names the path and why. */
 export class InputFileError extends SluiceError {}
+
+/** A job sets file (or one of its sets or jobs) is not valid: packaging, the tests and the expander refuse it. */
+export class InvalidJobSetsError extends SluiceError {}
+
+/** A job set named by a schedule, the CLI or an invocation is not declared. */
+export class UnknownJobSetError extends SluiceError {}

@@ -15,6 +15,7 @@ import { CompleteRun } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockedBy, blockingGate, createConfiguredGate, overLimitGate } from './gates';
 import { HandOff } from './handOff';
+import { jobEnded } from './jobSetEnds';
 import { ensureTick } from './ticks';
 import { parseJob } from './parseJob';
 import { revokeReservation } from './revoke';
@@ -362,6 +363,7 @@ export class Acquirer {
       patch: { deadLetteredAt: this.deps.clock.now() },
     };
     await this.deps.ledger.move(noted, this.deps.clock.now());
+    await jobEnded(this.deps, spec);
     return result;
   }
 

@@ -5,6 +5,7 @@ import { PROTOCOL } from '../domain/protocol';
 import type { RunRef } from '../ports/jobLedger';
 import { MetricName, type SluiceDeps } from './deps';
 import { HAND_OFF_CANDIDATES, HandOff, type StartHandedOff } from './handOff';
+import { jobEnded } from './jobSetEnds';
 
 export const CompletionResult = {
   Released: 'released',
@@ -88,6 +89,8 @@ export class CompleteRun {
       };
       if (await this.handOff.release(demandOf(record!.spec), move, round === 0 ? oldest : undefined)) {
         log.info('run ended, slot released', { ...keys, outcome: completion.outcome });
+        // A job of a set counts itself on its run (a dead job was counted when it was dead-lettered).
+        if (decision.step === 'complete') await jobEnded(this.deps, record!.spec);
         return CompletionResult.Released;
       }
       // The record changed under us (the acquirer recorded the run, a duplicate event won): read it again.

@@ -6,6 +6,8 @@ import type { JobQueue } from '../ports/jobQueue';
 import type { JobStarters } from '../ports/jobStarter';
 import type { LeaseStore } from '../ports/leaseStore';
 import type { ScheduleStore } from '../ports/scheduleStore';
+import type { EventPublisher } from '../ports/eventPublisher';
+import type { SetRunStore } from '../ports/setRunStore';
 
 /** The slice of a logger the services use; Powertools' Logger fits it. */
 export interface Log {
@@ -93,6 +95,14 @@ export interface SluiceDeps {
   log: Log;
   metrics: Metrics;
   settings: SluiceSettings;
+  /** Job sets (shared/app/jobSets.ts): their runs and the bus their completions go to. Absent: no job sets. */
+  sets?: JobSetDeps;
+}
+
+/** What job sets need beside the core's ports. */
+export interface JobSetDeps {
+  store: SetRunStore;
+  events: EventPublisher;
 }
 
 export const silentLog: Log = { debug() {}, info() {}, warn() {}, error() {} };

@@ -11,6 +11,8 @@ import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { overLimitGate } from './gates';
 import { HandOff } from './handOff';
+import { jobEnded } from './jobSetEnds';
+import { JobSetRunner } from './jobSets';
 import { revokeReservation } from './revoke';
 import { waiterFor } from './waiters';
 
@@ -74,6 +76,12 @@ export class Reconciler {
     };
     const deadline = clock.now() + settings.reconcileBudgetMs;
     // Pools in turn: each turn checks one page of one pool.
+    // Job set runs whose last count an invocation missed, or whose completion event its sender did not note.
+    if (this.deps.sets) {
+      await new JobSetRunner({ ...this.deps, sets: this.deps.sets }, [])
+        .sweep()
+        .catch((error: unknown) => this.deps.log.error('reconciler could not check job set runs', { error: String(error) }));
+    }
     const turns = (await leases.listPools()).map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
     report.pools = turns.length;
     while (turns.length > 0) {
@@ -199,6 +207,7 @@ export class Reconciler {
       patch: { executionId: record.executionId, endedAt: now, lastError: reason },
     };
     if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    await jobEnded(this.deps, record.spec);
     this.deps.log.info('run ended by its deadline, slot released', {
       jobId: record.jobId,
       pool: record.pool,

@@ -25,7 +25,11 @@ export type Command =
   | { name: 'top'; once: boolean; intervalMs: number }
   | { name: 'dashboard'; port: number }
   | { name: 'complete'; token: string; failed?: string }
-  | { name: 'heartbeat'; token: string };
+  | { name: 'heartbeat'; token: string }
+  | { name: 'sets-list'; file?: string }
+  | { name: 'sets-runs'; set: string; max: number }
+  | { name: 'sets-run-now'; set: string; id?: string; file?: string }
+  | { name: 'sets-pause'; set: string; paused: boolean };
 
 /** Where Sluice lives and how to answer; each may also come from the environment (see targets.ts). */
 export interface CliOptions {
@@ -79,6 +83,12 @@ Commands:
   complete TOKEN             report a callback job's run as succeeded (the token its start message carried)
         [--failed REASON]    ... or as failed, with why; sent to the callback queue, checked by Sluice
   heartbeat TOKEN            report a callback job's run alive (its heartbeat deadline starts again)
+  sets list [--file F]       the job sets of the sets file (F, env SLUICE_JOB_SETS_FILE, or shared/config/jobSets.yml):
+                             schedule, jobs, paused or not, last run
+  sets runs NAME [--max N]   a set's runs, newest first: jobs ended of all, completed, succeeded and failed
+  sets run-now NAME          run the set now, as its schedule would (idempotent per --id ID: the same id is one run)
+        [--id ID] [--file F]
+  sets pause NAME            its schedule's fires are skipped until \`sets resume NAME\` (run-now still runs it)
 
 Options:
   --table NAME               the Sluice table            (env SLUICE_TABLE)
@@ -117,6 +127,7 @@ const OPTIONS = {
   at: { type: 'string' },
   stop: { type: 'boolean', default: false },
   port: { type: 'string' },
+  file: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseNodeArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values'];
@@ -256,6 +267,31 @@ function commandOf(positionals: string[], values: Values): Command {
     case 'heartbeat':
       expectCount(rest, 1, 'heartbeat TOKEN');
       return { name: 'heartbeat', token: tokenOf(rest[0]!) };
+    case 'sets': {
+      const [sub, ...args] = rest;
+      const file = nonEmpty(values.file, '--file');
+      if (sub === 'list') {
+        expectCount(args, 0, 'sets list [--file F]');
+        return { name: 'sets-list', ...(file !== undefined && { file }) };
+      }
+      if (sub === 'runs') {
+        expectCount(args, 1, 'sets runs NAME [--max N]');
+        return { name: 'sets-runs', set: args[0]!, max: wholeNumber(values.max, 20, '--max', 1, 1000) };
+      }
+      if (sub === 'run-now') {
+        expectCount(args, 1, 'sets run-now NAME [--id ID] [--file F]');
+        const ids = values.id ?? [];
+        if (ids.length > 1) throw new UsageError('sets run-now takes one --id');
+        return { name: 'sets-run-now', set: args[0]!, ...(ids[0] !== undefined && { id: ids[0] }), ...(file !== undefined && { file }) };
+      }
+      if (sub === 'pause' || sub === 'resume') {
+        expectCount(args, 1, `sets ${sub} NAME`);
+        return { name: 'sets-pause', set: args[0]!, paused: sub === 'pause' };
+      }
+      throw new UsageError(
+        sub === undefined ? "'sets' needs a subcommand: list, runs, run-now, pause or resume" : `unknown sets subcommand '${sub}': use list, runs, run-now, pause or resume`,
+      );
+    }
     case 'dashboard':
       expectCount(rest, 0, 'dashboard [--port N]');
       return { name: 'dashboard', port: wholeNumber(values.port, DEFAULT_DASHBOARD_PORT, '--port', 0, 65_535) };

@@ -23,6 +23,7 @@ import { formatEnqueueReport, formatSetLimit } from './format';
 import { formatDeadLetters, formatJob, formatJobList, formatPoolDetails, formatRedrive } from './formatInspect';
 import { useLocalStack } from './localTarget';
 import { runTop } from './top';
+import { runSetsCommand } from './sets';
 import { runDashboard } from '../dashboard/server';
 import { resolveTargets, type Targets } from './targets';
 import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
@@ -241,6 +242,14 @@ export async function main(
       case 'top': {
         const { table, dlqUrl } = await targets(['table', 'dlqUrl']);
         return runTop({ doc, sqs, table: table!, dlqUrl: dlqUrl! }, io, command);
+      }
+      case 'sets-list':
+      case 'sets-runs':
+      case 'sets-run-now':
+      case 'sets-pause': {
+        const { table, queueUrl } = await targets(command.name === 'sets-run-now' ? ['table', 'queueUrl'] : ['table']);
+        io.stdout(await runSetsCommand(command, { doc, sqs, table: table!, queueUrl, env: io.env, json: options.json }));
+        return ExitCode.Ok;
       }
       case 'complete':
       case 'heartbeat': {

@@ -40,6 +40,10 @@ const EnvSchema = z.object({
   LEDGER_RETENTION_DAYS: z.preprocess(blankAsUnset, z.coerce.number().positive().default(30)),
   /** The `service` of every log line and metric: `sluice-<stage>` (serverless.yml), so stages never mix metrics. */
   POWERTOOLS_SERVICE_NAME: z.preprocess(blankAsUnset, z.string().default('sluice')),
+  /** The job sets file, relative to the function's root (its copy is packaged with the jobSets function). */
+  JOB_SETS_FILE: z.preprocess(blankAsUnset, z.string().default('shared/config/jobSets.yml')),
+  /** The bus Sluice's own events go to (a job set run completed). */
+  EVENT_BUS_NAME: z.preprocess(blankAsUnset, z.string().default('default')),
   /** The CloudWatch namespace of the metrics (the alarms and the dashboard read it too). */
   POWERTOOLS_METRICS_NAMESPACE: z.preprocess(blankAsUnset, z.string().default('Sluice')),
 });

@@ -35,6 +35,8 @@ export const base = {
   notBefore: z.iso
     .datetime({ offset: true, error: 'notBefore must be an ISO 8601 time with an offset or Z, e.g. 2026-11-27T02:00:00+01:00' })
     .optional(),
+  /** the job set and run it belongs to (set by the expander of a job set: shared/domain/jobSets.ts) */
+  jobSet: z.object({ name: key('jobSet.name'), run: key('jobSet.run') }).strict().optional(),
 };
 
 // The kinds' schemas and their union live with the kinds (shared/kinds/registry.ts); the types are re-exported here.

@@ -13,6 +13,10 @@ async function main(argv: readonly string[]): Promise<number> {
     console.log(START_USAGE);
     return 0;
   }
+  if (options.sets) {
+    const { runJobSetsDay } = await import('./jobSetsDay');
+    return runJobSetsDay(options);
+  }
   if (options.serve) {
     const { serve } = await import('./serve');
     return serve(options);

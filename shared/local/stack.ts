@@ -60,6 +60,8 @@ export interface LocalStack {
   faults: LocalFaults;
   /** Runs the reconciler once, now. */
   reconcileNow(): Promise<ReconcileReport>;
+  /** A job set's schedule fires for `scheduledTime` (ISO): the jobSets function, invoked as EventBridge Scheduler does. */
+  fireJobSet(set: string, scheduledTime: string): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -228,6 +230,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       if (!reconcilerName) throw new Error('serverless.yml has no scheduled function');
       return (await invoke(reconcilerName, { source: 'aws.events', 'detail-type': 'Scheduled Event' })) as ReconcileReport;
     },
+    fireJobSet: (set, scheduledTime) => invoke('jobSets', { set, scheduledTime }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
       await Promise.all(pollers.map((p) => p.stop()));

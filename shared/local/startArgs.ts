@@ -9,6 +9,7 @@ export const DEFAULT_PORTS = { sqs: 8471, dynamodb: 8472, jobApi: 8473 } as cons
 
 export const START_USAGE = `npm start -- [options]          a sample workload through the whole local stack, then a summary
 npm start -- --serve [options]  the local stack stays up until Ctrl-C, for your own jobs (sluice enqueue, sluice top, ...)
+npm start -- --sets FILE        a day of the job sets of FILE (e.g. docs/examples/jobs.yml) on compressed time, each run's progress
 
 Sample workload:
   --jobs N          jobs in the sample workload (default ${DEFAULT_WORKLOAD.jobs}; with --serve: none unless given)
@@ -20,6 +21,11 @@ Sample workload:
   --glue-share X    share of Glue jobs when Glue is in the mix, 0..1; the other kinds share the rest (default ${DEFAULT_WORKLOAD.glueShare})
   --timeout-s N     give up after N seconds (default: scales with the workload, at least 300)
   --json            print the summary as one JSON object on the last line
+
+Job sets (--sets FILE):
+  --day-seconds N   how many real seconds the day lasts (default 20)
+  --pool NAME=N     a pool and its limit (repeatable; default 8 for each pool the sets' jobs name)
+  --median-ms N     median simulated run time in ms (default 300 with --sets)
 
 Resident stack (--serve):
   --pool NAME=N     a pool and its limit (repeatable; default: --limit for 'default', else serverless.yml's local pools)
@@ -45,6 +51,8 @@ export interface StartOptions {
   pools?: Record<string, number>;
   ports: { sqs: number; dynamodb: number; jobApi: number };
   envFile?: string;
+  /** --sets: the job sets file to run a day of, and how long the day lasts (real ms) */
+  sets?: { file: string; dayMs: number };
 }
 
 type Kind = 'boolean' | 'string' | 'repeat';
@@ -67,6 +75,8 @@ const FLAGS: Record<string, Kind> = {
   'dynamodb-port': 'string',
   'jobapi-port': 'string',
   'exports-file': 'string',
+  sets: 'string',
+  'day-seconds': 'string',
 };
 
 /**
@@ -96,11 +106,14 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
   }
   const text = (name: string) => values.get(name) as string | undefined;
   const serve = values.has('serve');
+  const setsFile = text('sets');
+  if (setsFile !== undefined && serve) throw new StartUsageError('--sets runs a day of job sets and exits; it does not go with --serve');
+  if (values.has('day-seconds') && setsFile === undefined) throw new StartUsageError('--day-seconds goes with --sets');
   const limit = wholeNumber(text('limit'), 8, 'limit', 0, MAX_POOL_LIMIT);
   const workload: WorkloadOptions = {
     ...DEFAULT_WORKLOAD,
     jobs: wholeNumber(text('jobs'), serve ? 0 : DEFAULT_WORKLOAD.jobs, 'jobs', serve ? 0 : 1, 100_000),
-    medianMs: wholeNumber(text('median-ms'), DEFAULT_WORKLOAD.medianMs, 'median-ms', 0, 86_400_000),
+    medianMs: wholeNumber(text('median-ms'), setsFile !== undefined ? 300 : DEFAULT_WORKLOAD.medianMs, 'median-ms', 0, 86_400_000),
     sigma: decimal(text('sigma'), DEFAULT_WORKLOAD.sigma, 'sigma', 0, 5),
     seed: wholeNumber(text('seed'), DEFAULT_WORKLOAD.seed, 'seed', 0, 2 ** 32 - 1),
     glueShare: decimal(text('glue-share'), DEFAULT_WORKLOAD.glueShare, 'glue-share', 0, 1),
@@ -121,10 +134,11 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
       jobApi: wholeNumber(text('jobapi-port'), DEFAULT_PORTS.jobApi, 'jobapi-port', 0, 65_535),
     },
     ...(text('exports-file') !== undefined && { envFile: text('exports-file') }),
+    ...(setsFile !== undefined && { sets: { file: setsFile, dayMs: wholeNumber(text('day-seconds'), 20, 'day-seconds', 1, 86_400) * 1000 } }),
     ...(pools.length > 0 ? { pools: poolsOf(pools) } : serve && values.has('limit') ? { pools: { default: limit } } : {}),
   };
   if (!serve) {
-    for (const flag of ['pool', 'sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet'])
+    for (const flag of setsFile !== undefined ? ['sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet'] : ['pool', 'sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet'])
       if (values.has(flag) || (flag === 'pool' && pools.length > 0)) throw new StartUsageError(`--${flag} goes with --serve`);
     if (limit === 0 && !options.help)
       throw new StartUsageError('--limit 0 pauses the pool: no job of the sample workload would ever start (use --limit 1 or more)');

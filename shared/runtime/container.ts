@@ -6,8 +6,11 @@ import { CompleteRun } from '../app/completeRun';
 import type { SluiceDeps } from '../app/deps';
 import { PoolAdmin } from '../app/poolAdmin';
 import { Reconciler } from '../app/reconcile';
-import { awsClients } from '../adapters/awsClients';
 import { DynamoScheduleStore } from '../adapters/dynamodb/scheduleStore';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { awsClients, jobApiClient } from '../adapters/awsClients';
+import { DynamoSetRunStore } from '../adapters/dynamodb/setRunStore';
+import { EventBridgePublisher } from '../adapters/eventbridge/eventPublisher';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { EmfMetrics } from '../adapters/powertools/emfMetrics';
@@ -50,6 +53,10 @@ export function container(): Container {
     log: logger,
     metrics: new EmfMetrics(metrics),
     settings: settingsFrom(env),
+    sets: {
+      store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME),
+      events: new EventBridgePublisher(jobApiClient('eventbridge', () => new EventBridgeClient({})), env.EVENT_BUS_NAME),
+    },
   };
   built = {
     deps,

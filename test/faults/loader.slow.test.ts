@@ -51,7 +51,16 @@ test.each(['queue.send', 'schedule.load'])(
       { ...deps, queue: crashable(deps.queue, crash, 'queue'), schedule: crashable(deps.schedule!, crash, 'schedule') },
       { concurrency: 1 },
     );
-    await expect(dying.run()).rejects.toBeInstanceOf(SimulatedCrash);
+    // The stack's own periodic reconciler runs its loader too: held off while the dying one runs, so the crash lands
+    // mid-batch as armed.
+    const { loader } = container();
+    const run = loader.run;
+    loader.run = async () => ({ loaded: 0, skipped: 0, buckets: 0, finished: true });
+    try {
+      await expect(dying.run()).rejects.toBeInstanceOf(SimulatedCrash);
+    } finally {
+      loader.run = run;
+    }
     const states = await Promise.all(specs.map(async (spec) => (await deps.ledger.get(spec.id))!.state));
     expect(states.filter((s) => s === JobState.Scheduled)).toHaveLength(at === 'queue.send' ? 8 : 7);
 

@@ -76,3 +76,8 @@ export const CANCELLABLE = `${SAME_VERSION} AND attribute_not_exists(holderPool)
 
 /** The loader's cursor only moves forward (two loaders at once may both move it). */
 export const CURSOR_BEHIND = 'attribute_not_exists(#minute) OR #minute < :minute';
+/** A job set's run exists (counting an ended job on it, noting a check). */
+export const RUN_EXISTS = 'attribute_exists(pk)';
+
+/** A job set's run exists and is not completed yet (completing it: once). */
+export const RUN_OPEN = 'attribute_exists(pk) AND attribute_not_exists(completedAt)';

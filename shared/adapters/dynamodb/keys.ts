@@ -9,6 +9,9 @@
  * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
  * - the loader cursor:  pk LOADER             sk CURSOR            minute (the first minute of the due index not loaded in full)
  * A scheduled job due beyond 15 minutes also carries dueBucket and dueSk: the keys of the sparse `due` index.
+ * - a job set:         pk SET#<set>          sk SET               paused
+ * - a job set's run:   pk SET#<set>          sk RUN#<run>         total, keys, ended, startedAt, completedAt, summary
+ * - an open set run:   pk SETRUNS            sk <set>#<run>       (while the run is open: the reconciler checks them)
  * Waiters share the pool's partition so the oldest are one Query away, ordered by sort key.
  */
 export const POOL_SK = 'POOL';
@@ -25,3 +28,9 @@ export const jobKey = (jobId: string) => ({ pk: `JOB#${jobId}`, sk: JOB_SK });
 export const runKey = (kind: string, executionId: string) => ({ pk: `RUN#${kind}#${executionId}`, sk: RUN_SK });
 export const tenantKey = (pool: string, tenant: string) => ({ pk: `POOL#${pool}`, sk: `${TENANT_PREFIX}${tenant}` });
 export const loaderCursorKey = () => ({ pk: 'LOADER', sk: 'CURSOR' });
+export const SET_SK = 'SET';
+export const SET_RUN_PREFIX = 'RUN#';
+export const OPEN_SET_RUNS_PK = 'SETRUNS';
+export const setKey = (set: string) => ({ pk: `SET#${set}`, sk: SET_SK });
+export const setRunKey = (set: string, run: string) => ({ pk: `SET#${set}`, sk: `${SET_RUN_PREFIX}${run}` });
+export const openSetRunKey = (set: string, run: string) => ({ pk: OPEN_SET_RUNS_PK, sk: `${set}#${run}` });

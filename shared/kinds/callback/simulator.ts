@@ -6,6 +6,7 @@ import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
 import { CANCEL_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
+import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../ports/eventPublisher';
 import { CALLBACK_REPORT } from './reports';
 import { CALLBACK_KIND, targetOf } from './spec';
 
@@ -23,6 +24,8 @@ import { CALLBACK_KIND, targetOf } from './spec';
  * - SQS SendMessage (AWS JSON 1.0, `AmazonSQS.SendMessage`): the run's name is the queue's. (In the local stack the
  *   SQS endpoint is the emulator, so this channel is reached only when AWS_ENDPOINT_URL_SQS names the simulator.)
  */
+/** Sluice's own events, put on the bus as they are (not callback starts). */
+const OWN_DETAIL_TYPES: readonly string[] = Object.values(SluiceDetailType);
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 const PUT_EVENTS = 'AWSEvents.PutEvents';
 const SEND_MESSAGE = 'AmazonSQS.SendMessage';
@@ -109,9 +112,36 @@ function accepted(res: ServerResponse, channel: Channel, body: string): void {
   }
 }
 
+/**
+ * Sluice's own events (source `sluice`, not a callback start or cancel: a job set run completed) are the local
+ * EventBridge's too: put on the local bus as they are, where users' rules (and the tests) see them.
+ */
+function ownEvents(engine: RunEngine, req: SimRequest): boolean {
+  if (req.target !== PUT_EVENTS) return false;
+  const entries = (parseObject(req.body)?.Entries ?? []) as Array<Record<string, unknown>>;
+  // By detail type: a callback start may carry any detail type its spec names.
+  const own = (e: Record<string, unknown>) => e.Source === SLUICE_EVENT_SOURCE && OWN_DETAIL_TYPES.includes(String(e.DetailType));
+  if (entries.length === 0 || !entries.every(own)) return false;
+  for (const entry of entries) {
+    engine.putOnBus({
+      version: '0',
+      id: randomUUID(),
+      'detail-type': String(entry.DetailType),
+      source: String(entry.Source),
+      account: engine.ctx.account,
+      time: eventTime(Date.now()),
+      region: engine.ctx.region,
+      resources: [],
+      detail: JSON.parse(String(entry.Detail ?? '{}')) as Record<string, unknown>,
+    });
+  }
+  return true;
+}
+
 async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): Promise<void> {
   const channel: Channel = INVOKE_PATH.test(req.path) ? 'lambda' : req.target === SEND_MESSAGE ? 'sqs' : 'eventBus';
   try {
+    if (ownEvents(engine, req)) return accepted(res, channel, '');
     const { name, message } = readRequest(req);
     if (message.type === 'start') {
       const args = {

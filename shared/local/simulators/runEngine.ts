@@ -320,6 +320,11 @@ export class RunEngine {
     if (beat) state.beat = beat;
   }
 
+  /** Puts an event on the local bus as it is (the stack's own PutEvents: a job set run completed). */
+  putOnBus(event: EventBridgeEvent): void {
+    this.emitProgress(event);
+  }
+
   private emitProgress(event: EventBridgeEvent): void {
     try {
       const result = this.options.emit?.(structuredClone(event));

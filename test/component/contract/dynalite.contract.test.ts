@@ -6,6 +6,8 @@ import { TakeOutcome } from '../../../shared/ports/leaseStore';
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
 import { describeScheduleStoreContract } from '../../contract/scheduleStore.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
+import { describeSetRunStoreContract } from '../../contract/setRunStore.contract';
+import { DynamoSetRunStore } from '../../../shared/adapters/dynamodb/setRunStore';
 import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
 import { receiver, unit } from '../../support/demands';
 
@@ -15,6 +17,10 @@ const fixtures = useDynamoFixtures(startDynalite);
 describeLeaseStoreContract('DynamoLeaseStore on dynalite', () => fixtures().store());
 describeJobLedgerContract('DynamoJobLedger on dynalite', () => fixtures().store());
 describeScheduleStoreContract('DynamoScheduleStore on dynalite', () => fixtures().scheduleStore());
+describeSetRunStoreContract('DynamoSetRunStore on dynalite', async () => {
+  const table = await fixtures().table();
+  return { store: new DynamoSetRunStore(fixtures().doc, table.name), cleanup: table.drop };
+});
 
 describe('DynamoLeaseStore specifics (dynalite)', () => {
   /** A document client that fails the first write of the pool registry, as if the function died right there. */

@@ -1,6 +1,8 @@
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
 import { describeScheduleStoreContract } from '../../contract/scheduleStore.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
+import { describeSetRunStoreContract } from '../../contract/setRunStore.contract';
+import { DynamoSetRunStore } from '../../../shared/adapters/dynamodb/setRunStore';
 import { startDynamoDbLocal } from '../../support/dynamodbLocal';
 import { useDynamoFixtures } from './dynamoFixtures';
 
@@ -10,3 +12,7 @@ const fixtures = useDynamoFixtures(() => startDynamoDbLocal({ timeoutMs: 45_000 
 describeLeaseStoreContract('DynamoLeaseStore on DynamoDB Local', () => fixtures().store());
 describeJobLedgerContract('DynamoJobLedger on DynamoDB Local', () => fixtures().store());
 describeScheduleStoreContract('DynamoScheduleStore on DynamoDB Local', () => fixtures().scheduleStore());
+describeSetRunStoreContract('DynamoSetRunStore on DynamoDB Local', async () => {
+  const table = await fixtures().table();
+  return { store: new DynamoSetRunStore(fixtures().doc, table.name), cleanup: table.drop };
+});

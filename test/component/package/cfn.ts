@@ -18,6 +18,7 @@ export interface PolicyStatement {
   NotAction?: unknown;
   Resource?: unknown;
   NotResource?: unknown;
+  Condition?: unknown;
 }
 
 /**

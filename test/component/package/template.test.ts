@@ -17,6 +17,7 @@ import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/l
 import { allPolicyStatements, asList, type CfnResource, type CfnTemplate, grantsOf, refName, resolveSub } from './cfn';
 import { compare, type Control, loadControls, runControls, type Suppression } from './controlTower';
 import { readZip } from './zip';
+import { loadJobSets } from '../../../shared/config/jobSetsFile';
 
 /**
  * `npm run package` (bin/package.cjs: serverless package, offline) and, resource by resource, what it must produce.
@@ -26,7 +27,8 @@ import { readZip } from './zip';
 const ROOT = path.resolve(__dirname, '../../..');
 const OUT = path.join(ROOT, '.serverless');
 const STAGE = 'dev';
-const FUNCTIONS = ['acquirer', 'releaser', 'reconciler', 'callbacks'] as const;
+const JOB_SETS_FILE = 'docs/examples/jobs.yml';
+const FUNCTIONS = ['acquirer', 'releaser', 'reconciler', 'callbacks', 'jobSets'] as const;
 type FunctionName = (typeof FUNCTIONS)[number];
 const logicalId = (fn: FunctionName) => `${fn[0]!.toUpperCase()}${fn.slice(1)}`;
 
@@ -34,7 +36,8 @@ let template: CfnTemplate;
 let local: ServiceDefinition;
 
 beforeAll(async () => {
-  await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE], {
+  // With the example job sets, so the sets' schedules and their role are in the template too.
+  await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, `--param=jobSetsFile=${JOB_SETS_FILE}`], {
     cwd: ROOT,
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -251,6 +254,79 @@ describe('the reconciler schedule', () => {
   });
 });
 
+describe('job set schedules (the example sets file, docs/examples/jobs.yml)', () => {
+  const sets = loadJobSets(path.join(ROOT, JOB_SETS_FILE));
+
+  test('one EventBridge Scheduler schedule per set: its expression, time zone and state, no flexible window', () => {
+    const schedules = ofType('AWS::Scheduler::Schedule').map(([, r]) => r.Properties!);
+    expect(schedules.map((p) => p.Name).sort()).toEqual(sets.map((set) => `sluice-${STAGE}-${set.name}`).sort());
+    for (const set of sets) {
+      const p = schedules.find((s) => s.Name === `sluice-${STAGE}-${set.name}`)!;
+      expect([p.ScheduleExpression, p.ScheduleExpressionTimezone, p.State]).toEqual([set.schedule, set.timezone, set.enabled ? 'ENABLED' : 'DISABLED']);
+      expect(p.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
+    }
+    expect(schedules.find((p) => p.Name === `sluice-${STAGE}-daily-flows`)).toMatchObject({
+      ScheduleExpression: 'cron(0 2 * * ? *)',
+      ScheduleExpressionTimezone: 'Europe/Paris',
+    });
+    expect(sets.find((set) => set.name === 'daily-flows')!.jobs).toHaveLength(120);
+  });
+
+  test('each targets the jobSets function with its set and the scheduled time, retried, through the scheduler role', () => {
+    for (const [, r] of ofType('AWS::Scheduler::Schedule')) {
+      const target = r.Properties!.Target as Record<string, unknown>;
+      expect(refName(target.Arn)).toBe('JobSetsLambdaFunction');
+      expect(refName(target.RoleArn)).toBe('JobSetSchedulerRole');
+      const input = JSON.parse(target.Input as string) as Record<string, string>;
+      expect(input.scheduledTime).toBe('<aws.scheduler.scheduled-time>');
+      expect(sets.map((s) => s.name)).toContain(input.set);
+      expect((target.RetryPolicy as { MaximumRetryAttempts: number }).MaximumRetryAttempts).toBeGreaterThan(0);
+    }
+  });
+
+  test('the scheduler role: assumed only by this account\'s schedules, it may invoke the jobSets function and nothing else', () => {
+    const role = props('JobSetSchedulerRole');
+    expect(role.AssumeRolePolicyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Action: 'sts:AssumeRole',
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        },
+      ],
+    });
+    expect(grantsOf(resource('JobSetSchedulerRole'))).toEqual({ 'lambda:InvokeFunction': ['JobSetsLambdaFunction'] });
+  });
+
+  test("the jobSets role touches only the sets' items of the table (their leading keys)", () => {
+    const statement = allPolicyStatements(template).find(({ resource: id, statement: st }) => id === 'JobSetsRole' && st.Sid === 'SetRuns')!;
+    expect(statement.statement.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SET#*', 'SETRUNS'] } });
+  });
+
+  test('a sets file with a bad job fails the packaging (the plugin validates it first), naming the set and the job', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-sets-'));
+    const bad = path.join(dir, 'jobs.yml');
+    await writeFile(bad, 'sets:\n  - { name: nightly, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: a }, { kind: glue }] }\n');
+    try {
+      // The plugin's hook runs this before it adds anything (a throw there fails `serverless package`); in plain Node,
+      // as the framework runs it (packaging again here would overwrite the .serverless output the other tests read).
+      const load = (file: string) =>
+        promisify(execFile)(process.execPath, ['-e', `require('./bin/serverless/jobSetSchedules.cjs').loadSets(process.cwd(), ${JSON.stringify(file)})`], {
+          cwd: ROOT,
+        }).then(
+          () => 'ok',
+          (error: { stderr: string }) => error.stderr,
+        );
+      expect(await load(bad)).toContain("set 'nightly', job 2: jobName");
+      expect(await load(JOB_SETS_FILE)).toBe('ok');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the table', () => {
   test('on demand, point-in-time recovery, TTL on expiresAt, keyed (pk, sk)', () => {
     const p = props('SluiceTable');
@@ -292,6 +368,8 @@ describe('least privilege', () => {
     'dynamodb:Query': ['${SluiceTable.Arn}/index/holders', 'SluiceTable'],
   };
   const logs = (group: string) => ({ 'logs:CreateLogStream': [group], 'logs:PutLogEvents': [group] });
+  // Sluice's own events on the default bus (a job set run completed: whoever ends a set's last job puts it).
+  const sluiceEvents = { 'events:PutEvents': ['arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/default'] };
 
   /** Each kind's grants to a function (shared/kinds/<kind>/index.ts, iam), with the stage's name patterns. */
   const kindGrants = (fn: 'acquirer' | 'reconciler' | 'subscriber'): Record<string, string[]> => {
@@ -318,6 +396,7 @@ describe('least privilege', () => {
       {
         ...logs('AcquirerLogGroup'),
         ...table,
+        ...sluiceEvents,
         // the event source, polling with the function's role
         'sqs:ReceiveMessage': ['JobQueue'],
         'sqs:DeleteMessage': ['JobQueue'],
@@ -331,6 +410,7 @@ describe('least privilege', () => {
       {
         ...logs('ReleaserLogGroup'),
         ...table,
+        ...sluiceEvents,
         // wake-ups when it cannot start the job itself; the retries and dead-lettering of a start it makes
         'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
       },
@@ -341,6 +421,7 @@ describe('least privilege', () => {
       {
         ...logs('CallbacksLogGroup'),
         ...table,
+        ...sluiceEvents,
         'sqs:ReceiveMessage': ['CallbackQueue'],
         'sqs:DeleteMessage': ['CallbackQueue'],
         'sqs:GetQueueAttributes': ['CallbackQueue'],
@@ -355,21 +436,30 @@ describe('least privilege', () => {
         ...logs('ReconcilerLogGroup'),
         ...table,
         'dynamodb:Query': ['${SluiceTable.Arn}/index/due', ...table['dynamodb:Query']!],
+        ...sluiceEvents,
         'sqs:SendMessage': ['JobQueue'],
       },
       kindGrants('reconciler'),
     ),
+    // a set's run in the table (only the sets' items: LeadingKeys), its jobs to the queue
+    jobSets: {
+      ...logs('JobSetsLogGroup'),
+      'dynamodb:GetItem': ['SluiceTable'],
+      'dynamodb:PutItem': ['SluiceTable'],
+      'dynamodb:UpdateItem': ['SluiceTable'],
+      'sqs:SendMessage': ['JobQueue'],
+    },
   };
 
   test('each function runs with a role of its own; there is no shared role', () => {
     const roles = FUNCTIONS.map((name) => refName(fn(name).Role));
-    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole', 'CallbacksRole']);
+    expect(roles).toEqual(['AcquirerRole', 'ReleaserRole', 'ReconcilerRole', 'CallbacksRole', 'JobSetsRole']);
     expect(template.Resources.IamRoleLambdaExecution).toBeUndefined();
     expect(
       ofType('AWS::IAM::Role')
         .map(([id]) => id)
         .sort(),
-    ).toEqual(['AcquirerRole', 'CallbacksRole', 'ReconcilerRole', 'ReleaserRole']);
+    ).toEqual(['AcquirerRole', 'CallbacksRole', 'JobSetSchedulerRole', 'JobSetsRole', 'ReconcilerRole', 'ReleaserRole']);
     for (const role of roles) {
       expect(props(role).AssumeRolePolicyDocument).toEqual({
         Version: '2012-10-17',
@@ -603,7 +693,8 @@ describe('bundles', () => {
     for (const name of FUNCTIONS) {
       const zipBytes = (await stat(path.join(OUT, `${name}.zip`))).size;
       const { entries, source } = await bundle(name);
-      expect(entries.map((e) => e.name)).toEqual([`functions/${name}.js`]);
+      // the jobSets function also carries the job sets file it reads
+      expect(entries.map((e) => e.name)).toEqual(name === 'jobSets' ? [`functions/${name}.js`, JOB_SETS_FILE] : [`functions/${name}.js`]);
       expect(fn(name).Handler).toBe(`functions/${name}.handler`);
       rows.push(
         `${name.padEnd(10)} zip ${(zipBytes / 1024).toFixed(0).padStart(5)} KB   unzipped ${(entries[0]!.size / 1024).toFixed(0).padStart(5)} KB`,
@@ -625,7 +716,7 @@ describe('bundles', () => {
     try {
       for (const name of FUNCTIONS) await writeFile(path.join(dir, `${name}.js`), (await bundle(name)).source);
       await writeFile(path.join(dir, 'run.js'), RUNNER);
-      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'callbacks.js', 'reconciler.js', 'releaser.js', 'run.js']);
+      expect((await readdir(dir)).sort()).toEqual(['acquirer.js', 'callbacks.js', 'jobSets.js', 'reconciler.js', 'releaser.js', 'run.js']);
       const variables = Object.fromEntries(
         Object.entries(env('releaser')).map(([k, v]) => [
           k,
@@ -649,7 +740,7 @@ describe('bundles', () => {
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler', 'callbacks'] });
+      expect(lines.find((l) => l.loaded)).toEqual({ loaded: ['acquirer', 'releaser', 'reconciler', 'callbacks', 'jobSets'] });
       // Structured JSON logs.
       const log = lines.find((l) => l.message === 'malformed completion event dropped');
       expect(log).toMatchObject({
@@ -775,7 +866,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
 /** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
 const RUNNER = `
 const loaded = [];
-for (const name of ['acquirer', 'releaser', 'reconciler', 'callbacks']) {
+for (const name of ['acquirer', 'releaser', 'reconciler', 'callbacks', 'jobSets']) {
   const mod = require('./' + name + '.js');
   if (typeof mod.handler !== 'function') throw new Error(name + ' exports no handler');
   loaded.push(name);
@@ -816,7 +907,8 @@ async function sdkCallsIn(dir: string): Promise<string[]> {
     TransactWrite: 'ConditionCheckItem',
     TransactGet: 'TransactGetItems',
   };
-  const IAM_ACTION: Record<string, string> = { 'lambda:Invoke': 'lambda:InvokeFunction' };
+  // SQS's batch send is authorized by sqs:SendMessage.
+  const IAM_ACTION: Record<string, string> = { 'lambda:Invoke': 'lambda:InvokeFunction', 'sqs:SendMessageBatch': 'sqs:SendMessage' };
   const actions = new Set<string>();
   const files = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.ts'));
   for (const file of files) {

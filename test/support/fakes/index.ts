@@ -8,3 +8,4 @@ export * from './recordingJobQueue';
 export * from './recordingLog';
 export * from './tick';
 export * from './drive';
+export * from './inMemorySetRuns';

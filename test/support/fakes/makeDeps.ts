@@ -1,3 +1,4 @@
+import { InMemorySetRuns, RecordingEvents } from './inMemorySetRuns';
 import { sluiceServices } from '../../../shared/app/services';
 import { Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
@@ -53,6 +54,9 @@ export interface FakeWorld {
   reconciler: Reconciler;
   poolAdmin: PoolAdmin;
   loader: Loader;
+  /** job set runs and the events put on the bus */
+  setRuns: InMemorySetRuns;
+  events: RecordingEvents;
 }
 
 /** SluiceDeps built from fakes, and the services built on them. */
@@ -70,6 +74,8 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   });
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();
+  const setRuns = new InMemorySetRuns();
+  const events = new RecordingEvents();
   const deps: SluiceDeps = {
     leases,
     ledger,
@@ -81,6 +87,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     log,
     metrics,
     settings,
+    sets: { store: setRuns, events },
   };
   return {
     deps,
@@ -93,6 +100,8 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     log,
     metrics,
     settings,
+    setRuns,
+    events,
     ...sluiceServices(deps),
   };
 }

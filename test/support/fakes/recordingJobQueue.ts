@@ -51,6 +51,10 @@ export class RecordingJobQueue implements JobQueue {
     this.pending.push(message);
   }
 
+  async sendAll(bodies: readonly string[]): Promise<void> {
+    for (const body of bodies) await this.send(body);
+  }
+
   async deadLetter(body: string, reason: string, context: Record<string, string> = {}): Promise<void> {
     await tick();
     this.deadLettered.push({ body, reason, context: { ...context } });

@@ -63,4 +63,21 @@ describe('scheduler properties (in-memory stores)', () => {
     const store = new InMemoryStore();
     await runScenario(new SchedulerModel(store, store, { ...options, seed: 1 }), actions);
   });
+
+  test('replay (soak seed 2002145304): a take between two limits set at once (0 and 2) is within the limit it saw', async () => {
+    const actions: Action[] = [
+      { t: 'reconcile' },
+      { t: 'reconcile' },
+      { t: 'setLimit', pool: 'default', limit: 1 },
+      { t: 'submit', kind: 'appflow', pool: 'default' },
+      { t: 'submit', kind: 'appflow', pool: 'nowhere' },
+      { t: 'together', parts: [{ t: 'deliver', pick: 0 }, { t: 'deliver', pick: 0 }] },
+      { t: 'submit', kind: 'appflow', pool: 'default' },
+      { t: 'together', parts: [{ t: 'deliver', pick: 0 }, { t: 'setLimit', pool: 'default', limit: 0 }, { t: 'setLimit', pool: 'default', limit: 2 }] },
+      { t: 'deliverEvent', pick: 0, keep: false },
+    ];
+    const options = { concurrency: true, startFailures: true };
+    const store = new InMemoryStore();
+    await runScenario(new SchedulerModel(store, store, { ...options, seed: 279407470 }), actions);
+  });
 });

@@ -1,0 +1,112 @@
+'use strict';
+/**
+ * A local Serverless plugin (serverless.yml, plugins): one EventBridge Scheduler schedule per job set of the stage's
+ * jobSetsFile (shared/domain/jobSets.ts reads and validates it: a bad file fails the packaging, naming the set and the
+ * job). Each schedule invokes the jobSets function with the set's name and the time it fired for
+ * (`<aws.scheduler.scheduled-time>`), through a role that may invoke that function and nothing else. No sets: no
+ * schedules and no role.
+ */
+const path = require('node:path');
+
+const FUNCTION_ID = 'JobSetsLambdaFunction';
+const ROLE_ID = 'JobSetSchedulerRole';
+
+/** A CloudFormation logical id from a set name (letters and digits only). */
+function scheduleId(name) {
+  return `JobSetSchedule${name
+    .split(/[^A-Za-z0-9]+/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')}`;
+}
+
+/** Adds the sets' schedules and their role to the compiled template. Returns the schedules' logical ids. */
+function addJobSetSchedules(template, sets, { service, stage }) {
+  if (sets.length === 0) return [];
+  const resources = template.Resources;
+  if (!resources[FUNCTION_ID]) throw new Error(`jobSetSchedules: the template has no ${FUNCTION_ID}`);
+  resources[ROLE_ID] = {
+    Type: 'AWS::IAM::Role',
+    Properties: {
+      AssumeRolePolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Effect: 'Allow',
+            Principal: { Service: 'scheduler.amazonaws.com' },
+            Action: 'sts:AssumeRole',
+            // Only this account's schedules may use it (the confused deputy).
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          },
+        ],
+      },
+      Policies: [
+        {
+          PolicyName: 'invoke-job-sets',
+          PolicyDocument: {
+            Version: '2012-10-17',
+            Statement: [{ Sid: 'InvokeJobSets', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [FUNCTION_ID, 'Arn'] } }],
+          },
+        },
+      ],
+    },
+  };
+  const ids = [];
+  for (const set of sets) {
+    const id = scheduleId(set.name);
+    if (resources[id]) throw new Error(`jobSetSchedules: two sets map to the logical id ${id}`);
+    resources[id] = {
+      Type: 'AWS::Scheduler::Schedule',
+      Properties: {
+        // Schedule names are at most 64 characters.
+        Name: `${service}-${stage}-${set.name}`.slice(0, 64),
+        Description: (set.description ?? `Job set ${set.name}`).slice(0, 512),
+        ScheduleExpression: set.schedule,
+        ScheduleExpressionTimezone: set.timezone,
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        State: set.enabled ? 'ENABLED' : 'DISABLED',
+        Target: {
+          Arn: { 'Fn::GetAtt': [FUNCTION_ID, 'Arn'] },
+          RoleArn: { 'Fn::GetAtt': [ROLE_ID, 'Arn'] },
+          Input: JSON.stringify({ set: set.name, scheduledTime: '<aws.scheduler.scheduled-time>' }),
+          // A failed fire is invoked again: the run's ids are the same, so nothing runs twice.
+          RetryPolicy: { MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 },
+        },
+      },
+    };
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** The sets of a file, validated by the same code the functions run (TypeScript, loaded with tsx). */
+function loadSets(serviceDir, file) {
+  const { require: tsxRequire } = require('tsx/cjs/api');
+  const { loadJobSets } = tsxRequire(path.join(serviceDir, 'shared/config/jobSetsFile.ts'), __filename);
+  const cwd = process.cwd();
+  try {
+    process.chdir(serviceDir);
+    return loadJobSets(file);
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+class JobSetSchedules {
+  constructor(serverless) {
+    this.hooks = {
+      'before:package:finalize': () => {
+        const service = serverless.service;
+        const file = service.provider.environment.JOB_SETS_FILE;
+        const sets = loadSets(serverless.serviceDir ?? serverless.config.servicePath, file);
+        addJobSetSchedules(service.provider.compiledCloudFormationTemplate, sets, {
+          service: service.service,
+          stage: service.provider.stage,
+        });
+      },
+    };
+  }
+}
+
+module.exports = JobSetSchedules;
+module.exports.addJobSetSchedules = addJobSetSchedules;
+module.exports.loadSets = loadSets;

@@ -1,0 +1,162 @@
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SetRun, SetRunStore, SetRunSummary } from '../../ports/setRunStore';
+import { IS_NEW, RUN_EXISTS, RUN_OPEN } from './conditions';
+import { applied, cancellationReasons } from './errors';
+import { openSetRunKey, OPEN_SET_RUNS_PK, setKey, setRunKey, SET_RUN_PREFIX } from './keys';
+
+/**
+ * Job set runs in the one table: a run `pk SET#<set>, sk RUN#<run>` (total, its jobs' keys, the ended count, the
+ * summary once completed), its entry on the open list `pk SETRUNS, sk <set>#<run>` while it is open, and the set's
+ * own item `pk SET#<set>, sk SET` (paused). The run and its open entry are written together, so the reconciler
+ * finds every open run with one Query.
+ */
+export class DynamoSetRunStore implements SetRunStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
+    const item = { ...setRunKey(run.set, run.run), ...run, ended: 0 };
+    try {
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: this.tableName, Item: item, ConditionExpression: IS_NEW } },
+            { Put: { TableName: this.tableName, Item: { ...openSetRunKey(run.set, run.run), set: run.set, run: run.run } } },
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (cancellationReasons(error)?.[0]?.Code === 'ConditionalCheckFailed') return false;
+      throw error;
+    }
+  }
+
+  async countEnded(set: string, run: string): Promise<SetRun | undefined> {
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: setRunKey(set, run),
+          UpdateExpression: 'ADD ended :one',
+          ConditionExpression: RUN_EXISTS,
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? fromItem(Attributes) : undefined;
+    } catch (error) {
+      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
+  }
+
+  async markChecked(set: string, run: string, at: number): Promise<void> {
+    await applied(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: setRunKey(set, run),
+          UpdateExpression: 'SET checkedAt = :at',
+          ConditionExpression: RUN_EXISTS,
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      ),
+    );
+  }
+
+  async complete(set: string, run: string, summary: SetRunSummary, at: number): Promise<boolean> {
+    return applied(
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: setRunKey(set, run),
+          UpdateExpression: 'SET completedAt = :at, summary = :summary',
+          ConditionExpression: RUN_OPEN,
+          ExpressionAttributeValues: { ':at': at, ':summary': summary },
+        }),
+      ),
+    );
+  }
+
+  async markNotified(set: string, run: string, at: number): Promise<void> {
+    await this.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: setRunKey(set, run),
+              UpdateExpression: 'SET notifiedAt = :at',
+              ExpressionAttributeValues: { ':at': at },
+            },
+          },
+          { Delete: { TableName: this.tableName, Key: openSetRunKey(set, run) } },
+        ],
+      }),
+    );
+  }
+
+  async getRun(set: string, run: string): Promise<SetRun | undefined> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: setRunKey(set, run), ConsistentRead: true }));
+    return Item ? fromItem(Item) : undefined;
+  }
+
+  async runs(set: string, max: number): Promise<SetRun[]> {
+    const runs: SetRun[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': setKey(set).pk, ':prefix': SET_RUN_PREFIX },
+          ExclusiveStartKey: start,
+        }),
+      );
+      runs.push(...(page.Items ?? []).map(fromItem));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return runs.sort((a, b) => b.startedAt - a.startedAt || b.run.localeCompare(a.run)).slice(0, max);
+  }
+
+  async openRuns(max: number): Promise<SetRun[]> {
+    const { Items } = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': OPEN_SET_RUNS_PK },
+        Limit: max,
+      }),
+    );
+    const runs = await Promise.all((Items ?? []).map((entry) => this.getRun(String(entry.set), String(entry.run))));
+    return runs.filter((run): run is SetRun => run !== undefined && run.notifiedAt === undefined);
+  }
+
+  async setPaused(set: string, paused: boolean): Promise<void> {
+    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...setKey(set), set, paused } }));
+  }
+
+  async isPaused(set: string): Promise<boolean> {
+    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: setKey(set), ConsistentRead: true }));
+    return Item?.paused === true;
+  }
+}
+
+function fromItem(item: Record<string, unknown>): SetRun {
+  return {
+    set: String(item.set),
+    run: String(item.run),
+    total: Number(item.total),
+    keys: (item.keys as string[] | undefined) ?? [],
+    ended: Number(item.ended ?? 0),
+    startedAt: Number(item.startedAt),
+    ...(item.scheduledFor !== undefined && { scheduledFor: Number(item.scheduledFor) }),
+    ...(item.completedAt !== undefined && { completedAt: Number(item.completedAt) }),
+    ...(item.summary !== undefined && { summary: item.summary as SetRunSummary }),
+    ...(item.checkedAt !== undefined && { checkedAt: Number(item.checkedAt) }),
+    ...(item.notifiedAt !== undefined && { notifiedAt: Number(item.notifiedAt) }),
+  };
+}

@@ -1,0 +1,181 @@
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { InvalidJobSetsError } from '../errors';
+import { JobSpecSchema } from '../kinds/registry';
+import type { JobSpec } from './job';
+import { fireTimes } from './setSchedule';
+
+/**
+ * Job sets: jobs declared once (a YAML file in the repository) that run together on a schedule, each fire of the
+ * schedule a *run* of the set. Pure: the file's text in, validated sets out; a run's job ids are derived from the set,
+ * the run and the job, so a schedule that fires twice for one time (or an expander that dies part way and is invoked
+ * again) enqueues the same ids, and the acquirer runs each job once.
+ */
+
+/** Set names and job keys end up inside job ids (at most 128 characters: see `setJobId`). */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
+const JOB_KEY = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
+const INVOCATION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/** EventBridge Scheduler's recurring expressions: `rate(5 minutes)` or `cron(min hour dom month dow year)`. */
+const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
+const CRON = /^cron\((\S+ \S+ \S+ \S+ \S+ \S+)\)$/;
+
+/** A run keeps its jobs' keys in one DynamoDB item (400 KB): 5,000 keys of at most 40 characters fit with room. */
+export const MAX_JOBS_PER_SET = 5_000;
+
+const SetSchema = z.object({
+  name: z.string().regex(NAME, "a set name is 1-48 letters, digits, '_' or '-'"),
+  description: z.string().max(512).optional(),
+  schedule: z.string().refine((s) => RATE.test(s) || CRON.test(s), {
+    message: "schedule must be 'rate(N minutes|hours|days)' or 'cron(min hour day-of-month month day-of-week year)' as EventBridge Scheduler takes it",
+  }),
+  /** IANA time zone of the cron expression (EventBridge Scheduler's ScheduleExpressionTimezone) */
+  timezone: z
+    .string()
+    .default('UTC')
+    .refine((tz) => isTimeZone(tz), { message: 'timezone must be an IANA time zone, e.g. Europe/Paris' }),
+  /** the pool of its jobs, unless a job names its own */
+  pool: z.string().optional(),
+  /** false: declared, deployed disabled */
+  enabled: z.boolean().default(true),
+  jobs: z
+    .array(z.record(z.string(), z.unknown()))
+    .min(1, 'a set needs at least one job')
+    .max(MAX_JOBS_PER_SET, `a set has at most ${MAX_JOBS_PER_SET} jobs (its run keeps their keys in one item)`),
+});
+
+const FileSchema = z.object({ sets: z.array(z.unknown()).default([]) });
+
+/** One job of a set: its key (unique in the set, part of its id) and its spec without id. */
+export interface SetJob {
+  key: string;
+  spec: Omit<JobSpec, 'id'>;
+}
+
+export interface JobSet {
+  name: string;
+  description?: string;
+  schedule: string;
+  timezone: string;
+  enabled: boolean;
+  jobs: SetJob[];
+}
+
+/** The set and run a job of a set belongs to (on its spec: the releaser counts the run's ended jobs by it). */
+export interface JobSetRef {
+  name: string;
+  run: string;
+}
+
+/**
+ * Reads and validates a job sets file. Every job is checked with the same schema as a job message (any kind); an error
+ * names the file, the set and the job. Throws InvalidJobSetsError.
+ */
+export function parseJobSets(text: string, source: string): JobSet[] {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (error) {
+    throw new InvalidJobSetsError(`${source}: not valid YAML: ${(error as Error).message}`, { cause: error });
+  }
+  const file = FileSchema.safeParse(raw);
+  if (!file.success) throw new InvalidJobSetsError(`${source}: ${issues(file.error)}`);
+  const sets: JobSet[] = [];
+  file.data.sets.forEach((rawSet, index) => {
+    const label = `${source}: set ${typeof (rawSet as { name?: unknown })?.name === 'string' ? `'${(rawSet as { name: string }).name}'` : `#${index + 1}`}`;
+    const parsed = SetSchema.safeParse(rawSet);
+    if (!parsed.success) throw new InvalidJobSetsError(`${label}: ${issues(parsed.error)}`);
+    const set = parsed.data;
+    try {
+      fireTimes(set.schedule, set.timezone, 0, 1); // its fields, as a schedule would read them
+    } catch (error) {
+      throw new InvalidJobSetsError(`${label}: ${(error as Error).message}`, { cause: error });
+    }
+    if (sets.some((s) => s.name === set.name)) throw new InvalidJobSetsError(`${label}: another set has this name`);
+    const keys = new Map<string, number>();
+    const jobs = set.jobs.map((rawJob, j) => {
+      const where = `${label}, job ${j + 1}`;
+      const { key: givenKey, ...fields } = rawJob as { key?: unknown } & Record<string, unknown>;
+      if ('id' in fields) throw new InvalidJobSetsError(`${where}: a job of a set has no id (its id is derived from the set, the run and its key)`);
+      if (givenKey !== undefined && (typeof givenKey !== 'string' || !JOB_KEY.test(givenKey)))
+        throw new InvalidJobSetsError(`${where}: key must be 1-40 letters, digits, '_' or '-'`);
+      const spec = JobSpecSchema.safeParse({ pool: set.pool, ...fields, id: 'x' });
+      if (!spec.success) throw new InvalidJobSetsError(`${where}: ${issues(spec.error)}`);
+      const { id: _id, ...withoutId } = spec.data;
+      const key = (givenKey as string | undefined) ?? contentKey(withoutId);
+      const earlier = keys.get(key);
+      if (earlier !== undefined)
+        throw new InvalidJobSetsError(
+          givenKey === undefined
+            ? `${where}: the same job as job ${earlier + 1} (give them distinct 'key's if both must run)`
+            : `${where}: key '${key}' is job ${earlier + 1}'s too`,
+        );
+      keys.set(key, j);
+      return { key, spec: withoutId };
+    });
+    sets.push({ name: set.name, description: set.description, schedule: set.schedule, timezone: set.timezone, enabled: set.enabled, jobs });
+  });
+  return sets;
+}
+
+/** A run's name: its scheduled time to the minute, UTC (`20261127T0100Z`), or `now-<id>` for a run started by hand. */
+export function runOfScheduledTime(scheduledTime: string): string {
+  const at = new Date(scheduledTime);
+  if (Number.isNaN(at.getTime())) throw new InvalidJobSetsError(`not a time: '${scheduledTime}'`);
+  return at.toISOString().slice(0, 16).replace(/[-:]/g, '') + 'Z';
+}
+
+/** A run started by hand (`sluice sets run-now`): idempotent per invocation id. */
+export function runOfInvocation(invocationId: string): string {
+  if (!INVOCATION_ID.test(invocationId)) throw new InvalidJobSetsError("an invocation id is 1-32 letters, digits, '_' or '-'");
+  return `now-${invocationId}`;
+}
+
+/** `<set>.<run>.<key>`: at most 48 + 1 + 36 + 1 + 40 characters, within a job id's 128. */
+export function setJobId(set: string, run: string, key: string): string {
+  return `${set}.${run}.${key}`;
+}
+
+/** The jobs of one run of a set, with their ids and the run they belong to. */
+export function jobsOfRun(set: JobSet, run: string): JobSpec[] {
+  return set.jobs.map(({ key, spec }) => ({ ...spec, id: setJobId(set.name, run, key), jobSet: { name: set.name, run } }) as JobSpec);
+}
+
+/** The job ids of one run (the reconciler reads a run's records by them). */
+export function jobIdsOfRun(set: JobSet, run: string): string[] {
+  return set.jobs.map(({ key }) => setJobId(set.name, run, key));
+}
+
+/** A key from the job's content: FNV-1a of its canonical JSON, 8 hex digits (stable across edits of other jobs). */
+function contentKey(spec: object): string {
+  const text = canonical(spec);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `j${hash.toString(16).padStart(8, '0')}`;
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function issues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(file)'}: ${issue.message}`)
+    .join('; ');
+}

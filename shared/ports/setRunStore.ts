@@ -1,0 +1,55 @@
+/** What a run of a job set came to: its jobs' final states, by the records (the truth), not by counting. */
+export interface SetRunSummary {
+  total: number;
+  succeeded: number;
+  /** failed runs and dead-lettered jobs */
+  failed: number;
+  /** not yet ended (only in a summary of an open run) */
+  open: number;
+  failedIds: string[];
+}
+
+/** One run of a job set: one fire of its schedule, or one `sluice sets run-now`. */
+export interface SetRun {
+  set: string;
+  run: string;
+  total: number;
+  /** its jobs' keys (a job's id is `setJobId(set, run, key)`): what the run is checked against, even if the set changed since */
+  keys: string[];
+  /** ended jobs counted so far: a hint (a job may be counted twice, or missed by an invocation that died) */
+  ended: number;
+  startedAt: number;
+  /** the time the schedule fired for (absent for a run started by hand) */
+  scheduledFor?: number;
+  completedAt?: number;
+  /** the final summary once completed */
+  summary?: SetRunSummary;
+  /** when its completion event was put on the bus (then it leaves the open list) */
+  notifiedAt?: number;
+  /** when its jobs' records were last read to see whether it ended (the reconciler reads an open run now and then) */
+  checkedAt?: number;
+}
+
+/**
+ * Runs of job sets, and whether a set is paused. A run is created once (by whichever expander invocation gets there
+ * first); jobs that end count themselves on it; it is completed once, when the records of all its jobs are final.
+ */
+export interface SetRunStore {
+  /** Creates the run and lists it as open, in one write; false (changing nothing) when it exists already. */
+  startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean>;
+  /** Counts one ended job on the run; the run as counted, or undefined if there is no such run. */
+  countEnded(set: string, run: string): Promise<SetRun | undefined>;
+  /** Notes that the run's records were read (not all ended yet). */
+  markChecked(set: string, run: string, at: number): Promise<void>;
+  /** Completes the run with its summary, once: false if it was completed already (another checker won). */
+  complete(set: string, run: string, summary: SetRunSummary, at: number): Promise<boolean>;
+  /** Notes that its completion event was sent, and takes it off the open list. */
+  markNotified(set: string, run: string, at: number): Promise<void>;
+  getRun(set: string, run: string): Promise<SetRun | undefined>;
+  /** The set's runs, newest first. */
+  runs(set: string, max: number): Promise<SetRun[]>;
+  /** Runs not completed yet, of every set (the reconciler checks them). */
+  openRuns(max: number): Promise<SetRun[]>;
+  setPaused(set: string, paused: boolean): Promise<void>;
+  isPaused(set: string): Promise<boolean>;
+}

@@ -1,0 +1,149 @@
+import { FireResult, JobSetRunner, CHECK_OPEN_RUN_EVERY_MS, NOTIFY_GRACE_MS } from '../../../shared/app/jobSets';
+import { parseJobSets } from '../../../shared/domain/jobSets';
+import { JobState } from '../../../shared/domain/jobState';
+import { SluiceDetailType } from '../../../shared/ports/eventPublisher';
+import { UnknownJobSetError } from '../../../shared/errors';
+import { deliverSent, type FakeWorld, makeDeps, SimulatedCrash } from '../../support/fakes';
+
+const SETS = parseJobSets(
+  `
+sets:
+  - name: nightly
+    schedule: cron(0 2 * * ? *)
+    jobs:
+${Array.from({ length: 12 }, (_, i) => `      - { kind: appflow, flowName: flow-${i} }`).join('\n')}
+`,
+  'jobs.yml',
+);
+const AT = '2026-11-27T02:00:00Z';
+
+function runner(world: FakeWorld, deps = world.deps): JobSetRunner {
+  return new JobSetRunner({ ...deps, sets: deps.sets! }, SETS);
+}
+
+/** Delivers every message, ends every run as `outcome(jobId)` says, until nothing is left. */
+async function runAll(world: FakeWorld, outcome: (jobId: string) => 'succeeded' | 'failed' = () => 'succeeded'): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    await deliverSent(world);
+    const run = world.starters.appflow.inProgress()[0];
+    if (!run) return;
+    await world.completeRun.complete(world.starters.appflow.finish(run.executionId, outcome(run.jobId)));
+  }
+  throw new Error('runs never ended');
+}
+
+describe('job sets', () => {
+  test('a fire enqueues every job once; a second fire for the same time sends the same ids and nothing runs twice', async () => {
+    const world = makeDeps({ settings: { pools: { default: 3 } } });
+    const first = await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    const second = await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    expect([first, second]).toEqual([
+      { result: FireResult.Enqueued, run: '20261127T0200Z', jobs: 12, created: true },
+      { result: FireResult.Enqueued, run: '20261127T0200Z', jobs: 12, created: false },
+    ]);
+    await runAll(world);
+    const runs = world.starters.appflow.startCalls.filter((c) => c.result === 'started');
+    expect(new Set(runs.map((c) => c.jobId)).size).toBe(12);
+    expect(world.starters.appflow.runsOf('nightly.20261127T0200Z.' + SETS[0]!.jobs[0]!.key)).toHaveLength(1);
+    expect(world.events.published).toHaveLength(1);
+  });
+
+  test('the last job to end completes the run: one event with the counts and the failed ids; the run is done', async () => {
+    const world = makeDeps({ settings: { pools: { default: 4 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    const failing = `nightly.20261127T0200Z.${SETS[0]!.jobs[5]!.key}`;
+    await runAll(world, (id) => (id === failing ? 'failed' : 'succeeded'));
+    expect(world.events.published).toEqual([
+      {
+        detailType: SluiceDetailType.SetRunCompleted,
+        detail: expect.objectContaining({ set: 'nightly', run: '20261127T0200Z', total: 12, succeeded: 11, failed: 1, failedIds: [failing] }),
+      },
+    ]);
+    const run = await world.setRuns.getRun('nightly', '20261127T0200Z');
+    expect(run).toMatchObject({ ended: 12, summary: { open: 0, succeeded: 11 } });
+    expect(run!.notifiedAt).toBeDefined();
+    expect(await world.setRuns.openRuns(10)).toEqual([]);
+  });
+
+  test('no event while any job of the run is still going', async () => {
+    const world = makeDeps({ settings: { pools: { default: 4 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await deliverSent(world);
+    for (const run of world.starters.appflow.inProgress()) await world.completeRun.complete(world.starters.appflow.finish(run.executionId, 'succeeded'));
+    expect(world.events.published).toEqual([]);
+    expect((await world.setRuns.getRun('nightly', '20261127T0200Z'))!.completedAt).toBeUndefined();
+  });
+
+  test('an expander that dies part way: the retried fire sends the rest, every job runs once, one event', async () => {
+    const world = makeDeps({ settings: { pools: { default: 5 } } });
+    // SendMessageBatch calls went out for the first 4 jobs, then the invocation died
+    const queue = {
+      send: world.queue.send.bind(world.queue),
+      deadLetter: world.queue.deadLetter.bind(world.queue),
+      sendAll: async (bodies: readonly string[]) => {
+        for (const body of bodies.slice(0, 4)) await world.queue.send(body);
+        throw new SimulatedCrash('queue.sendAll');
+      },
+    };
+    const dying = runner(world, { ...world.deps, queue });
+    await expect(dying.fire({ set: 'nightly', scheduledTime: AT })).rejects.toThrow(SimulatedCrash);
+    expect(world.queue.sent).toHaveLength(4);
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT }); // EventBridge Scheduler retries the invocation
+    await runAll(world);
+    const started = world.starters.appflow.startCalls.filter((c) => c.result === 'started').map((c) => c.jobId);
+    expect([started.length, new Set(started).size]).toEqual([12, 12]);
+    expect(world.events.published).toHaveLength(1);
+  });
+
+  test('a count missed (the releaser died before counting): the reconciler reads the open run and completes it', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    const countEnded = jest.spyOn(world.setRuns, 'countEnded').mockRejectedValueOnce(new Error('function timed out'));
+    await runAll(world);
+    expect(countEnded).toHaveBeenCalledTimes(12);
+    expect(world.events.published).toEqual([]); // 11 counted of 12
+    world.clock.advance(CHECK_OPEN_RUN_EVERY_MS - 1_000);
+    await world.reconciler.run();
+    expect(world.events.published).toEqual([]); // not due yet: an open run is read every 15 minutes
+    world.clock.advance(2_000);
+    await world.reconciler.run();
+    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
+  });
+
+  test('a completion whose event was not noted as sent is sent again by the reconciler (at least once)', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    jest.spyOn(world.events, 'publish').mockRejectedValueOnce(new Error('throttled'));
+    await runAll(world);
+    expect(world.events.published).toEqual([]);
+    world.clock.advance(NOTIFY_GRACE_MS + 1);
+    await world.reconciler.run();
+    expect(world.events.published).toHaveLength(1);
+    await world.reconciler.run();
+    expect(world.events.published).toHaveLength(1);
+  });
+
+  test('a dead-lettered job counts as failed', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    world.starters.appflow.failNextStarts(1, 'permanent');
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await runAll(world);
+    const [event] = world.events.published;
+    expect(event!.detail).toMatchObject({ succeeded: 11, failed: 1 });
+    expect(world.ledger.peek((event!.detail.failedIds as string[])[0]!)!.state).toBe(JobState.Dead);
+  });
+
+  test('a paused set skips its scheduled fires; a run by hand goes ahead, once per invocation id', async () => {
+    const world = makeDeps();
+    await world.setRuns.setPaused('nightly', true);
+    expect(await runner(world).fire({ set: 'nightly', scheduledTime: AT })).toEqual({ result: FireResult.Paused, run: '20261127T0200Z' });
+    expect(world.queue.sent).toEqual([]);
+    const byHand = await runner(world).fire({ set: 'nightly', invocationId: 'inv-1' });
+    expect(byHand).toMatchObject({ result: FireResult.Enqueued, run: 'now-inv-1', created: true });
+    expect((await runner(world).fire({ set: 'nightly', invocationId: 'inv-1' })).created).toBe(false);
+  });
+
+  test('an unknown set is a named error', async () => {
+    await expect(runner(makeDeps()).fire({ set: 'nope', scheduledTime: AT })).rejects.toThrow(UnknownJobSetError);
+  });
+});

@@ -1,0 +1,80 @@
+import fc from 'fast-check';
+import { jobIdsOfRun, jobsOfRun, MAX_JOBS_PER_SET, parseJobSets, runOfInvocation, runOfScheduledTime } from '../../../shared/domain/jobSets';
+import { InvalidJobSetsError } from '../../../shared/errors';
+import { JobSpecSchema } from '../../../shared/kinds/registry';
+
+const daily = (jobs: string) => `
+sets:
+  - name: daily-flows
+    schedule: cron(0 2 * * ? *)
+    timezone: Europe/Paris
+    pool: flows
+    jobs:
+${jobs}`;
+
+describe('job sets file', () => {
+  test('a valid set: its jobs get the set pool, keys from their content unless given, and validated specs', () => {
+    const [set] = parseJobSets(daily('      - { kind: appflow, flowName: orders }\n      - { kind: glue, jobName: nightly, key: glue-nightly, pool: etl }'), 'jobs.yml');
+    expect(set).toMatchObject({ name: 'daily-flows', schedule: 'cron(0 2 * * ? *)', timezone: 'Europe/Paris', enabled: true });
+    expect(set!.jobs.map((j) => [j.key.startsWith('j') && j.key.length === 9, j.spec.pool])).toEqual([
+      [true, 'flows'],
+      [false, 'etl'],
+    ]);
+    expect(set!.jobs[1]!.key).toBe('glue-nightly');
+  });
+
+  test.each([
+    ['a job that is not a valid job', daily('      - { kind: appflow }'), "jobs.yml: set 'daily-flows', job 1: flowName"],
+    ['a job with an id', daily('      - { id: x, kind: appflow, flowName: a }'), "set 'daily-flows', job 1: a job of a set has no id"],
+    ['the same job twice', daily('      - { kind: appflow, flowName: a }\n      - { kind: appflow, flowName: a }'), "job 2: the same job as job 1"],
+    ['a key twice', daily('      - { kind: appflow, flowName: a, key: k }\n      - { kind: appflow, flowName: b, key: k }'), "job 2: key 'k' is job 1's too"],
+    ['a bad schedule', 'sets:\n  - { name: s, schedule: every day, jobs: [{ kind: appflow, flowName: a }] }', "set 's': schedule: schedule must be"],
+    ['a bad time zone', 'sets:\n  - { name: s, schedule: rate(1 day), timezone: Mars/Base, jobs: [{ kind: appflow, flowName: a }] }', "set 's': timezone"],
+    ['two sets of one name', 'sets:\n  - { name: s, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: a }] }\n  - { name: s, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: b }] }', "set 's': another set has this name"],
+    ['not YAML', 'sets: [', 'jobs.yml: not valid YAML'],
+  ])('%s is refused with an error naming the set and the job', (_what, text, message) => {
+    expect(() => parseJobSets(text, 'jobs.yml')).toThrow(InvalidJobSetsError);
+    expect(() => parseJobSets(text, 'jobs.yml')).toThrow(message);
+  });
+
+  test(`a set of more than ${MAX_JOBS_PER_SET} jobs is refused`, () => {
+    const jobs = Array.from({ length: MAX_JOBS_PER_SET + 1 }, (_, i) => `      - { kind: appflow, flowName: f${i} }`).join('\n');
+    expect(() => parseJobSets(daily(jobs), 'jobs.yml')).toThrow(`at most ${MAX_JOBS_PER_SET} jobs`);
+  });
+
+  test('an empty file declares no sets', () => {
+    expect(parseJobSets('', 'jobs.yml')).toEqual([]);
+    expect(parseJobSets('sets: []', 'jobs.yml')).toEqual([]);
+  });
+});
+
+describe('runs and their job ids', () => {
+  test('a run is named by its scheduled time to the minute (UTC), or by the invocation id of a run by hand', () => {
+    expect(runOfScheduledTime('2026-11-27T01:00:00Z')).toBe('20261127T0100Z');
+    expect(runOfScheduledTime('2026-11-27T02:00:00+01:00')).toBe('20261127T0100Z');
+    expect(runOfInvocation('abc-1')).toBe('now-abc-1');
+    expect(() => runOfScheduledTime('tomorrow')).toThrow(InvalidJobSetsError);
+    expect(() => runOfInvocation('a b')).toThrow(InvalidJobSetsError);
+  });
+
+  test('property: the ids of a run are valid job ids, distinct, the same each time, and different from any other run', () => {
+    const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/);
+    const flow = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$/);
+    fc.assert(
+      fc.property(name, fc.uniqueArray(flow, { minLength: 1, maxLength: 20 }), fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }), fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/), (setName, flows, at, invocation) => {
+        const text = `sets:\n  - name: "${setName}"\n    schedule: rate(1 day)\n    jobs:\n${flows.map((f) => `      - { kind: appflow, flowName: "${f}" }`).join('\n')}`;
+        const [set] = parseJobSets(text, 'jobs.yml');
+        for (const run of [runOfScheduledTime(at.toISOString()), runOfInvocation(invocation)]) {
+          const jobs = jobsOfRun(set!, run);
+          for (const job of jobs) expect(JobSpecSchema.safeParse(job).success).toBe(true);
+          expect(new Set(jobs.map((j) => j.id)).size).toBe(flows.length);
+          expect(jobIdsOfRun(set!, run)).toEqual(jobs.map((j) => j.id));
+          expect(jobsOfRun(parseJobSets(text, 'jobs.yml')[0]!, run).map((j) => j.id)).toEqual(jobs.map((j) => j.id));
+        }
+        const other = runOfScheduledTime(new Date(at.getTime() + 60_000).toISOString());
+        const ids = new Set(jobIdsOfRun(set!, runOfScheduledTime(at.toISOString())));
+        expect(jobIdsOfRun(set!, other).some((id) => ids.has(id))).toBe(false);
+      }),
+    );
+  });
+});
