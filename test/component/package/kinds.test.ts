@@ -26,7 +26,7 @@ const subscriberOf = (kind: KindDefinition) => kind.events.subscriber ?? RELEASE
 const roleOf = (definition: ServiceDefinition, fn: string) => String((definition.functions[fn] as { role?: string } | undefined)?.role);
 
 /** Statements of Sluice's own code (the table, its queues, its logs): every other statement of a role is a kind's. */
-const OWN_STATEMENTS = new Set(['OwnLogs', 'Table', 'HoldersIndex', 'ConsumeJobQueue', 'ConsumeCallbackQueue', 'SendJobs', 'SluiceEvents', 'SetRuns']);
+const OWN_STATEMENTS = new Set(['OwnLogs', 'Table', 'HoldersIndex', 'ConsumeJobQueue', 'ConsumeCallbackQueue', 'SendJobs', 'SluiceEvents', 'SetRuns', 'DueIndex']);
 
 function statementsOf(definition: ServiceDefinition, role: string): PolicyStatement[] {
   const policies = asList(
