@@ -1,4 +1,5 @@
 import type { EventBridgeEvent } from 'aws-lambda';
+import { DynamoSetRunStore } from '../adapters/dynamodb/setRunStore';
 import { loadJobSets } from '../config/jobSetsFile';
 import type { JobSet } from '../domain/jobSets';
 import { fireTimes } from '../domain/setSchedule';
@@ -63,6 +64,15 @@ export async function runJobSetsDay(options: StartOptions): Promise<number> {
       log(`${clock(run.scheduledFor)} ${detail.set} run ${detail.run}: completed, ${detail.succeeded} succeeded, ${detail.failed} failed of ${detail.total} (${((run.completed.at - run.firedAt!) / 1000).toFixed(1)} s)`);
     },
   });
+  // Each open run's progress, every 2 s: its jobs ended of all (the count the releaser keeps on the run).
+  const store = new DynamoSetRunStore(stack.doc, stack.tableName);
+  const progress = setInterval(() => {
+    const open = runs.filter((r) => r.run !== undefined && !r.completed);
+    void Promise.all(open.map((r) => store.getRun(r.set, r.run!))).then((counted) => {
+      const parts = counted.flatMap((run, i) => (run ? [`${open[i]!.set} ${Math.min(run.ended, run.total)}/${run.total}`] : []));
+      if (parts.length > 0) log(`  ... ${parts.join(', ')} ended`);
+    }, () => undefined);
+  }, 2_000);
   const realStart = Date.now();
   const deadline = realStart + dayMs + (options.timeoutMs ?? 300_000);
   try {
@@ -77,6 +87,7 @@ export async function runJobSetsDay(options: StartOptions): Promise<number> {
     }
     while (runs.some((r) => !r.completed) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   } finally {
+    clearInterval(progress);
     await stack.stop();
   }
   // Each job of each run once: as many runs as jobs enqueued (a job run twice would make one more).
