@@ -1,7 +1,7 @@
 import { delaySecondsUntil, withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
 import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
 import { demandOf, type JobSpec } from '../domain/job';
-import { encodeJobBody } from '../domain/jobBody';
+import { canonicalJson, encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { tickOf } from '../domain/tick';
 import { type Arrival, ArrivalKind, dueAtOf, onArrival } from '../domain/notBefore';
@@ -107,7 +107,7 @@ export class Acquirer {
     const known = message.reservedHint ? await ledger.get(spec.id) : undefined;
     let record = known ?? registeredRecord(spec, clock.now());
     let unsaved = !known;
-    if (known && canonical(known.spec) !== canonical(spec)) return this.otherJobUnderId(message, known.spec, spec);
+    if (known && canonicalJson(known.spec) !== canonicalJson(spec)) return this.otherJobUnderId(message, known.spec, spec);
     // Names this invocation's claim on the record: a write whose answer was lost (the SDK's retry then meets its own
     // effect and fails) is recognised as ours by it. Not the message id alone: SQS may deliver one message twice at once.
     const attempt = `${message.messageId}/${Math.floor(this.deps.random() * 2 ** 32).toString(36)}`;
@@ -159,7 +159,7 @@ export class Acquirer {
       if (unsaved) {
         // A first delivery's write found the job registered already: the same job (a duplicate), or another one.
         unsaved = false;
-        if (canonical(again.spec) !== canonical(spec)) return this.otherJobUnderId(message, again.spec, spec);
+        if (canonicalJson(again.spec) !== canonicalJson(spec)) return this.otherJobUnderId(message, again.spec, spec);
       }
       if (again.attempt === attempt && again.version === record.version + 1 && again.state === JobState.Starting) {
         return this.start(again, record.startRequested === true, decision.step === 'claim' ? { ...via, handOffSentAt } : via);
@@ -190,7 +190,7 @@ export class Acquirer {
     const index = arrival.kind === ArrivalKind.Index ? { bucket: arrival.bucket, sortKey: arrival.sortKey } : undefined;
     if (!(await schedule.schedule(record, index))) {
       const known = await ledger.get(spec.id);
-      if (known && canonical(known.spec) !== canonical(spec)) return this.otherJobUnderId(message, known.spec, spec);
+      if (known && canonicalJson(known.spec) !== canonicalJson(spec)) return this.otherJobUnderId(message, known.spec, spec);
       return this.duplicate(known ?? record, 'known already: scheduled, or on its way');
     }
     metrics.count(MetricName.Scheduled, 1, spec.pool);
@@ -479,17 +479,10 @@ function unknownGateReason(gate: string): string {
 }
 
 
-/** JSON with keys sorted at every level, so two equal specs compare equal whatever their key order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
-}
-
 /** Names the fields two specs disagree on, for the dead-letter reason. */
 function describeDifference(stored: JobSpec, received: JobSpec): string {
   const a = stored as unknown as Record<string, unknown>;
   const b = received as unknown as Record<string, unknown>;
-  const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => canonical(a[k]) !== canonical(b[k]));
+  const fields = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => canonicalJson(a[k]) !== canonicalJson(b[k]));
   return `differs in ${fields.join(', ') || 'field order'}`;
 }

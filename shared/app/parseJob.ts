@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import type { JobSpec } from '../domain/job';
 import { JobSpecSchema } from '../kinds/registry';
 import { InvalidJobError } from '../errors';
+import { describeIssues } from '../domain/zodIssues';
 
 /** SQS's own limit is 256 KiB; a job spec is a few hundred bytes, so anything near the limit is a mistake. */
 export const MAX_JOB_BYTES = 64 * 1024;
@@ -24,13 +24,6 @@ export function parseJob(body: string, fallbackId: string): JobSpec {
   }
   const withId = 'id' in raw ? raw : { ...raw, id: fallbackId };
   const parsed = JobSpecSchema.safeParse(withId);
-  if (!parsed.success) throw new InvalidJobError(`invalid job: ${describeIssues(parsed.error)}`, { cause: parsed.error });
+  if (!parsed.success) throw new InvalidJobError(`invalid job: ${describeIssues(parsed.error, '(message)')}`, { cause: parsed.error });
   return parsed.data;
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(message)'}: ${issue.message}`)
-    .join('; ');
 }

@@ -23,3 +23,10 @@ export function encodeJobBody(spec: JobSpec): string {
 export function encodeSqsJson(value: unknown): string {
   return JSON.stringify(value).replace(NOT_SQS_TEXT, asJsonEscape);
 }
+
+/** JSON with keys sorted at every level: two equal specs give the same text whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}

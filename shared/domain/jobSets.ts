@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { InvalidJobSetsError } from '../errors';
 import { JobSpecSchema } from '../kinds/registry';
 import type { JobSpec } from './job';
+import { canonicalJson } from './jobBody';
+import { describeIssues } from './zodIssues';
 import { fireTimes } from './setSchedule';
 
 /**
@@ -80,12 +82,12 @@ export function parseJobSets(text: string, source: string): JobSet[] {
     throw new InvalidJobSetsError(`${source}: not valid YAML: ${(error as Error).message}`, { cause: error });
   }
   const file = FileSchema.safeParse(raw);
-  if (!file.success) throw new InvalidJobSetsError(`${source}: ${issues(file.error)}`);
+  if (!file.success) throw new InvalidJobSetsError(`${source}: ${describeIssues(file.error, '(file)')}`);
   const sets: JobSet[] = [];
   file.data.sets.forEach((rawSet, index) => {
     const label = `${source}: set ${typeof (rawSet as { name?: unknown })?.name === 'string' ? `'${(rawSet as { name: string }).name}'` : `#${index + 1}`}`;
     const parsed = SetSchema.safeParse(rawSet);
-    if (!parsed.success) throw new InvalidJobSetsError(`${label}: ${issues(parsed.error)}`);
+    if (!parsed.success) throw new InvalidJobSetsError(`${label}: ${describeIssues(parsed.error, '(file)')}`);
     const set = parsed.data;
     try {
       fireTimes(set.schedule, set.timezone, 0, 1); // its fields, as a schedule would read them
@@ -101,7 +103,7 @@ export function parseJobSets(text: string, source: string): JobSet[] {
       if (givenKey !== undefined && (typeof givenKey !== 'string' || !JOB_KEY.test(givenKey)))
         throw new InvalidJobSetsError(`${where}: key must be 1-40 letters, digits, '_' or '-'`);
       const spec = JobSpecSchema.safeParse({ pool: set.pool, ...fields, id: 'x' });
-      if (!spec.success) throw new InvalidJobSetsError(`${where}: ${issues(spec.error)}`);
+      if (!spec.success) throw new InvalidJobSetsError(`${where}: ${describeIssues(spec.error, '(file)')}`);
       const { id: _id, ...withoutId } = spec.data;
       const key = (givenKey as string | undefined) ?? contentKey(withoutId);
       const earlier = keys.get(key);
@@ -149,19 +151,13 @@ export function jobIdsOfRun(set: JobSet, run: string): string[] {
 
 /** A key from the job's content: FNV-1a of its canonical JSON, 8 hex digits (stable across edits of other jobs). */
 function contentKey(spec: object): string {
-  const text = canonical(spec);
+  const text = canonicalJson(spec);
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return `j${hash.toString(16).padStart(8, '0')}`;
-}
-
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
 }
 
 function isTimeZone(tz: string): boolean {
@@ -173,9 +169,3 @@ function isTimeZone(tz: string): boolean {
   }
 }
 
-function issues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(file)'}: ${issue.message}`)
-    .join('; ');
-}
