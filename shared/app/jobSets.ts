@@ -6,6 +6,7 @@ import { UnknownJobSetError } from '../errors';
 import { SluiceDetailType } from '../ports/eventPublisher';
 import type { SetRun, SetRunSummary } from '../ports/setRunStore';
 import type { JobSetDeps, SluiceDeps } from './deps';
+import { inParallel } from './inParallel';
 
 /** An open run's records are read again at most this often by the reconciler (a count an invocation missed). */
 export const CHECK_OPEN_RUN_EVERY_MS = 15 * 60_000;
@@ -113,15 +114,7 @@ export class JobSetRunner {
   /** What the run's jobs came to, from their records (a job not in the ledger yet is open). */
   async summarize(run: Pick<SetRun, 'set' | 'run' | 'keys'>): Promise<SetRunSummary> {
     const ids = run.keys.map((key) => setJobId(run.set, run.run, key));
-    const states: Array<JobState | undefined> = new Array(ids.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < ids.length) {
-        const i = next++;
-        states[i] = (await this.deps.ledger.get(ids[i]!))?.state;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(READ_PARALLEL, ids.length) }, worker));
+    const states = await inParallel(ids, READ_PARALLEL, async (id) => (await this.deps.ledger.get(id))?.state);
     const summary: SetRunSummary = { total: ids.length, succeeded: 0, failed: 0, open: 0, failedIds: [] };
     states.forEach((state, i) => {
       if (state === JobState.Succeeded) summary.succeeded++;

@@ -3,6 +3,7 @@ import { JobState } from '../domain/jobState';
 import { bucketKey, delaySecondsUntilDue, DUE_SHARDS, HORIZON_MS, minuteOf, minutesToLoad } from '../domain/notBefore';
 import { PROTOCOL } from '../domain/protocol';
 import { MetricName, type SluiceDeps } from './deps';
+import { inParallel } from './inParallel';
 
 /** What one loader run did. */
 export interface LoadReport {
@@ -93,18 +94,4 @@ export class Loader {
     if (loaded) log.debug('scheduled job sent', { jobId, pool: record.pool, kind: record.kind, dueAt });
     return loaded;
   }
-}
-
-/** Runs `work` on every item, at most `limit` at once; the results in item order. */
-async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }

@@ -11,6 +11,7 @@ import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { overLimitGate } from './gates';
 import { HandOff } from './handOff';
+import { inParallel } from './inParallel';
 import { jobEnded } from './jobSetEnds';
 import { JobSetRunner } from './jobSets';
 import { revokeReservation } from './revoke';
@@ -245,13 +246,4 @@ export class Reconciler {
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.giveBack.to };
     return (await this.handOff.release(demandOf(record.spec), move)) ? Drift.KeptSlotFreed : undefined;
   }
-}
-
-/** Runs `work` over `items`, at most `limit` at once. */
-async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
