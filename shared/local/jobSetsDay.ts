@@ -1,10 +1,12 @@
 import type { EventBridgeEvent } from 'aws-lambda';
 import { DynamoSetRunStore } from '../adapters/dynamodb/setRunStore';
 import { loadJobSets } from '../config/jobSetsFile';
+import type { JobSpec } from '../domain/job';
 import type { JobSet } from '../domain/jobSets';
 import { fireTimes } from '../domain/setSchedule';
 import { SluiceDetailType, SLUICE_EVENT_SOURCE } from '../ports/eventPublisher';
 import { seededRandom } from './random';
+import { simNameOf } from './simulators/simulatedKinds';
 import { startLocalStack } from './stack';
 import type { StartOptions } from './startArgs';
 
@@ -37,7 +39,7 @@ export async function runJobSetsDay(options: StartOptions): Promise<number> {
   const pools: Record<string, number> = {};
   for (const set of sets) for (const job of set.jobs) pools[job.spec.pool] = options.pools?.[job.spec.pool] ?? 8;
   const poolOfName = new Map<string, string>();
-  for (const set of sets) for (const job of set.jobs) poolOfName.set(runName(job.spec), job.spec.pool);
+  for (const set of sets) for (const job of set.jobs) poolOfName.set(simNameOf({ ...job.spec, id: '' } as JobSpec), job.spec.pool);
 
   const dayStart = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const runs: DayRun[] = sets
@@ -98,12 +100,6 @@ export async function runJobSetsDay(options: StartOptions): Promise<number> {
   log(`\n${done} of ${runs.length} runs completed; ${enqueued} jobs enqueued, ${jobRuns} job runs${jobRuns === enqueued ? ' (each job once)' : ''}`);
   for (const { pool, limit, peak } of peaks) log(`  pool ${pool}: at most ${peak} at once (limit ${limit})${peak > limit ? '  OVER THE LIMIT' : ''}`);
   return done === runs.length && jobRuns === enqueued && peaks.every((p) => p.peak <= p.limit) ? 0 : 1;
-}
-
-/** The name a kind's simulator knows a run by (AppFlow: the flow; Glue: the job), for the per-pool peaks. */
-function runName(spec: object): string {
-  const s = spec as { flowName?: string; jobName?: string };
-  return s.flowName ?? s.jobName ?? '';
 }
 
 function describeSet(set: JobSet, runs: number): string {

@@ -8,18 +8,9 @@ import type { JobSpec } from '../../shared/domain/job';
  * invariants hold for each kind (one parametrised suite, not a copy per kind).
  */
 export { startPoolStack as startFaultStack } from '../support/poolStack';
+export { simNameOf } from '../../shared/local/simulators/simulatedKinds';
 
 export type Spec = JobSpec & { pool: string };
-
-/** The name the simulator knows a spec's run by (flow, Glue job, state machine): `<pool>--<i>--<n>ms`. */
-export function simNameOf(spec: JobSpec): string {
-  if (spec.kind === 'appflow') return spec.flowName;
-  if (spec.kind === 'glue') return spec.jobName;
-  return KINDS.find((k) => k.kind === spec.kind)!
-    .target(spec as never)
-    .split(':')
-    .pop()!;
-}
 
 /** `count` jobs of `pool`, the kinds in registry order by turns (appflow, glue, sfn, ...), durations from `durationMs(i)`. */
 export function jobsFor(pool: string, count: number, durationMs: (i: number) => number, from = 0): Spec[] {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { KINDS } from '../../kinds/registry';
+import { type JobSpec, KINDS } from '../../kinds/registry';
 import type { SimRun } from './model';
 import type { SimulatedKind } from './simulatedKind';
 
@@ -28,4 +28,12 @@ export function jobIdOfRun(run: Pick<SimRun, 'kind' | 'clientToken' | 'args' | '
   return simulatedKinds()
     .find((k) => k.kind === run.kind)
     ?.jobIdOf(run);
+}
+
+/** The name the simulator knows a job's run by (its flow, Glue job, state machine, ...): the last part of its kind's target. */
+export function simNameOf(spec: JobSpec): string {
+  return KINDS.find((k) => k.kind === spec.kind)!
+    .target(spec as never)
+    .split(':')
+    .pop()!;
 }
