@@ -27,11 +27,14 @@ export async function runSample(options: StartOptions): Promise<number> {
     env: { POOLS: JSON.stringify({ [workloadOptions.pool]: limit }) },
     simulator: { durationMs: (_kind, name) => workload.durations.get(name) ?? 1000 },
     bus: { onDeliver: (attempt) => tracer.onDeliver(attempt) },
+    // Traced before the pollers' first long poll, which a tracer added later would miss.
+    onClients: (clients) => {
+      tracer.instrument(clients.sqs, 'sqs');
+      tracer.instrument(clients.dynamodb, 'dynamodb');
+    },
+    ...(options.workers > 0 && { functionWorkers: options.workers, onWorkerCall: (call) => tracer.ingest(call) }),
   });
   queueUrl = stack.queueUrl;
-  const { awsClients } = await import('../adapters/awsClients');
-  tracer.instrument(awsClients().sqs, 'sqs');
-  tracer.instrument(awsClients().dynamodb, 'dynamodb');
   const started = Date.now();
   try {
     const report = await enqueueJobs(stack.sqs, stack.queueUrl, workload.specs);

@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../adapters/awsClients';
 import type { ReconcileReport } from '../app/reconcile';
 import { type EmulatorName, type EmulatorRestart, type Emulators, startEmulators } from './emulators';
 import { LocalEventBus, type LocalEventBusOptions } from './bus';
@@ -9,10 +10,12 @@ import { provision, functionEnvironment, type ResourceRefs } from './infra/provi
 import { countRequests, RequestCounter } from './infra/requestCounter';
 import { rateToMs } from './infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
-import { createLambdaContext, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
+import { createLambdaContext, parseQueueArn, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
 import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
 import { randomBytes } from 'node:crypto';
 import { JOB_API_SERVICES } from '../kinds/registry';
+import { type FunctionWorkers, startFunctionWorkers } from './workers/functionWorkers';
+import type { CallMessage } from './workers/messages';
 import { TOKEN_SECRET_ENV } from '../kinds/callback/secret';
 
 export interface LocalStackOptions {
@@ -37,6 +40,19 @@ export interface LocalStackOptions {
   onPollerError?: (error: unknown, source: PollerErrorSource) => void;
   /** Restarts emulators this stack did not start (given by `endpoints`), for faults.restartEmulators. */
   emulatorControl?: { restart(which: EmulatorName, options?: EmulatorRestart): Promise<unknown> };
+  /**
+   * Run the functions in worker threads, as Lambda runs invocations in environments of their own: this many threads for
+   * each function with an event source (the acquirer, the releaser, the callbacks), one for each other. Absent or 0:
+   * every function runs in this thread (the default; the stack's fault hooks need it).
+   */
+  functionWorkers?: number;
+  /**
+   * Told of this thread's AWS clients as soon as they exist, before the pollers make their first call (a tracer added
+   * later would miss the long polls already in flight, and the messages they return).
+   */
+  onClients?: (clients: AwsClients) => void;
+  /** With functionWorkers: each AWS call a function made, with its input and output (the bench's tracer reads them). */
+  onWorkerCall?: (call: CallMessage) => void;
 }
 
 export interface LocalStack {
@@ -57,6 +73,8 @@ export interface LocalStack {
   /** Every SQS event source's poller (the job queue's, the callback queue's). */
   pollers: SqsPoller[];
   requests: RequestCounter;
+  /** Threads running each function, with functionWorkers (else empty: all in this thread). */
+  functionThreads: Record<string, number>;
   faults: LocalFaults;
   /** Runs the reconciler once, now. */
   reconcileNow(): Promise<ReconcileReport>;
@@ -119,6 +137,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Loaded only now, so the clients and the container see the environment above.
   const { awsClients, onJobApiClient } = await import('../adapters/awsClients');
   const clients = awsClients();
+  options.onClients?.(clients);
   const requests = new RequestCounter();
   countRequests(clients.sqs, 'sqs', requests);
   countRequests(clients.dynamodb, 'dynamodb', requests);
@@ -128,22 +147,58 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const functionNames = Object.keys(definition.functions);
   for (const name of functionNames) Object.assign(process.env, functionEnvironment(definition, name, refs), options.env);
   const faultState = installFaults(clients.sqs, process.env.QUEUE_URL!);
+  const { accountId } = parseQueueArn(process.env.QUEUE_ARN ?? Object.values(refs.arn).find((arn) => arn.startsWith('arn:aws:sqs:'))!);
   requests.reset(); // provisioning is not Sluice's work
 
+  const handlerFiles = Object.fromEntries(
+    functionNames.map((name) => {
+      const [file, exported] = splitHandler(definition.functions[name]!.handler);
+      return [name, { file, exported }];
+    }),
+  );
   const handlers: Record<string, Handler> = {};
-  for (const name of functionNames) {
-    const [file, exported] = splitHandler(definition.functions[name]!.handler);
-    const module = (await import(`../../${file}`)) as Record<string, Handler>;
-    const handler = module[exported];
-    if (!handler) throw new Error(`${file} exports no ${exported}`);
-    handlers[name] = handler;
+  let workers: FunctionWorkers | undefined;
+  if (options.functionWorkers) {
+    const sourced = (name: string) => (definition.functions[name]!.events ?? []).some((e) => 'sqs' in e || 'eventBridge' in e);
+    workers = await startFunctionWorkers({
+      handlers: handlerFiles,
+      threads: Object.fromEntries(functionNames.map((name) => [name, sourced(name) ? options.functionWorkers! : 1])),
+      detailedCalls: options.onWorkerCall !== undefined,
+      onCall: (call) => {
+        requests.add(call.service, call.op);
+        options.onWorkerCall?.(call);
+      },
+      region: process.env.AWS_REGION!,
+      accountId: accountId,
+    });
+    for (const name of functionNames) handlers[name] = (event, context) => workers!.invoke(name, event, context);
+  } else {
+    for (const name of functionNames) {
+      const { file, exported } = handlerFiles[name]!;
+      const module = (await import(`../../${file}`)) as Record<string, Handler>;
+      const handler = module[exported];
+      if (!handler) throw new Error(`${file} exports no ${exported}`);
+      handlers[name] = handler;
+    }
+    wrapForFaults(faultState);
   }
-  wrapForFaults(faultState);
+  const inThisThread = (fault: string) => {
+    if (workers) throw new Error(`faults.${fault} needs the functions in this thread (no functionWorkers)`);
+  };
 
   const invoke = async (name: string, event: unknown, context?: Context) => {
     const timeoutMs = (definition.functions[name]!.timeout ?? 6) * 1000;
     try {
-      return await handlers[name]!(event, context ?? createLambdaContext({ functionName: `sluice-local-${name}`, timeoutMs } as never));
+      return await handlers[name]!(
+        event,
+        context ??
+          createLambdaContext({
+            functionName: `sluice-local-${name}`,
+            timeoutMs,
+            region: process.env.AWS_REGION!,
+            accountId: accountId,
+          }),
+      );
     } catch (error) {
       options.onHandlerError?.(name, error);
       throw error;
@@ -216,10 +271,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     poller: activePoller,
     pollers,
     requests,
+    functionThreads: workers?.threads() ?? {},
     faults: {
-      loseWakeUps: (n) => (faultState.loseWakeUps += n),
-      crashAfterAcquire: (n) => (faultState.crashAfterAcquire += n),
-      crashAfterStart: (n) => (faultState.crashAfterStart += n),
+      loseWakeUps: (n) => (inThisThread('loseWakeUps'), (faultState.loseWakeUps += n)),
+      crashAfterAcquire: (n) => (inThisThread('crashAfterAcquire'), (faultState.crashAfterAcquire += n)),
+      crashAfterStart: (n) => (inThisThread('crashAfterStart'), (faultState.crashAfterStart += n)),
       async restartEmulators(which, restart) {
         if (emulators) return emulators.restart(which, restart);
         if (!options.emulatorControl) throw new Error('restartEmulators needs the stack to own its emulators, or options.emulatorControl');
@@ -236,6 +292,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await Promise.all(pollers.map((p) => p.stop()));
       await simulator.close();
       await bus!.close();
+      await workers?.close();
       await emulators?.close();
     },
   };

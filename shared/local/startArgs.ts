@@ -20,6 +20,8 @@ Sample workload:
   --kinds LIST      the job kinds in the mix, comma-separated (default every kind: ${DEFAULT_WORKLOAD.kinds.join(',')})
   --glue-share X    share of Glue jobs when Glue is in the mix, 0..1; the other kinds share the rest (default ${DEFAULT_WORKLOAD.glueShare})
   --timeout-s N     give up after N seconds (default: scales with the workload, at least 300)
+  --workers N       run each function in N worker threads of its own, as Lambda runs invocations apart (default 0:
+                    all in one thread)
   --json            print the summary as one JSON object on the last line
 
 Job sets (--sets FILE):
@@ -51,6 +53,8 @@ export interface StartOptions {
   pools?: Record<string, number>;
   ports: { sqs: number; dynamodb: number; jobApi: number };
   envFile?: string;
+  /** Worker threads per function (0: the functions run in the stack's own thread). */
+  workers: number;
   /** --sets: the job sets file to run a day of, and how long the day lasts (real ms) */
   sets?: { file: string; dayMs: number };
 }
@@ -77,6 +81,7 @@ const FLAGS: Record<string, Kind> = {
   'exports-file': 'string',
   sets: 'string',
   'day-seconds': 'string',
+  workers: 'string',
 };
 
 /**
@@ -128,6 +133,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
     ...(timeoutS !== undefined && { timeoutMs: wholeNumber(timeoutS, 0, 'timeout-s', 1, 7 * 86_400) * 1000 }),
     json: values.has('json'),
     quiet: values.has('quiet'),
+    workers: wholeNumber(text('workers'), 0, 'workers', 0, 16),
     ports: {
       sqs: wholeNumber(text('sqs-port'), DEFAULT_PORTS.sqs, 'sqs-port', 0, 65_535),
       dynamodb: wholeNumber(text('dynamodb-port'), DEFAULT_PORTS.dynamodb, 'dynamodb-port', 0, 65_535),

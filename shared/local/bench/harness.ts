@@ -26,6 +26,8 @@ export interface HarnessOptions {
   pollerConcurrency?: number;
   /** More environment for the functions, as stage parameters would set it (POOLS comes from `pools`). */
   env?: Record<string, string>;
+  /** Worker threads per function (the stack's functionWorkers; 0: the functions run in the bench's own thread). */
+  functionWorkers?: number;
   log: (line: string) => void;
 }
 
@@ -163,21 +165,24 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     nameSuffix,
     ...(options.pollerConcurrency ? { pollerConcurrency: options.pollerConcurrency } : {}),
     schedules: false, // the bench runs the reconciler itself, only where it belongs (see reconcileEvery)
+    // The functions' calls in worker threads reach the tracer as the calls of this thread's clients do.
+    ...(options.functionWorkers ? { functionWorkers: options.functionWorkers, onWorkerCall: (call) => tracer.ingest(call) } : {}),
     env: { ...options.env, POOLS: JSON.stringify(options.pools) },
     simulator: { durationMs: (_kind, name) => durations.get(name) ?? 1000, group: (_kind, name) => groupOf(name) },
     bus: { onDeliver: (attempt) => tracer.onDeliver(attempt) },
+    // Sluice's clients are process-wide singletons: the same objects the stack, its pollers and the handlers use. Traced
+    // before the pollers' first long poll: a call already in flight would not be seen (nor the jobs it receives).
+    onClients: (clients) => {
+      tracer.instrument(clients.sqs, 'sqs');
+      tracer.instrument(clients.dynamodb, 'dynamodb');
+      tracer.instrument(clients.appflow, 'appflow');
+      tracer.instrument(clients.glue, 'glue');
+    },
     onHandlerError: (fn, error) => {
       if (handlerErrors.length < 100) handlerErrors.push({ fn, error: error instanceof Error ? error.message : String(error) });
     },
   });
   queueUrl = stack.queueUrl;
-  // Sluice's clients are process-wide singletons: the same objects the stack and the handlers use.
-  const { awsClients } = await import('../../adapters/awsClients');
-  const clients = awsClients();
-  tracer.instrument(clients.sqs, 'sqs');
-  tracer.instrument(clients.dynamodb, 'dynamodb');
-  tracer.instrument(clients.appflow, 'appflow');
-  tracer.instrument(clients.glue, 'glue');
   const { container } = await import('../../runtime/container');
 
   const endpoints = options.endpoints ?? { sqs: process.env.AWS_ENDPOINT_URL_SQS!, dynamodb: process.env.AWS_ENDPOINT_URL_DYNAMODB! };
@@ -196,6 +201,23 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     .find((s) => s !== undefined);
   const rate = typeof reconcilerRate === 'string' ? reconcilerRate : (reconcilerRate?.rate ?? 'rate(2 minutes)');
   const reconcilePeriodMs = Math.max(50, rateToMs(rate) * (stack.definition.custom?.local?.timeScale ?? 1));
+
+  const sendBatch = async (chunk: BenchJob[]): Promise<void> => {
+    let left = chunk;
+    for (let attempt = 1; left.length > 0; attempt++) {
+      const out = await own.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: stack.queueUrl,
+          Entries: left.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })),
+        }),
+      );
+      const failed = out.Failed ?? [];
+      if (failed.length === 0) return;
+      if (attempt === 5) throw new Error(`SendMessageBatch failed 5 times: ${failed.map((f) => `${f.Code}: ${f.Message ?? ''}`).join('; ')}`);
+      options.log(`SendMessageBatch: ${failed.length} of ${left.length} entries failed (${failed[0]!.Code}); sending them again`);
+      left = failed.map((f) => left[Number(f.Id)]!);
+    }
+  };
 
   let reconcilerInvocations = 0;
   const reconcilerDrift = new Map<string, number>();
@@ -242,19 +264,9 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       harness.register(jobs);
       const chunks: BenchJob[][] = [];
       for (let i = 0; i < jobs.length; i += 10) chunks.push(jobs.slice(i, i + 10) as BenchJob[]);
-      // In order, a few batches at a time: arrival order stays close to the workload's order.
-      for (let i = 0; i < chunks.length; i += 4) {
-        await Promise.all(
-          chunks.slice(i, i + 4).map((chunk) =>
-            own.sqs.send(
-              new SendMessageBatchCommand({
-                QueueUrl: stack.queueUrl,
-                Entries: chunk.map((job, j) => ({ Id: String(j), MessageBody: JSON.stringify(job.spec) })),
-              }),
-            ),
-          ),
-        );
-      }
+      // In order, a few batches at a time: arrival order stays close to the workload's order. An entry SQS reports
+      // failed is sent again (a scenario waiting for every job would otherwise wait for one that was never sent).
+      for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((chunk) => sendBatch(chunk)));
     },
     runsOf: (group) => stack.simulator.runs().filter((r) => r.group === group),
     snapshot: () => ({

@@ -18,6 +18,8 @@ const USAGE = `npm run bench -- [options]
   --runs N                runs of the hand-off and throughput scenarios: the median is reported, each run beside it (default ${FULL.runs})
   --limit N               pool limit for hand-off, utilization and the overlapping requests window (default ${FULL.limit})
   --pollers N             parallel pollers of the acquirer's queue (default ${FULL.pollers}, the local stack's)
+  --function-workers N    worker threads per function with an event source, as Lambda runs functions apart from the
+                          harness (default ${FULL.functionWorkers}; 0: every function in the bench's own thread)
   --handoff-jobs N        jobs in the hand-off run (default ${FULL.handoff.jobs})
   --jobs N                jobs in the utilization run (default ${FULL.utilization.jobs})
   --median-ms N           median run time of the utilization run, ms: a 20-minute run (default ${FULL.utilization.runTimes.medianMs})
@@ -80,6 +82,7 @@ async function main(): Promise<number> {
       runs: { type: 'string' },
       limit: { type: 'string' },
       pollers: { type: 'string' },
+      'function-workers': { type: 'string' },
       'handoff-jobs': { type: 'string' },
       jobs: { type: 'string' },
       'median-ms': { type: 'string' },
@@ -118,6 +121,7 @@ async function main(): Promise<number> {
     runs: num(values.runs, base.runs, 'runs'),
     limit: num(values.limit, base.limit, 'limit'),
     pollers: num(values.pollers, base.pollers, 'pollers'),
+    functionWorkers: values['function-workers'] === '0' ? 0 : num(values['function-workers'], base.functionWorkers, 'function-workers'),
     handoff: { ...base.handoff, jobs: num(values['handoff-jobs'], base.handoff.jobs, 'handoff-jobs') },
     utilization: {
       ...base.utilization,

@@ -43,6 +43,11 @@ export interface BenchParams {
   limit: number;
   /** Parallel pollers of the acquirer's queue (the local stack's default: 4). */
   pollers: number;
+  /**
+   * Worker threads per function with an event source (the stack's functionWorkers): Sluice's functions run apart from
+   * the bench's thread (the simulator, the bus, the pollers), as Lambda runs them. 0: all in one thread.
+   */
+  functionWorkers: number;
   handoff: { jobs: number; runTimes: RunTimes; traced: number };
   /** Issue 13: `jobs` sent at once to a pool of `limit`; hand-offs measured while they arrive, then `afterArrivalsMs`. */
   burst: { jobs: number; limit: number; runMinMs: number; runMaxMs: number; afterArrivalsMs: number };
@@ -79,6 +84,7 @@ export const FULL: BenchParams = {
   runs: 3,
   limit: 8,
   pollers: 4,
+  functionWorkers: 0,
   handoff: { jobs: 600, runTimes: { medianMs: 300, sigma: 0.6, minMs: 50, maxMs: 3000 }, traced: 30 },
   // Runs of 0.5-1.5 s at limit 20: 20 completions a second while 10,000 messages arrive as fast as the acquirer takes them.
   burst: { jobs: 10_000, limit: 20, runMinMs: 500, runMaxMs: 1500, afterArrivalsMs: 5000 },
@@ -304,6 +310,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
       pools,
       log,
       pollerConcurrency: p.pollers,
+      functionWorkers: p.functionWorkers,
       ...(options.endpoints ? { endpoints: options.endpoints } : {}),
       nameSuffix: options.nameSuffix ?? '',
     });

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import type { DeliveryAttempt } from '../bus';
+import type { CallMessage } from '../workers/messages';
 import { groupOf } from './workload';
 
 /**
@@ -455,26 +456,50 @@ export class Tracer {
           failure = error;
           throw error;
         } finally {
-          const t1 = Date.now();
-          const ms = performance.now() - p0;
-          push(this.opDurations, `${service}.${op}`, ms);
-          this.after(service, op, input, output, ok, t0, t1, failure);
-          if (this.recording) {
-            const item = service === 'dynamodb' ? itemOf(op, input) : undefined;
-            const jobId =
-              op === 'SendMessage'
-                ? jobIdOfBody(input.MessageBody)
-                : op === 'StartFlow'
-                  ? input.clientToken?.replace(/^sluice-/, '')
-                  : op === 'StartJobRun'
-                    ? input.Arguments?.['--sluice-job-id']
-                    : undefined;
-            this.ops.push({ service, op, t0, t1, ms, ok, seq, ...(item ? { item } : {}), ...(jobId ? { jobId } : {}) });
-          }
+          this.finished({ service, op, input, output, ok, failure, t0, t1: Date.now(), ms: performance.now() - p0, seq });
         }
       },
       { step: 'initialize', name: 'sluiceBenchTrace' },
     );
+  }
+
+  /**
+   * A call a function made in a worker thread (the local stack's functionWorkers), reported when it ended: read as the
+   * middleware above reads the calls of this thread's clients.
+   */
+  ingest(call: CallMessage): void {
+    const input = (call.input ?? {}) as Input;
+    this.before(call.service, call.op, input, call.t0);
+    this.finished({ ...call, input, output: call.output, failure: call.failure, seq: this.seq++ });
+  }
+
+  private finished(call: {
+    service: string;
+    op: string;
+    input: Input;
+    output: unknown;
+    ok: boolean;
+    failure: unknown;
+    t0: number;
+    t1: number;
+    ms: number;
+    seq: number;
+  }): void {
+    const { service, op, input, output, ok, failure, t0, t1, ms, seq } = call;
+    push(this.opDurations, `${service}.${op}`, ms);
+    this.after(service, op, input, output, ok, t0, t1, failure);
+    if (this.recording) {
+      const item = service === 'dynamodb' ? itemOf(op, input) : undefined;
+      const jobId =
+        op === 'SendMessage'
+          ? jobIdOfBody(input.MessageBody)
+          : op === 'StartFlow'
+            ? input.clientToken?.replace(/^sluice-/, '')
+            : op === 'StartJobRun'
+              ? input.Arguments?.['--sluice-job-id']
+              : undefined;
+      this.ops.push({ service, op, t0, t1, ms, ok, seq, ...(item ? { item } : {}), ...(jobId ? { jobId } : {}) });
+    }
   }
 
   private before(service: string, op: string, input: Input, t0: number): void {

@@ -15,7 +15,7 @@ const usageError = (argv: string[]) => {
 describe('npm start flags', () => {
   test('defaults: the sample workload at limit 8, no serve', () => {
     const options = parseStartArgs([]);
-    expect(options).toMatchObject({ serve: false, limit: 8, json: false, ports: DEFAULT_PORTS });
+    expect(options).toMatchObject({ serve: false, limit: 8, json: false, ports: DEFAULT_PORTS, workers: 0 });
     expect(options.workload).toEqual(DEFAULT_WORKLOAD);
     expect(options.timeoutMs).toBeUndefined();
   });
@@ -24,6 +24,10 @@ describe('npm start flags', () => {
     const options = parseStartArgs(['--jobs', '12', '--limit=3', '--glue-share', '0.5', '--sigma=.2', '--timeout-s', '9', '--json']);
     expect(options.workload).toMatchObject({ jobs: 12, glueShare: 0.5, sigma: 0.2 });
     expect(options).toMatchObject({ limit: 3, timeoutMs: 9_000, json: true });
+  });
+
+  test('--workers N runs each function in N threads of its own', () => {
+    expect(parseStartArgs(['--workers', '2']).workers).toBe(2);
   });
 
   // The cases of issue 12, each one line naming the flag and the value.
@@ -35,6 +39,7 @@ describe('npm start flags', () => {
     [['--glue-share', '5'], "--glue-share must be a number from 0 to 1, got '5'"],
     [['--jobs', '2.5'], "--jobs must be a whole number from 1 to 100000, got '2.5'"],
     [['--jobs='], '--jobs needs a value'],
+    [['--workers', '99'], "--workers must be a whole number from 0 to 16, got '99'"],
     [['--jobs'], '--jobs needs a value'],
     [['-x'], "unknown flag '-x'"],
     [['jobs'], "unexpected argument 'jobs' (flags start with --)"],

@@ -1,0 +1,85 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Context } from 'aws-lambda';
+import { awsClients, onJobApiClient } from '../../adapters/awsClients';
+import { createLambdaContext } from '../poller/lambdaContext';
+import { type CallMessage, errorShape, type FromWorker, type InvokeMessage, type WorkerSetup } from './messages';
+
+/**
+ * One function worker: a thread of its own running one of Sluice's handlers (the real one from functions/, with its
+ * own clients and container, as a Lambda environment has), bundled with this file by esbuild as the deployment
+ * bundles it (functionWorkers.ts). Runs the invocations the local stack sends it and reports its AWS calls, which the
+ * stack counts as it counts its own.
+ */
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
+
+interface MiddlewareClient {
+  middlewareStack: {
+    add(
+      middleware: (
+        next: (args: unknown) => Promise<{ output?: unknown }>,
+        context: { commandName?: string },
+      ) => (args: unknown) => Promise<unknown>,
+      options: { step: 'initialize'; name: string },
+    ): void;
+  };
+}
+
+const setup = workerData as WorkerSetup;
+const post = (message: FromWorker) => parentPort!.postMessage(message);
+
+function reportCalls(client: unknown, service: string): void {
+  (client as MiddlewareClient).middlewareStack.add(
+    (next, context) => async (args) => {
+      const op = (context.commandName ?? 'Unknown').replace(/Command$/, '');
+      const t0 = Date.now();
+      const p0 = performance.now();
+      const call: CallMessage = { type: 'call', service, op, t0, t1: t0, ms: 0, ok: false };
+      if (setup.detailedCalls) call.input = (args as { input?: unknown }).input;
+      try {
+        const result = await next(args);
+        call.ok = true;
+        if (setup.detailedCalls) call.output = result.output;
+        return result;
+      } catch (error) {
+        if (setup.detailedCalls) call.failure = errorShape(error);
+        throw error;
+      } finally {
+        call.t1 = Date.now();
+        call.ms = performance.now() - p0;
+        try {
+          post(call);
+        } catch {
+          // an input or output that cannot be cloned: report the call without them
+          post({ ...call, input: undefined, output: undefined });
+        }
+      }
+    },
+    { step: 'initialize', name: 'sluiceWorkerCalls' },
+  );
+}
+
+/** The worker's entry (the bundle calls it): `handler` is the function's export. */
+export function runWorker(handler: Handler): void {
+  const clients = awsClients();
+  reportCalls(clients.sqs, 'sqs');
+  reportCalls(clients.dynamodb, 'dynamodb');
+  onJobApiClient((service, client) => reportCalls(client, service));
+
+  parentPort!.on('message', (message: InvokeMessage) => {
+    const context = createLambdaContext({
+      functionName: message.context.functionName,
+      timeoutMs: message.context.remainingMs,
+      region: setup.region,
+      accountId: setup.accountId,
+      ...(message.context.memoryLimitInMB !== undefined && { memoryLimitInMB: message.context.memoryLimitInMB }),
+    });
+    Promise.resolve()
+      .then(() => handler(message.event, context))
+      .then(
+        (value) => post({ type: 'result', id: message.id, ok: true, value }),
+        (error: unknown) => post({ type: 'result', id: message.id, ok: false, error: errorShape(error) }),
+      )
+      .catch((error: unknown) => post({ type: 'result', id: message.id, ok: false, error: errorShape(error) }));
+  });
+  post({ type: 'ready' });
+}

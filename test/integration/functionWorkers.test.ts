@@ -1,0 +1,49 @@
+import type { LocalStack } from '../../shared/local/stack';
+import type { CallMessage } from '../../shared/local/workers/messages';
+import { startPoolStack } from '../support/poolStack';
+import { enqueue, runsPerJob, waitForJobsDone } from '../support/testStack';
+
+/**
+ * The local stack with its functions in worker threads (functionWorkers: how the bench runs them, issue 13): the same
+ * handlers, bundled as the deployment bundles them, each function in threads of its own. The guarantees hold, and
+ * every AWS call a function makes in a thread reaches the stack's request count and the listener.
+ */
+const POOLS = { threads: 3 };
+
+let stack: LocalStack;
+const calls: CallMessage[] = [];
+beforeAll(async () => {
+  stack = await startPoolStack(POOLS, { functionWorkers: 2, onWorkerCall: (call) => calls.push(call) });
+}, 60_000);
+afterAll(() => stack?.stop());
+
+test('runs each function in threads of its own: two for those with an event source, one for the others', () => {
+  expect(stack.functionThreads).toEqual({ acquirer: 2, releaser: 2, callbacks: 2, jobSets: 1, reconciler: 1 });
+});
+
+test('30 jobs through a pool of 3, each once, never more than 3 at once, sent twice over', async () => {
+  const specs = Array.from({ length: 30 }, (_, i) =>
+    i % 2 === 0
+      ? { kind: 'glue', pool: 'threads', id: `threads-${i}`, jobName: `threads--threads-${i}--${60 + ((i * 13) % 90)}ms` }
+      : { kind: 'appflow', pool: 'threads', id: `threads-${i}`, flowName: `threads--threads-${i}--${60 + ((i * 13) % 90)}ms` },
+  );
+  const before = stack.requests.snapshot()['dynamodb.TransactWriteItems'] ?? 0;
+  const ids = await enqueue(stack, [...specs, ...specs]);
+
+  const states = await waitForJobsDone(stack, [...new Set(ids)]);
+
+  expect(Object.values(states).every((s) => s === 'succeeded')).toBe(true);
+  const perJob = runsPerJob(stack);
+  expect(specs.map((s) => perJob.get(s.id))).toEqual(specs.map(() => 1));
+  expect(stack.simulator.maxObservedConcurrency('threads')).toBe(3);
+  // The threads' calls are counted by the stack (a slot change is a transaction: at least one per job)...
+  expect((stack.requests.snapshot()['dynamodb.TransactWriteItems'] ?? 0) - before).toBeGreaterThanOrEqual(30);
+  // ...and given whole to the listener: the releaser's pass, with both jobs' keys, as the bench pairs hand-offs.
+  const passes = calls.filter((call) => call.op === 'TransactWriteItems' && JSON.stringify(call.input).includes(':reserved') && call.ok);
+  expect(passes.length).toBeGreaterThan(0);
+  expect(calls.filter((call) => call.service === 'glue' && call.op === 'StartJobRun' && call.ok)).toHaveLength(15);
+}, 60_000);
+
+test("the stack's own fault hooks need the functions in its thread, and say so", () => {
+  expect(() => stack.faults.crashAfterAcquire(1)).toThrow(/functionWorkers/);
+});
