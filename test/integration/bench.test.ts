@@ -86,6 +86,10 @@ test('requests per job for each backlog, by service, with a total', () => {
 test('throughput, cost, machine and date', () => {
   const r = out.results;
   expect(r.throughput!.jobsPerSecond).toBeGreaterThan(0);
+  // The same run with the functions in worker threads, in a process of its own: every job through, counted the same way.
+  expect(r.throughputThreads).toMatchObject({ threadsPerFunction: QUICK.throughput.threads, jobs: QUICK.throughput.jobs });
+  expect(r.throughputThreads!.jobsPerSecond).toBeGreaterThan(0);
+  expect(r.throughputThreads!.requestsPerJob.total).toBeGreaterThan(5);
   expect(r.throughput!.poolItemWritesPerJob).toBeGreaterThanOrEqual(2);
   expect(r.costPerMillionJobsUsd).toBeGreaterThan(0);
   expect(r.costPerMillionJobsUsd).toBeLessThan(1000);

@@ -1,3 +1,4 @@
+import type { ThroughputResult } from './scenarios/throughput';
 import type { BenchResults } from './runBench';
 import type { Scheduler } from './scenarios/utilization';
 import type { EarlyCompletions } from './tracer';
@@ -607,7 +608,30 @@ function throughputBound(r: BenchResults): string[] {
         ? `Not the hot item: ${hot}. The bound is the bench process's main thread: its event loop was busy ${pct(t.cpu.eventLoopUtilization)} of the run (timers ran late by ${t.cpu.eventLoopDelayP99Ms} ms at p99), and the process used ${t.cpu.benchProcess} cores of CPU in all (the main thread plus the GC's and libuv's helper threads): about ${cpuMsPerJob} ms of CPU per job, for ${t.requestsPerJob.total} requests. Sluice's three functions, the SDK clients, the AppFlow/Glue simulator, the event bus and the event source share that one event loop${emulators}, of ${t.cpu.cores}.`
         : `Neither the hot item (${hot}) nor the bench process's event loop (busy ${pct(t.cpu.eventLoopUtilization)} of the run, ${t.cpu.benchProcess} cores in all) is saturated${emulators}, of ${t.cpu.cores}: the jobs in flight (${r.params.pollers} event-source pollers, batches of 10) times the latency of each job's calls set the rate.`,
     '',
-    `What would lift it: run the functions in several processes, as Lambda runs each invocation in its own sandbox (at ${cpuMsPerJob} ms per job, 300 jobs/s needs about ${Math.ceil((300 * cpuMsPerJob) / 1000)} cores for the functions alone: more than this machine has); and fewer requests per job on the path (the hand-off section lists the calls that could go), which lowers the CPU per job in the same measure. On AWS the pool counter is the bound, at the rate given above (${t.awsHotItemBoundJobsPerSecond} jobs/s per pool); the capacity section has it measured, with the other hot keys.`,
+    ...threadsRun(r, t),
+  ];
+}
+
+/** CPU per job, all processes counted (Sluice's functions and the harness, and the emulators when apart), ms. */
+function allCpuMsPerJob(t: ThroughputResult): number {
+  const cores = t.cpu.benchProcess + (t.cpu.emulatorProcess ?? 0);
+  return t.jobsPerSecond > 0 ? Math.round(((cores * 1000) / t.jobsPerSecond) * 10) / 10 : 0;
+}
+
+/** The throughput run with the functions in worker threads, beside the runs in one thread: what bounds both. */
+function threadsRun(r: BenchResults, t: ThroughputResult): string[] {
+  const w = r.throughputThreads;
+  const aws = `On AWS the pool counter is the bound, at the rate given above (${t.awsHotItemBoundJobsPerSecond} jobs/s per pool); the capacity section has it measured, with the other hot keys.`;
+  if (!w) return [`What would lift it: the functions in worker threads (\`--function-workers\`, not measured in this run), more cores, and fewer requests per job. ${aws}`];
+  const one = allCpuMsPerJob(t);
+  const threaded = allCpuMsPerJob(w);
+  const cores = t.cpu.cores;
+  const best = Math.min(one, threaded);
+  return [
+    '',
+    `**With the functions in worker threads** (\`npm run bench -- --function-workers N\`; here ${w.threadsPerFunction} threads for each function with an event source, each bundled by esbuild as it is deployed; the same ${w.jobs.toLocaleString('en-US')} jobs on a stack of its own, one run): **${w.jobsPerSecond} jobs/s**, against ${t.jobsPerSecond} in one thread. The bench's main thread then carried only the simulator, the bus and the pollers (its event loop busy ${pct(w.cpu.eventLoopUtilization)}), and the process used ${w.cpu.benchProcess} cores${w.cpu.emulatorProcess !== undefined ? `, the emulators ${w.cpu.emulatorProcess}` : ''}, of ${cores}.`,
+    '',
+    `**What bounds it is CPU per job**, not the one event loop: counting every process (the functions and their SDK clients, the harness, the emulators), a job took ${one} ms of CPU in one thread and ${threaded} ms in threads (each thread has its own clients and connections, and every call crosses to the main thread for the count). At ${best} ms a job, ${cores} cores allow at most ${Math.floor((cores * 1000) / best)} jobs/s however the work is spread; 300 jobs/s would need ${Math.round((cores * 1000) / 300 * 10) / 10} ms a job on ${cores} cores, or about ${Math.ceil((300 * best) / 1000)} cores at this cost. Threads use more cores where there are more (the default bench keeps the functions in one thread, whose figures are the ones compared across sessions). Fewer requests per job lower the CPU per job in the same measure. ${aws}`,
   ];
 }
 
