@@ -40,9 +40,9 @@ export function headlineTable(r: BenchResults): string {
 
 export function goalsTable(r: BenchResults): string {
   return table(
-    ['Goal', 'target', 'measured', 'met'],
-    r.goals.map((g) => [g.goal, g.target, g.measured, g.met ? 'yes' : '**no**']),
-    'llll',
+    ['Goal', 'target', 'before (issue 13, at 9774b99)', 'measured', 'met'],
+    r.goals.map((g) => [g.goal, g.target, g.before ?? '', g.measured, g.met ? 'yes' : '**no**']),
+    'lllll',
   );
 }
 
