@@ -6,7 +6,8 @@ import { JobState } from '../domain/jobState';
 import { tickOf } from '../domain/tick';
 import { type Arrival, ArrivalKind, dueAtOf, onArrival } from '../domain/notBefore';
 import { bookingIsStale } from '../domain/rate';
-import { isKeyGate, keyOf } from '../domain/limits';
+import { gatesOf, isKeyGate, keyOf } from '../domain/limits';
+import { FullHints } from '../domain/fullHint';
 import { PROTOCOL } from '../domain/protocol';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
@@ -76,6 +77,8 @@ const MAX_ROUNDS = 10;
 export class Acquirer {
   private readonly handOff: HandOff;
   private readonly completeRun: CompleteRun;
+  /** Pools this environment saw full a moment ago (domain/fullHint.ts). */
+  private readonly fullHints = new FullHints();
 
   constructor(private readonly deps: SluiceDeps) {
     this.handOff = new HandOff(deps);
@@ -129,13 +132,29 @@ export class Acquirer {
       };
       const move: Move = { jobId: record.jobId, version: record.version, to: PROTOCOL[decision.step].to, patch: claim };
       if (decision.step === 'take') {
-        const { outcome, startAt, seen } = await this.deps.leases.take(demandOf(record.spec), move, now, unsaved ? record : undefined);
-        if (outcome === TakeOutcome.Taken)
-          return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
-        if (outcome !== TakeOutcome.Stale) {
-          const next = await this.cannotTake(record, unsaved, seen);
-          if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
+        const demand = demandOf(record.spec);
+        // A first delivery for a pool this environment just saw full parks at once (no take bound to fail); the look at
+        // the counter after parking lets it in if a slot was free after all.
+        const hinted = unsaved && gatesOf(demand).length === 1 ? this.fullHints.fullCounter(demand.pool, demand.units, now) : undefined;
+        if (hinted) {
+          const next = await this.cannotTake(record, unsaved, { counter: hinted });
+          if (next === TAKE_AGAIN) {
+            this.fullHints.forget(demand.pool);
+            continue;
+          }
           if (next) return next;
+        } else {
+          const { outcome, startAt, seen } = await this.deps.leases.take(demand, move, now, unsaved ? record : undefined);
+          if (outcome === TakeOutcome.Taken) {
+            this.fullHints.forget(demand.pool);
+            return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
+          }
+          if (outcome === TakeOutcome.Full && seen?.counter) this.fullHints.noteFull(demand.pool, seen.counter, demand.units, now);
+          if (outcome !== TakeOutcome.Stale) {
+            const next = await this.cannotTake(record, unsaved, seen);
+            if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
+            if (next) return next;
+          }
         }
       } else if (decision.step === 'claim') {
         const outcome = await this.deps.leases.claim(demandOf(record.spec), move, now);
@@ -329,7 +348,10 @@ export class Acquirer {
     }
     // Units freed between the failed take and parking would have found no waiter: look once more.
     const counter = await leases.getPool(gate);
-    if (counter && counter.inUse < counter.limit) await this.handOff.fill(gate);
+    if (counter && counter.inUse < counter.limit) {
+      this.fullHints.forget(gate);
+      await this.handOff.fill(gate);
+    }
     metrics.count(MetricName.Parked, 1, spec.pool);
     log.debug('limit full, job waits', { jobId: spec.id, pool: spec.pool, kind: spec.kind, waitsOn: gate });
     return AcquireResult.Waiting;
