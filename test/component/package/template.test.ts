@@ -324,7 +324,7 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000); // two Node processes that load tsx and the domain: seconds each on a loaded machine
 });
 
 describe('the table', () => {
