@@ -54,6 +54,7 @@ export async function runJobSetsDay(options: StartOptions): Promise<number> {
   const stack = await startLocalStack({
     env: { POOLS: JSON.stringify(pools), JOB_SETS_FILE: file },
     simulator: { durationMs: () => Math.round(median * (0.5 + random())), group: (_kind, name) => poolOfName.get(name) ?? 'other' },
+    ...(options.workers > 0 && { functionWorkers: options.workers }),
   });
   stack.bus.addRule({
     name: 'job-set-runs-completed',

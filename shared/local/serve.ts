@@ -40,6 +40,7 @@ export async function serve(options: StartOptions): Promise<number> {
     stack = await startLocalStack({
       endpoints: { sqs: emulators.sqsEndpoint, dynamodb: emulators.dynamodbEndpoint },
       ...(options.pools && { env: { POOLS: JSON.stringify(options.pools) } }),
+      ...(options.workers > 0 && { functionWorkers: options.workers }),
       simulator: {
         port: options.ports.jobApi,
         // The sample's own run times; any other job a log-normal draw, so your jobs take a realistic, varied time.

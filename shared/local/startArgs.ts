@@ -20,8 +20,8 @@ Sample workload:
   --kinds LIST      the job kinds in the mix, comma-separated (default every kind: ${DEFAULT_WORKLOAD.kinds.join(',')})
   --glue-share X    share of Glue jobs when Glue is in the mix, 0..1; the other kinds share the rest (default ${DEFAULT_WORKLOAD.glueShare})
   --timeout-s N     give up after N seconds (default: scales with the workload, at least 300)
-  --workers N       run each function in N worker threads of its own, as Lambda runs invocations apart (default 0:
-                    all in one thread)
+  --workers N       (also with --serve, --sets) run each function in N worker threads of its own, as Lambda runs
+                    invocations apart (default 0: all in the stack's thread)
   --json            print the summary as one JSON object on the last line
 
 Job sets (--sets FILE):
