@@ -50,7 +50,7 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   const p = r.params;
   out.push('# Sluice benchmark results', '');
   out.push(
-    `Run on ${r.date.slice(0, 10)} with \`${r.command}\`, in ${Math.floor(r.durationSeconds / 60)} min ${r.durationSeconds % 60} s.`,
+    `Run on ${r.date.slice(0, 10)} with \`${r.command}\`, in ${Math.floor(r.durationSeconds / 60)} min ${r.durationSeconds % 60} s${scenarioTimes(r)}.`,
   );
   out.push(
     `Machine: ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}, ${r.machine.platform}; emulators (fauxqs, dynalite) ${r.machine.emulators}${r.capacity ? '; the capacity run uses DynamoDB Local (its jar, Java 17) in a process of its own' : ''}. Load average (1/5/15 min) ${r.machine.loadAverage.start.join('/')} at the start, ${r.machine.loadAverage.end.join('/')} at the end: other work on the machine shows up as latency.`,
@@ -74,6 +74,12 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
     out.push('## Handler errors during the run', '', ...r.handlerErrors.slice(0, 10).map((e) => `- ${e.fn}: ${e.error}`), '');
   out.push(`Parameters: \`${JSON.stringify(p)}\``, '');
   return out.join('\n');
+}
+
+/** ` (handoff 95 s, burst 120 s, ...)`: each scenario's wall-clock seconds, setup included, in the order they ran. */
+function scenarioTimes(r: BenchResults): string {
+  const entries = Object.entries(r.scenarioSeconds ?? {});
+  return entries.length ? ` (${entries.map(([name, s]) => `${name} ${s} s`).join(', ')})` : '';
 }
 
 function utilizationNotes(r: BenchResults): string {

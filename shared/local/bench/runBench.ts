@@ -192,6 +192,12 @@ export interface BenchResults {
   date: string;
   command: string;
   durationSeconds: number;
+  /**
+   * Wall-clock seconds of each scenario, its setup included, in the order they ran (all runs of a repeated one
+   * together; the reconciler's cost run with requests). `stack`: starting and stopping the local stack the in-process
+   * scenarios share. The rest of durationSeconds is writing the results.
+   */
+  scenarioSeconds: Partial<Record<Scenario | 'stack', number>>;
   machine: {
     cores: number;
     cpuModel: string;
@@ -269,6 +275,17 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   const log = options.log ?? (() => undefined);
   const only = new Set<Scenario>(options.only?.length ? options.only : SCENARIOS);
   const timeoutMs = options.timeoutMs ?? 600_000;
+  const scenarioMs: Partial<Record<Scenario | 'stack', number>> = {};
+  /** Runs one scenario (or one run of it), adding its wall-clock time to its name's. */
+  const timed = async <T>(name: Scenario | 'stack', f: () => Promise<T>): Promise<T> => {
+    const t0 = Date.now();
+    try {
+      return await f();
+    } finally {
+      scenarioMs[name] = (scenarioMs[name] ?? 0) + (Date.now() - t0);
+      if (name !== 'stack') log(`${name}: ${Math.round(scenarioMs[name]! / 1000)} s so far`);
+    }
+  };
   const pools: Record<string, number> = {
     'bench-burst': p.burst.limit,
     'bench-util': p.limit,
@@ -300,112 +317,132 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   let schedule: ScheduleResult | undefined;
   const handlerErrors: Array<{ fn: string; error: string }> = [];
   if ([...only].some((s) => s !== 'capacity' && s !== 'schedule')) {
-    const h: Harness = await startHarness({
-      pools,
-      log,
-      pollerConcurrency: p.pollers,
-      ...(options.endpoints ? { endpoints: options.endpoints } : {}),
-      nameSuffix: options.nameSuffix ?? '',
-    });
+    const h: Harness = await timed('stack', () =>
+      startHarness({
+        pools,
+        log,
+        pollerConcurrency: p.pollers,
+        ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+        nameSuffix: options.nameSuffix ?? '',
+      }),
+    );
     log(`local stack up (emulators: ${options.emulators}); reconciler period ${h.reconcilePeriodMs} ms`);
     try {
       for (let run = 1; only.has('handoff') && run <= p.runs; run++) {
         if (p.runs > 1) log(`hand-off, run ${run} of ${p.runs}`);
-        const result = await runHandoff(h, {
-          pool: runPool('bench-handoff', run),
-          tracePool: runPool('bench-trace', run),
-          limit: p.limit,
-          jobs: p.handoff.jobs,
-          runTimes: p.handoff.runTimes,
-          seed: p.seed,
-          traced: p.handoff.traced,
-          ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
-          timeoutMs,
-        });
+        const result = await timed('handoff', () =>
+          runHandoff(h, {
+            pool: runPool('bench-handoff', run),
+            tracePool: runPool('bench-trace', run),
+            limit: p.limit,
+            jobs: p.handoff.jobs,
+            runTimes: p.handoff.runTimes,
+            seed: p.seed,
+            traced: p.handoff.traced,
+            ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
+            timeoutMs,
+          }),
+        );
         handoffRuns.push(result);
       }
       handoff = medianRun(handoffRuns, (r) => r.p50Ms);
-      if (only.has('burst')) burst = await runBurst(h, { pool: 'bench-burst', ...p.burst, seed: p.seed + 6, timeoutMs });
+      if (only.has('burst'))
+        burst = await timed('burst', () => runBurst(h, { pool: 'bench-burst', ...p.burst, seed: p.seed + 6, timeoutMs }));
       if (only.has('utilization')) {
-        utilization = await runUtilization(h, {
-          jobs: p.utilization.jobs,
-          limit: p.limit,
-          runTimes: p.utilization.runTimes,
-          seed: p.seed + 1,
-          timeScale: p.utilization.timeScale,
-          realPollMs: p.utilization.realPollMinutes * 60_000,
-          backoffSeconds: p.utilization.backoffSeconds,
-          parallelBaselines: p.utilization.parallelBaselines,
-          timeoutMs,
-        });
+        utilization = await timed('utilization', () =>
+          runUtilization(h, {
+            jobs: p.utilization.jobs,
+            limit: p.limit,
+            runTimes: p.utilization.runTimes,
+            seed: p.seed + 1,
+            timeScale: p.utilization.timeScale,
+            realPollMs: p.utilization.realPollMinutes * 60_000,
+            backoffSeconds: p.utilization.backoffSeconds,
+            parallelBaselines: p.utilization.parallelBaselines,
+            timeoutMs,
+          }),
+        );
       }
       if (only.has('requests')) {
-        requests = await runRequests(h, {
-          backlogs: p.requests.backlogs,
-          limit: p.requests.limit,
-          overlapLimit: p.limit,
-          runMinMs: p.requests.runMinMs,
-          runMaxMs: p.requests.runMaxMs,
-          warmup: p.requests.warmup,
-          window: p.requests.window,
-          seed: p.seed + 2,
-          timeoutMs,
-        });
-        reconciler = await runReconcilerCost(h, { pool: 'bench-recon', limit: p.limit, runMs: p.reconciler.runMs, timeoutMs });
+        requests = await timed('requests', () =>
+          runRequests(h, {
+            backlogs: p.requests.backlogs,
+            limit: p.requests.limit,
+            overlapLimit: p.limit,
+            runMinMs: p.requests.runMinMs,
+            runMaxMs: p.requests.runMaxMs,
+            warmup: p.requests.warmup,
+            window: p.requests.window,
+            seed: p.seed + 2,
+            timeoutMs,
+          }),
+        );
+        reconciler = await timed('requests', () =>
+          runReconcilerCost(h, { pool: 'bench-recon', limit: p.limit, runMs: p.reconciler.runMs, timeoutMs }),
+        );
       }
       for (let run = 1; only.has('throughput') && run <= p.runs; run++) {
         if (p.runs > 1) log(`throughput, run ${run} of ${p.runs}`);
-        const result = await runThroughput(
-          h,
-          {
-            pool: runPool('bench-tput', run),
-            jobs: p.throughput.jobs,
-            limit: p.throughput.limit,
-            runMs: p.throughput.runMs,
-            hotItemSeconds: p.throughput.hotItemSeconds,
-            hotItemConcurrency: p.throughput.hotItemConcurrency,
-            ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
-            timeoutMs,
-          },
-          os.cpus().length,
+        const result = await timed('throughput', () =>
+          runThroughput(
+            h,
+            {
+              pool: runPool('bench-tput', run),
+              jobs: p.throughput.jobs,
+              limit: p.throughput.limit,
+              runMs: p.throughput.runMs,
+              hotItemSeconds: p.throughput.hotItemSeconds,
+              hotItemConcurrency: p.throughput.hotItemConcurrency,
+              ...(options.emulatorPid ? { emulatorPid: options.emulatorPid } : {}),
+              timeoutMs,
+            },
+            os.cpus().length,
+          ),
         );
         throughputRuns.push(result);
       }
       throughput = medianRun(throughputRuns, (r) => r.jobsPerSecond);
-      if (only.has('weights')) weights = await runWeights(h, { pool: 'bench-weights', ...p.weights, seed: p.seed + 5, timeoutMs });
-      if (only.has('rateLimit')) rateLimit = await runRateLimit(h, { pool: 'bench-rate', ...p.rateLimit, timeoutMs });
+      if (only.has('weights'))
+        weights = await timed('weights', () => runWeights(h, { pool: 'bench-weights', ...p.weights, seed: p.seed + 5, timeoutMs }));
+      if (only.has('rateLimit'))
+        rateLimit = await timed('rateLimit', () => runRateLimit(h, { pool: 'bench-rate', ...p.rateLimit, timeoutMs }));
       // Last: it leaves the big tenant's backlog waiting in a paused pool.
-      if (only.has('fairness')) fairness = await runFairness(h, { pool: 'bench-fair', ...p.fairness, seed: p.seed + 4, timeoutMs });
+      if (only.has('fairness'))
+        fairness = await timed('fairness', () => runFairness(h, { pool: 'bench-fair', ...p.fairness, seed: p.seed + 4, timeoutMs }));
     } finally {
-      await h.stop();
+      await timed('stack', () => h.stop());
     }
     handlerErrors.push(...h.handlerErrors);
   }
   // In a process of its own with a stack of its own (its own pollers, no leftovers of the others' load), once theirs stopped.
   if (only.has('schedule')) {
-    const child = await runScheduleChild(
-      {
-        schedule: { ...p.schedule, timeoutMs },
-        ...(options.endpoints ? { endpoints: options.endpoints } : {}),
-        nameSuffix: `${options.nameSuffix ?? ''}-sched`,
-      },
-      timeoutMs * 3,
-      log,
+    const child = await timed('schedule', () =>
+      runScheduleChild(
+        {
+          schedule: { ...p.schedule, timeoutMs },
+          ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+          nameSuffix: `${options.nameSuffix ?? ''}-sched`,
+        },
+        timeoutMs * 3,
+        log,
+      ),
     );
     schedule = child.result;
     handlerErrors.push(...child.handlerErrors.map((e) => ({ ...e, fn: `${e.fn} (schedule run)` })));
   }
   // Last, in a process of its own, once the other scenarios' stack has stopped: DynamoDB Local as the engine.
   if (only.has('capacity')) {
-    const child = await runCapacityChild(
-      {
-        capacity: { ...p.capacity, timeoutMs },
-        ...(options.endpoints ? { sqsEndpoint: options.endpoints.sqs } : {}),
-        pollers: p.pollers,
-        nameSuffix: `${options.nameSuffix ?? ''}-cap`,
-      },
-      timeoutMs,
-      log,
+    const child = await timed('capacity', () =>
+      runCapacityChild(
+        {
+          capacity: { ...p.capacity, timeoutMs },
+          ...(options.endpoints ? { sqsEndpoint: options.endpoints.sqs } : {}),
+          pollers: p.pollers,
+          nameSuffix: `${options.nameSuffix ?? ''}-cap`,
+        },
+        timeoutMs,
+        log,
+      ),
     );
     capacity = child.result;
     handlerErrors.push(...child.handlerErrors.map((e) => ({ ...e, fn: `${e.fn} (capacity run)` })));
@@ -429,6 +466,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     rateLimit,
     schedule,
     handlerErrors,
+    scenarioMs,
   });
   const files: string[] = [];
   if (options.outDir) {
@@ -464,6 +502,7 @@ function assemble(a: {
   rateLimit: RateResult | undefined;
   schedule: ScheduleResult | undefined;
   handlerErrors: Array<{ fn: string; error: string }>;
+  scenarioMs: Partial<Record<Scenario | 'stack', number>>;
 }): BenchResults {
   const p = a.options.params;
   const u = a.utilization;
@@ -485,6 +524,7 @@ function assemble(a: {
     date: new Date().toISOString(),
     command: a.options.command,
     durationSeconds: Math.round((Date.now() - a.started) / 1000),
+    scenarioSeconds: Object.fromEntries(Object.entries(a.scenarioMs).map(([k, ms]) => [k, Math.round(ms / 1000)])),
     machine: {
       cores: cpus.length,
       cpuModel: cpus[0]?.model.trim() ?? 'unknown',
