@@ -89,7 +89,7 @@ function utilizationNotes(r: BenchResults): string {
   return [
     `${q.jobs} jobs, limit ${q.limit}, log-normal run times: median ${q.runTimes.medianMs} ms, sigma ${q.runTimes.sigma}, clipped to ${q.runTimes.minMs}..${q.runTimes.maxMs} ms (seed ${r.params.seed + 1}).`,
     `Time scale: a 20-minute run is ${q.runTimes.medianMs} ms (1 real minute = ${(q.runTimes.medianMs / 20).toFixed(0)} ms), so the scale is 1/${Math.round(1 / q.timeScale)}.`,
-    'Every scheduler gets the same runs in the same order, on the same simulator, all jobs submitted at once.',
+    `Every scheduler gets the same runs in the same order, all jobs submitted at once, on the same job API simulator code: Sluice alone on the stack's simulator, then the status poller and the counter gate side by side on it${q.batchesBesideSluice ? "; the fixed batches from Sluice's start on, beside the others, on an instance of their own that emits no completion events (a tick asks the job APIs: it needs none; on the stack's simulator their events would reach Sluice's releaser and count as Sluice's requests)" : ', the fixed batches with them'}.`,
     '',
     `- **Utilization**: busy slot-time / (limit x makespan), makespan from the first start call to the last run's end.`,
     `- **Efficiency**: the makespan of the ideal schedule (${q.limit} slots, jobs in order, each starting the moment a slot frees, no latency: ${s1(u.sluice.idealMakespanMs)}) over the measured makespan.`,

@@ -18,7 +18,7 @@ import { type BacklogResult, poolForBacklog, type RequestsResult, runRequests } 
 import { runThroughput, type ThroughputResult } from './scenarios/throughput';
 import type { ScheduleParams, ScheduleResult } from './scenarios/schedule';
 import type { ScheduleChildOptions } from './scheduleMain';
-import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult } from './scenarios/utilization';
+import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult, type UtilizationRun } from './scenarios/utilization';
 import { concurrencyChart, logXChart, type Series } from './svg';
 import type { RunTimes } from './workload';
 
@@ -348,8 +348,11 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
       handoff = medianRun(handoffRuns, (r) => r.p50Ms);
       if (only.has('burst'))
         burst = await timed('burst', () => runBurst(h, { pool: 'bench-burst', ...p.burst, seed: p.seed + 6, timeoutMs }));
+      // The utilization run's fixed batches go on beside the scenarios after it (their own simulator: nothing of
+      // Sluice's); awaited before the stack stops.
+      let utilizationRun: UtilizationRun | undefined;
       if (only.has('utilization')) {
-        utilization = await timed('utilization', () =>
+        utilizationRun = await timed('utilization', () =>
           runUtilization(h, {
             jobs: p.utilization.jobs,
             limit: p.limit,
@@ -362,6 +365,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
             timeoutMs,
           }),
         );
+        utilizationRun.finished.catch(() => undefined); // awaited below; not unhandled meanwhile
       }
       if (only.has('requests')) {
         requests = await timed('requests', () =>
@@ -409,6 +413,8 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
       // Last: it leaves the big tenant's backlog waiting in a paused pool.
       if (only.has('fairness'))
         fairness = await timed('fairness', () => runFairness(h, { pool: 'bench-fair', ...p.fairness, seed: p.seed + 4, timeoutMs }));
+      // Counted as the utilization scenario's time: what is left of its fixed batches once the rest is done.
+      if (utilizationRun) utilization = await timed('utilization', () => utilizationRun.finished);
     } finally {
       await timed('stack', () => h.stop());
     }
