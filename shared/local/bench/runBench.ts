@@ -73,7 +73,7 @@ export interface BenchParams {
   cost: CostAssumptions;
 }
 
-/** The default bench: about 6 minutes on 2 cores. */
+/** The default bench: about 14 minutes on 2 cores (scenarioSeconds in results.json says where they go). */
 export const FULL: BenchParams = {
   seed: 42,
   runs: 3,
