@@ -105,6 +105,28 @@ test('throughput, cost, machine and date', () => {
   expect(r.throughput!.spread.jobsPerSecond!.values).toEqual([r.throughput!.jobsPerSecond]);
 });
 
+test('the wall-clock seconds of each scenario, and of the shared stack, in the order they ran', () => {
+  const r = out.results;
+  expect(Object.keys(r.scenarioSeconds)).toEqual([
+    'stack',
+    'handoff',
+    'burst',
+    'utilization',
+    'requests',
+    'throughput',
+    'weights',
+    'rateLimit',
+    'fairness',
+    'schedule',
+    'capacity',
+  ]);
+  const seconds = Object.values(r.scenarioSeconds);
+  for (const s of seconds) expect(Number.isInteger(s) && s >= 0).toBe(true);
+  // Each rounded to the second; what is left of durationSeconds is writing the results.
+  expect(seconds.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(r.durationSeconds + seconds.length);
+  expect(r.scenarioSeconds.capacity).toBeGreaterThan(0); // DynamoDB Local's start alone takes a second or more
+});
+
 test('flow control: the small tenant takes turns (within its bound); weighted units never pass the budget; start calls of a rated pool', () => {
   const f = out.results.fairness!;
   expect(f.smallJobs).toBe(QUICK.fairness.smallJobs);

@@ -162,7 +162,10 @@ async function main(): Promise<number> {
   if (!!values['sqs-endpoint'] !== !!values['dynamodb-endpoint'])
     throw new Error('give both --sqs-endpoint and --dynamodb-endpoint, or neither');
 
-  const log = (line: string) => process.stderr.write(`${line}\n`);
+  // Each line with the seconds since the bench started, to see where its time goes.
+  const startedAt = Date.now();
+  const log = (line: string) =>
+    process.stderr.write(line ? `[${String(Math.round((Date.now() - startedAt) / 1000)).padStart(4)} s] ${line}\n` : '\n');
   const [load1] = os.loadavg();
   if (load1! > 0.5)
     log(`note: load average ${load1!.toFixed(2)} on ${os.cpus().length} cores: other work on this machine will show up as latency`);

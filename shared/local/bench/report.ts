@@ -51,7 +51,7 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   const p = r.params;
   out.push('# Sluice benchmark results', '');
   out.push(
-    `Run on ${r.date.slice(0, 10)} with \`${r.command}\`, in ${Math.floor(r.durationSeconds / 60)} min ${r.durationSeconds % 60} s.`,
+    `Run on ${r.date.slice(0, 10)} with \`${r.command}\`, in ${Math.floor(r.durationSeconds / 60)} min ${r.durationSeconds % 60} s${scenarioTimes(r)}.`,
   );
   out.push(
     `Machine: ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}, ${r.machine.platform}; emulators (fauxqs, dynalite) ${r.machine.emulators}${r.capacity ? '; the capacity run uses DynamoDB Local (its jar, Java 17) in a process of its own' : ''}. Load average (1/5/15 min) ${r.machine.loadAverage.start.join('/')} at the start, ${r.machine.loadAverage.end.join('/')} at the end: other work on the machine shows up as latency.`,
@@ -77,6 +77,12 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   return out.join('\n');
 }
 
+/** ` (handoff 95 s, burst 120 s, ...)`: each scenario's wall-clock seconds, setup included, in the order they ran. */
+function scenarioTimes(r: BenchResults): string {
+  const entries = Object.entries(r.scenarioSeconds ?? {});
+  return entries.length ? ` (${entries.map(([name, s]) => `${name} ${s} s`).join(', ')})` : '';
+}
+
 function utilizationNotes(r: BenchResults): string {
   const u = r.schedulers!;
   const q = u.params;
@@ -84,7 +90,7 @@ function utilizationNotes(r: BenchResults): string {
   return [
     `${q.jobs} jobs, limit ${q.limit}, log-normal run times: median ${q.runTimes.medianMs} ms, sigma ${q.runTimes.sigma}, clipped to ${q.runTimes.minMs}..${q.runTimes.maxMs} ms (seed ${r.params.seed + 1}).`,
     `Time scale: a 20-minute run is ${q.runTimes.medianMs} ms (1 real minute = ${(q.runTimes.medianMs / 20).toFixed(0)} ms), so the scale is 1/${Math.round(1 / q.timeScale)}.`,
-    'Every scheduler gets the same runs in the same order, on the same simulator, all jobs submitted at once.',
+    `Every scheduler gets the same runs in the same order, all jobs submitted at once, on the same job API simulator code: Sluice alone on the stack's simulator, then the status poller and the counter gate side by side on it${q.batchesBesideSluice ? "; the fixed batches from Sluice's start on, beside the others, on an instance of their own that emits no completion events (a tick asks the job APIs: it needs none; on the stack's simulator their events would reach Sluice's releaser and count as Sluice's requests)" : ', the fixed batches with them'}.`,
     '',
     `- **Utilization**: busy slot-time / (limit x makespan), makespan from the first start call to the last run's end.`,
     `- **Efficiency**: the makespan of the ideal schedule (${q.limit} slots, jobs in order, each starting the moment a slot frees, no latency: ${s1(u.sluice.idealMakespanMs)}) over the measured makespan.`,
@@ -165,7 +171,7 @@ function handoffSection(r: BenchResults): string[] {
   out.push(
     `From a completion event reaching the bus to the start call of the job let in by it, at the simulator: **p50 ${hd.p50Ms} ms, p99 ${hd.p99Ms} ms** (${runsText(hd.spread)}); the median run: max ${hd.maxMs} ms over ${hd.n} hand-offs (mean ${hd.meanMs} ms). The figures below are that run's.`,
     '',
-    `Workload: ${d.jobs} jobs, limit ${d.limit}, log-normal runs (median ${d.runTimes.medianMs} ms, sigma ${d.runTimes.sigma}), about ${Math.round((d.n / d.makespanMs) * 1000)} hand-offs per second. The jobs are parked in a paused pool first (limit 0), then the pool is opened: a standing backlog, no arrival burst. The reconciler runs on the stack's compressed schedule.`,
+    `Workload: ${d.jobs} jobs, limit ${d.limit}, log-normal runs (median ${d.runTimes.medianMs} ms, sigma ${d.runTimes.sigma}), about ${Math.round((d.n / d.makespanMs) * 1000)} hand-offs per second. The jobs are parked in a paused pool first (limit 0; written as the acquirer parks them, by the bench, as setup), then the pool is opened: a standing backlog, no arrival burst. The reconciler runs on the stack's compressed schedule.`,
     '',
     "**Method (exact pairing).** The releaser hands a slot over in one transaction, its pass: a TransactWriteItems of a ConditionCheck on the pool counter (`POOL#<pool>`: not over its limit), an Update of the finished job's record (fenced by its version and `holderPool = :pool`; `REMOVE holderPool`) and an Update of the waiting job's record (`SET #state = :reserved, holderPool = :pool`). Middleware on Sluice's own DynamoDB client reads both job ids from the transaction's keys. The finished job's run gives its execution id and so its completion event (timed by the bus's `onDeliver` hook when it is put on the bus); the job let in gives its start call (recorded by the simulator when the request arrives). Latency = start call - event put. Jobs let in some other way (a free slot filled by the pool admin or the reconciler, a take) are not hand-offs and are counted apart: " +
       `${d.otherAdmissions} here, besides the first ${d.direct} let in when the pool opened. (AsyncLocalStorage cannot do this attribution: the SDK's keep-alive sockets carry one invocation's async context into another's calls.)`,
@@ -222,7 +228,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
   const p = r.params.requests;
   const out = ['## AWS requests per job against the backlog', ''];
   out.push(
-    `Per job, with B jobs waiting in the same pool (runs of ${p.runMinMs}-${p.runMaxMs} ms, limit ${p.limit}). **Method**: park B jobs in a paused pool through the real path (SQS, acquirer, waiter items), open the pool, and keep B jobs waiting by enqueueing one new job per completion. After ${p.warmup} completions, count every request Sluice's clients make and every invocation until ${p.window} more have completed, and divide by ${p.window}. A job in the window pays for its whole life: arrival and parking, wake-up, start, completion and the hand-off it makes. Only this steady state scales with the backlog, so only it is measured; parking the backlog is setup. Limit ${p.limit} keeps hand-offs from overlapping, as they almost never do with 20-minute runs (the overlapping case is measured below). The reconciler is paused (its cost is per running job and period, below). Not counted: the producer's SendMessageBatch, and the job queue's empty receives (fauxqs wakes every waiting long poll for each message and the losers return empty, which SQS does not do; ${rows.map((x) => x.emptyReceives).join(', ')} per job here).`,
+    `Per job, with B jobs waiting in the same pool (runs of ${p.runMinMs}-${p.runMaxMs} ms, limit ${p.limit}). **Method**: park B jobs in a paused pool (written as the acquirer parks a job that finds its pool full: one transaction with the job's record, waiting, and its waiter item; by the bench, many at a time, as setup), open the pool, and keep B jobs waiting by enqueueing one new job per completion (through the real path: SQS, the acquirer, its park). After ${p.warmup} completions, count every request Sluice's clients make and every invocation until ${p.window} more have completed, and divide by ${p.window}. A job in the window pays for its whole life: arrival and parking, wake-up, start, completion and the hand-off it makes. Only this steady state scales with the backlog, so only it is measured; parking the backlog is setup. Limit ${p.limit} keeps hand-offs from overlapping, as they almost never do with 20-minute runs (the overlapping case is measured below). The reconciler is paused (its cost is per running job and period, below). Not counted: the producer's SendMessageBatch, and the job queue's empty receives (fauxqs wakes every waiting long poll for each message and the losers return empty, which SQS does not do; ${rows.map((x) => x.emptyReceives).join(', ')} per job here).`,
     '',
     table(
       [

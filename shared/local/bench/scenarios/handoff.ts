@@ -1,5 +1,6 @@
 import type { SimRun } from '../../simulators';
 import { driftSince, type Harness, slotsFreedByReconciler, waitUntil } from '../harness';
+import { parkDirectly } from '../park';
 import { distribution, type Distribution, jobIdOfRun, median, percentile, type ProcessLoad, watchProcess } from '../metrics';
 import { type EarlyCompletions, minusPassFailures, type PassFailures, type Tracer } from '../tracer';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
@@ -216,7 +217,8 @@ export async function runHandoff(h: Harness, p: HandoffParams): Promise<HandoffR
   let drift0 = new Map<string, number>();
   let load: ProcessLoad | undefined;
   try {
-    await h.enqueue(jobs);
+    // Setup: parked as the acquirer parks them, by the bench (see parkDirectly); what is measured starts at the opening.
+    await parkDirectly(h, jobs);
     await waitUntil(`${jobs.length} jobs parked`, async () => (await h.leases.countWaiters(p.pool)) >= jobs.length, p.timeoutMs, 200);
     h.tracer.resetOpStats();
     freed0 = slotsFreedByReconciler(h);
@@ -271,7 +273,7 @@ async function traceHandoffs(h: Harness, p: HandoffParams): Promise<HandoffResul
   const runMs = 100;
   const durations = Array.from({ length: p.traced + 1 }, () => runMs);
   const jobs: BenchJob[] = makeJobs({ group, pool: p.tracePool, durations, tag: 't', glueEvery: 0 });
-  await h.enqueue(jobs);
+  await parkDirectly(h, jobs);
   await waitUntil(`${jobs.length} jobs parked`, async () => (await h.leases.countWaiters(p.tracePool)) >= jobs.length, p.timeoutMs, 200);
   h.tracer.ops = [];
   h.tracer.recording = true;

@@ -1,4 +1,5 @@
 import { type Harness, perJob, type RequestsPerJob, waitUntil } from '../harness';
+import { parkDirectly } from '../park';
 import { type EarlyCompletions, minusEarly, minusPassFailures, type PassFailures } from '../tracer';
 import { makeJobs, uniformRunTimes } from '../workload';
 
@@ -32,7 +33,7 @@ export interface BacklogResult extends RequestsPerJob {
   waitingAtEnd: number;
   windowJobs: number;
   windowMs: number;
-  /** How long it took to park the backlog (the real path: SQS, acquirer, waiter items). */
+  /** How long it took to park the backlog (the acquirer's park writes, by the bench: see parkDirectly). */
   parkMs: number;
 }
 
@@ -55,7 +56,8 @@ export interface RequestsResult {
 }
 
 /**
- * Requests per job with B jobs waiting: park B jobs in a paused pool, open it, and keep the backlog at B by enqueueing
+ * Requests per job with B jobs waiting: park B jobs in a paused pool (written as the acquirer parks them, by the bench:
+ * see parkDirectly; the jobs fed in below come through the queue), open it, and keep the backlog at B by enqueueing
  * a new job for every completion. Once `warmup` jobs have passed, count every request Sluice makes (and every
  * invocation) until `window` more have completed, and divide by `window`. Each job in the window pays its whole life:
  * arrival and parking, wake-up, start, completion and the hand-off it makes. The reconciler does not run (its cost is
@@ -80,13 +82,8 @@ export async function runRequests(h: Harness, p: RequestsParams): Promise<Reques
     });
     h.log(`requests per job, backlog ${backlog}: parking ${backlog} jobs...`);
     const parkStart = Date.now();
-    await h.enqueue(initial);
-    await waitUntil(
-      `${backlog} jobs parked in ${pool}`,
-      async () => (await h.leases.countWaiters(pool)) >= backlog,
-      p.timeoutMs,
-      backlog > 2000 ? 1000 : 200,
-    );
+    await parkDirectly(h, initial);
+    await waitUntil(`${backlog} jobs parked in ${pool}`, async () => (await h.leases.countWaiters(pool)) >= backlog, p.timeoutMs, 200);
     const parkMs = Date.now() - parkStart;
 
     let feeding = true;

@@ -1,12 +1,13 @@
 import type { RequestCounter } from '../../infra/requestCounter';
+import { type SimRun, startJobApiSimulator } from '../../simulators';
 import { runBackoffGate } from '../baselines/backoffGate';
 import { runFixedBatches } from '../baselines/fixedBatches';
 import { SimJobApi } from '../baselines/jobApi';
 import { runStatusPoller } from '../baselines/statusPoller';
-import { driftSince, type Harness, perJob, type RequestsPerJob, slotsFreedByReconciler } from '../harness';
+import { driftSince, type Harness, perJob, type RequestsPerJob, slotsFreedByReconciler, waitUntil } from '../harness';
 import { idealFifoMakespan, scheduleStats, stepTimeline } from '../metrics';
 import type { EarlyCompletions } from '../tracer';
-import { expectedLongestOf, GROUP_SEPARATOR, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
+import { expectedLongestOf, GROUP_SEPARATOR, groupOf, logNormalRunTimes, makeJobs, type RunTimes } from '../workload';
 import { type HandoffMeasurement, measureHandoffs } from './handoff';
 
 export const SCHEDULERS = ['sluice', 'batches', 'poller', 'backoff'] as const;
@@ -23,7 +24,11 @@ export interface UtilizationParams {
   realPollMs: number;
   /** Visibility backoff of the counter gate, whole seconds on the emulator (SQS allows no less than 1). */
   backoffSeconds: number;
-  /** Run the three baselines at the same time (separate groups on the same simulator), after Sluice. */
+  /**
+   * Run the baselines at the same time: the status poller and the counter gate side by side after Sluice (separate
+   * groups on the stack's simulator), the fixed batches from the start beside everything (see runUtilization). False:
+   * each scheduler alone, one after another.
+   */
   parallelBaselines: boolean;
   timeoutMs: number;
 }
@@ -51,7 +56,8 @@ export interface SchedulerResult {
 }
 
 export interface UtilizationResult {
-  params: UtilizationParams & { batchIntervalMs: number; pollMs: number };
+  /** batchesBesideSluice: the fixed batches ran beside Sluice and the others, on a simulator of their own. */
+  params: UtilizationParams & { batchIntervalMs: number; pollMs: number; batchesBesideSluice: boolean };
   schedulers: Record<Scheduler, SchedulerResult>;
   /** Hand-offs of the Sluice run: all jobs arrive at once, so the first ones overlap with the arrival burst. */
   sluiceHandoffs: HandoffMeasurement;
@@ -87,14 +93,34 @@ function baselineRequests(
   };
 }
 
-export async function runUtilization(h: Harness, p: UtilizationParams): Promise<UtilizationResult> {
+/** A utilization run whose fixed batches may still be running: `finished` resolves with every scheduler's result. */
+export interface UtilizationRun {
+  finished: Promise<UtilizationResult>;
+}
+
+/**
+ * Sluice alone on the stack's simulator, then the status poller and the counter gate side by side on it. The fixed
+ * batches (a tick every few seconds for about 3 minutes: the longest of the four, and nearly all of it waiting) run
+ * on a job API simulator of their own that emits no events (a tick asks the job APIs; it needs none): on the stack's,
+ * their completion events would reach Sluice's releaser and be counted as Sluice's requests. Their requests are
+ * counted on their own client, as before. With `parallelBaselines` they start with Sluice's run, this returns once
+ * the poller and the gate are done, and `finished` waits for the batches, which go on beside whatever the bench runs
+ * next: a few calls to their own simulator per tick, none of them Sluice's. Without it every scheduler runs alone, one
+ * after another, and `finished` is settled on return.
+ */
+export async function runUtilization(h: Harness, p: UtilizationParams): Promise<UtilizationRun> {
   const durations = logNormalRunTimes(p.jobs, p.runTimes, p.seed);
   const ideal = idealFifoMakespan(durations, p.limit);
   const batchIntervalMs = Math.round(expectedLongestOf(p.limit, p.runTimes));
   const pollMs = Math.round(p.realPollMs * p.timeScale);
   const results = {} as Record<Scheduler, SchedulerResult>;
-  const finish = (name: Scheduler, group: string, requestsPerJob: SchedulerResult['requestsPerJob'], notes: string) => {
-    const runs = h.runsOf(group);
+  const finish = (
+    name: Scheduler,
+    group: string,
+    requestsPerJob: SchedulerResult['requestsPerJob'],
+    notes: string,
+    runs: SimRun[] = h.runsOf(group),
+  ) => {
     const stats = scheduleStats(runs, p.limit);
     const t0 = Math.min(...runs.map((r) => r.startCallAt));
     results[name] = {
@@ -113,10 +139,49 @@ export async function runUtilization(h: Harness, p: UtilizationParams): Promise<
     );
   };
 
-  // Sluice first, alone.
+  // The baselines, on the same run times and time scale.
+  const api = (endpoint: string) => new SimJobApi(endpoint, h.region, h.credentials);
+  const batches = async () => {
+    const group = 'bench-batches';
+    // The stack's simulator's behaviour (run times from the workload, runs labelled by group), without its events.
+    const simulator = await startJobApiSimulator({
+      durationMs: (_kind, name) => h.durations.get(name) ?? 1000,
+      group: (_kind, name) => groupOf(name),
+    });
+    const client = api(simulator.endpoint);
+    try {
+      const report = await runFixedBatches(
+        client,
+        h.register(makeJobs({ group, pool: group, durations, tag: 'u' })),
+        p.limit,
+        batchIntervalMs,
+      );
+      const runs = () => simulator.runs().filter((run) => run.group === group);
+      await waitUntil(
+        `${p.jobs} runs of ${group} ended`,
+        () => runs().filter((run) => run.endedAt !== undefined).length >= p.jobs,
+        p.timeoutMs,
+        50,
+      );
+      finish(
+        'batches',
+        group,
+        baselineRequests([client.requests], report.ticks, p.jobs),
+        `a tick every ${batchIntervalMs} ms (the expected longest of ${p.limit} runs); ${report.skippedTicks} of ${report.ticks} ticks found the batch still running`,
+        runs(),
+      );
+    } finally {
+      client.destroy();
+      await simulator.close();
+    }
+  };
+  const batchesDone = p.parallelBaselines ? batches() : undefined;
+  batchesDone?.catch(() => undefined); // awaited by `finished`; not unhandled meanwhile
+
+  // Sluice, the only one on the stack's simulator while it runs.
   const pool = 'bench-util';
   h.log(
-    `utilization: ${p.jobs} jobs, limit ${p.limit}, runs log-normal median ${p.runTimes.medianMs} ms sigma ${p.runTimes.sigma}; ideal FIFO makespan ${(ideal / 1000).toFixed(1)} s`,
+    `utilization: ${p.jobs} jobs, limit ${p.limit}, runs log-normal median ${p.runTimes.medianMs} ms sigma ${p.runTimes.sigma}; ideal FIFO makespan ${(ideal / 1000).toFixed(1)} s${batchesDone ? ' (the fixed batches beside it, on a simulator of their own)' : ''}`,
   );
   const jobs = makeJobs({ group: pool, pool, durations, tag: 'u' });
   const before = h.snapshot();
@@ -138,32 +203,9 @@ export async function runUtilization(h: Harness, p: UtilizationParams): Promise<
   results.sluice.reconcilerDrift = driftSince(h, drift0);
   results.sluice.releasedBeforeEvent = sluiceHandoffs.releasedBeforeEvent;
 
-  // The baselines, on the same simulator, run times and time scale.
-  const api = () => new SimJobApi(h.stack.simulator.endpoint, h.region, h.credentials);
-  const batches = async () => {
-    const group = 'bench-batches';
-    const client = api();
-    try {
-      const report = await runFixedBatches(
-        client,
-        h.register(makeJobs({ group, pool: group, durations, tag: 'u' })),
-        p.limit,
-        batchIntervalMs,
-      );
-      await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
-      finish(
-        'batches',
-        group,
-        baselineRequests([client.requests], report.ticks, p.jobs),
-        `a tick every ${batchIntervalMs} ms (the expected longest of ${p.limit} runs); ${report.skippedTicks} of ${report.ticks} ticks found the batch still running`,
-      );
-    } finally {
-      client.destroy();
-    }
-  };
   const poller = async () => {
     const group = 'bench-poller';
-    const client = api();
+    const client = api(h.stack.simulator.endpoint);
     try {
       const report = await runStatusPoller(client, h.register(makeJobs({ group, pool: group, durations, tag: 'u' })), p.limit, pollMs);
       await h.tracer.waitEnded(group, p.jobs, p.timeoutMs);
@@ -180,7 +222,7 @@ export async function runUtilization(h: Harness, p: UtilizationParams): Promise<
   };
   const backoff = async () => {
     const group = 'bench-backoff';
-    const client = api();
+    const client = api(h.stack.simulator.endpoint);
     try {
       const gate = await runBackoffGate(client, h.register(makeJobs({ group, pool: group, durations, tag: 'u' })), {
         sqsEndpoint: h.endpoints.sqs,
@@ -208,9 +250,10 @@ export async function runUtilization(h: Harness, p: UtilizationParams): Promise<
     }
   };
   h.log(
-    `  baselines${p.parallelBaselines ? ' (in parallel)' : ''}: batches every ${batchIntervalMs} ms, poller every ${pollMs} ms, gate backoff ${p.backoffSeconds} s`,
+    `  baselines${p.parallelBaselines ? ' (in parallel; the batches since Sluice started)' : ''}: batches every ${batchIntervalMs} ms, poller every ${pollMs} ms, gate backoff ${p.backoffSeconds} s`,
   );
-  if (p.parallelBaselines) await Promise.all([batches(), poller(), backoff()]);
+  if (batchesDone) await Promise.all([poller(), backoff()]);
   else for (const run of [batches, poller, backoff]) await run();
-  return { params: { ...p, batchIntervalMs, pollMs }, schedulers: results, sluiceHandoffs };
+  const params = { ...p, batchIntervalMs, pollMs, batchesBesideSluice: batchesDone !== undefined };
+  return { finished: (batchesDone ?? Promise.resolve()).then(() => ({ params, schedulers: results, sluiceHandoffs })) };
 }
