@@ -496,7 +496,9 @@ function boundsSection(r: BenchResults): string[] {
     else if (g.goal.startsWith('hand-off p99') && r.handoff) out.push(...handoffP99Bound(r));
     else if (g.goal.startsWith('burst') && r.burst) out.push(...burstBound(r));
     else if (g.goal.startsWith('efficiency') && r.schedulers) out.push(...efficiencyBound(r));
+    else if (g.goal.startsWith('requests per job, all in') && r.requestsPerJob) out.push(...requestsBound(r));
     else if (g.goal.startsWith('requests') && r.requestsPerJob) out.push(...flatnessBound(r));
+    else if (g.goal.startsWith('cost per million') && r.cost) out.push(...costBound(r));
     else if (g.goal.startsWith('throughput') && r.throughput) out.push(...throughputBound(r));
     else if (g.goal.startsWith('capacity per job') && r.capacity) out.push(...capacityFlatnessBound(r));
     else if (g.goal.startsWith('write units per job') && r.capacity) out.push(...writeUnitsBound(r));
@@ -597,6 +599,31 @@ function flatnessBound(r: BenchResults): string[] {
   const rows = Object.values(r.requestsPerJob!).sort((a, b) => a.backlog - b.backlog);
   return [
     `Totals by backlog: ${rows.map((x) => `${x.backlog}: ${x.total}`).join(', ')}. Compare the per-operation counts in results.json: the operations that differ are the ones to look at.`,
+  ];
+}
+
+/** Issue 13's 12 requests per job: where the job path's requests go, and which could go. */
+function requestsBound(r: BenchResults): string[] {
+  const rows = Object.values(r.requestsPerJob!).sort((a, b) => a.backlog - b.backlog);
+  const x = rows[rows.length - 1]!;
+  const ops = Object.entries(x.ops)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([op, n]) => `${op} ${n}`)
+    .join(', ');
+  return [
+    `Per job at backlog ${x.backlog.toLocaleString('en-US')}: ${ops}. A job's life: its arrival (a share of a receive and a delete, the park that registers it, a look at the counter after parking; a first delivery for a pool its acquirer saw full within the last second does not try a take first), its hand-off (the releaser's run reference read, the finished job's read with the waiters query beside it, the pass, the woken job's read and claim), its start and the running write and run reference, and two invocations.`,
+    '',
+    "What would take requests off, each one per job: the claim folded into the pass (the woken job moved straight to starting, its record's fields carried on its waiter item so the releaser needs no read), two; the run reference and the running write in one transaction, one (but a transaction bills 2 units per item: more dollars); no run lookup where the completion event names the job (Step Functions, ECS and Batch can carry the job id; AppFlow and Glue, the bench's kinds, cannot), one. 12 needs the first two.",
+  ];
+}
+
+/** Issue 13's $5 per million: where the dollars go. */
+function costBound(r: BenchResults): string[] {
+  const b = r.cost!.breakdown;
+  const per = r.requestsPerJob![r.cost!.fromBacklog]!;
+  return [
+    `DynamoDB writes are ${usd(b.dynamodbWrites)} of ${usd(b.total)}: ${per.dynamodbWriteUnits} write units per job, because every slot change is a transaction (2 units per item, the job's record and each counter), the pass writes three items and the holders index two entries. The $13.32 before issue 13 counted a transaction's items at one unit each; at that rate today's writes would be ${usd((b.dynamodbWrites * per.dynamodbWrites) / Math.max(1, per.dynamodbWriteUnits))}. The reconciler is ${usd(b.reconciler)}, SQS ${usd(b.sqs)}, Lambda ${usd(b.lambdaRequests + b.lambdaDuration)}, DynamoDB reads ${usd(b.dynamodbReads)}: ${usd(b.total - b.dynamodbWrites)} without the writes${b.total - b.dynamodbWrites >= 5 ? ', already over $5: the goal needs fewer SQS requests and invocations per job (one receive, delete and invocation per arrival, one invocation per completion) and a cheaper reconciler, as well as writes without transactions on the slot (the fence of the lease model is what they buy)' : ': $5 needs the writes under ' + usd(5 - (b.total - b.dynamodbWrites)) + ', a design without transactions on the slot (the fence of the lease model is what they buy)'}.`,
   ];
 }
 
