@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import { awsClients, onJobApiClient } from '../../adapters/awsClients';
+import type { MiddlewareClient } from '../bench/tracer';
 import { createLambdaContext } from '../poller/lambdaContext';
 import { type CallMessage, errorShape, type FromWorker, type InvokeMessage, type WorkerSetup } from './messages';
 
@@ -11,18 +12,6 @@ import { type CallMessage, errorShape, type FromWorker, type InvokeMessage, type
  * stack counts as it counts its own.
  */
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
-
-interface MiddlewareClient {
-  middlewareStack: {
-    add(
-      middleware: (
-        next: (args: unknown) => Promise<{ output?: unknown }>,
-        context: { commandName?: string },
-      ) => (args: unknown) => Promise<unknown>,
-      options: { step: 'initialize'; name: string },
-    ): void;
-  };
-}
 
 const setup = workerData as WorkerSetup;
 const post = (message: FromWorker) => parentPort!.postMessage(message);
