@@ -504,14 +504,17 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   // Last, in a process of its own, once the other scenarios' stack has stopped: DynamoDB Local as the engine.
   if (only.has('capacity')) {
     const child = await timed('capacity', () =>
-      runCapacityChild(
+      runChild<CapacityResult>(
+        'capacityMain.ts',
+        'the capacity run',
         {
           capacity: { ...p.capacity, timeoutMs },
           ...(options.endpoints ? { sqsEndpoint: options.endpoints.sqs } : {}),
           pollers: p.pollers,
           nameSuffix: `${options.nameSuffix ?? ''}-cap`,
         },
-        timeoutMs,
+        // Every limit gets the scenario's timeout for each of its waits; past a few of those the run is stuck.
+        timeoutMs * (p.capacity.limits.length * 2 + 1),
         log,
       ),
     );
@@ -887,45 +890,15 @@ function capacitySummary(c: CapacityResult): Record<string, CapacitySummary> {
   return Object.fromEntries(Object.entries(c.byLimit).map(([limit, x]) => [limit, pick(x)]));
 }
 
-/** Runs capacityMain.ts in a child process; its stderr lines go to `log`, its last stdout line is the result. */
-async function runCapacityChild(
-  options: CapacityChildOptions,
-  timeoutMs: number,
-  log: (line: string) => void,
-): Promise<{ result: CapacityResult; handlerErrors: Array<{ fn: string; error: string }> }> {
-  // tsx as a loader (as for the emulators' process): the pid is the child's own.
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'shared/local/bench/capacityMain.ts'), JSON.stringify(options)],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  readline.createInterface({ input: child.stderr! }).on('line', (line) => log(line));
-  let last = '';
-  readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-    if (line.trim()) last = line;
-  });
-  // Every limit gets the scenario's timeout for each of its waits; past a few of those the run is stuck.
-  const budgetMs = timeoutMs * (options.capacity.limits.length * 2 + 1);
-  const timer = setTimeout(() => child.kill('SIGTERM'), budgetMs);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (exitCode) => resolve(exitCode)); // after its output is read to the end
-  }).finally(() => clearTimeout(timer));
-  if (code !== 0) throw new Error(`the capacity run failed (exit ${code}); its log is above`);
-  return JSON.parse(last) as { result: CapacityResult; handlerErrors: Array<{ fn: string; error: string }> };
-}
-
 /** Runs a scenario in a process of its own (`script` in this folder): its stderr is the log, its last stdout line the result. */
 async function runChild<R>(
   script: string,
   what: string,
-  options: ScheduleChildOptions | ThroughputThreadsChildOptions,
+  options: ScheduleChildOptions | ThroughputThreadsChildOptions | CapacityChildOptions,
   budgetMs: number,
   log: (line: string) => void,
 ): Promise<{ result: R; handlerErrors: Array<{ fn: string; error: string }> }> {
+  // tsx as a loader (as for the emulators' process): the pid is the child's own.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'shared/local/bench', script), JSON.stringify(options)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
