@@ -3,6 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import { build } from 'esbuild';
+import { ROOT } from '../infra/serviceDefinition';
 import { type CallMessage, errorFrom, type FromWorker, type InvokeMessage, type WorkerSetup } from './messages';
 
 export interface FunctionWorkersOptions {
@@ -33,7 +34,6 @@ interface Thread {
 // so a thread loads plain JavaScript: its import()s (the kinds' starters) included, which tsx cannot hook in a worker
 // on Node 20. Packages stay in node_modules (found from the cache folder), so a bundle builds in a fraction of a second.
 const WORKER_LOOP = path.join(__dirname, 'functionWorker.ts');
-const ROOT = path.resolve(__dirname, '../../..');
 let bundles = 0;
 
 async function bundle(dir: string, name: string, handler: { file: string; exported: string }): Promise<string> {
