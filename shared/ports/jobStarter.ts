@@ -1,6 +1,18 @@
 import type { JobKind, JobSpec, RunOutcome } from '../domain/job';
 
-export const RunStatus = { InProgress: 'in-progress', Succeeded: 'succeeded', Failed: 'failed', Unknown: 'unknown' } as const;
+export const RunStatus = {
+  InProgress: 'in-progress',
+  Succeeded: 'succeeded',
+  Failed: 'failed',
+  /** the API answered, but nothing in its answer says whether the run goes on (an unrecognised state): keep asking */
+  Unknown: 'unknown',
+  /**
+   * The API can no longer be asked about this run: it answered that the run, or the flow, job, state machine or task
+   * it belongs to, does not exist (deleted, or dropped from the API's history after it ended). No event will ever come
+   * for it. The reconciler gives its slot back only once that answer cannot be the API's eventual consistency.
+   */
+  Gone: 'gone',
+} as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
 export function outcomeOf(status: RunStatus): RunOutcome | undefined {
