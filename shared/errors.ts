@@ -47,6 +47,12 @@ export class PermanentStartError extends SluiceError {
   }
 }
 
+/**
+ * Other writers kept changing an item a write depended on (a busy limit's counter: bookings of its start rate,
+ * transactions on it), through every try: nothing was written. Contention, not a verdict: try again later.
+ */
+export class ContentionError extends SluiceError {}
+
 /** Configuration the functions were given is unusable (a missing variable, a malformed pools map). */
 export class ConfigurationError extends SluiceError {}
 

@@ -9,7 +9,7 @@ import { bookingIsStale } from '../domain/rate';
 import { gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { FullHints } from '../domain/fullHint';
 import { PROTOCOL } from '../domain/protocol';
-import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
+import { ContentionError, InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome, type TakeResult } from '../ports/leaseStore';
 import { CompleteRun } from './completeRun';
@@ -67,6 +67,9 @@ const TAKE_AGAIN = 'take-again';
 
 /** Reads lost to concurrent writers before a delivery gives up (each loss means another writer moved the job on). */
 const MAX_ROUNDS = 10;
+
+/** A late start whose new booking lost every race books again this much later (its message comes back then). */
+const CONTENDED_BOOKING_RETRY_MS = 1_000;
 
 /**
  * The acquirer: one job message in, one decision out (docs/protocol.md). Takes a slot, or claims the one reserved for
@@ -144,13 +147,21 @@ export class Acquirer {
           }
           if (next) return next;
         } else {
-          const { outcome, startAt, seen } = await this.deps.leases.take(demand, move, now, unsaved ? record : undefined);
+          const { outcome, startAt, seen, gate } = await this.deps.leases.take(demand, move, now, unsaved ? record : undefined);
           if (outcome === TakeOutcome.Taken) {
             this.fullHints.forget(demand.pool);
             return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
           }
           if (outcome === TakeOutcome.Full && seen?.counter) this.fullHints.noteFull(demand.pool, seen.counter, demand.units, now);
-          if (outcome !== TakeOutcome.Stale) {
+          if (outcome === TakeOutcome.Contended) {
+            // Contention, not fullness (other admissions kept winning the race for a limit's counter): the job waits
+            // on that limit's list, registered for good, and a release, the limit's tick or the reconciler lets it in.
+            const parked = await this.park(record, gate ?? demand.pool, unsaved);
+            if (parked) {
+              await ensureTick(this.deps, gate ?? demand.pool);
+              return parked;
+            }
+          } else if (outcome !== TakeOutcome.Stale) {
             const next = await this.cannotTake(record, unsaved, seen);
             if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
             if (next) return next;
@@ -185,6 +196,8 @@ export class Acquirer {
       }
       record = again;
     }
+    // Never "handled" for a job that is not registered: its message must come back (it is not deleted).
+    if (unsaved) throw new ContentionError(`job ${record.jobId}: its first write kept failing after ${MAX_ROUNDS} tries; its message comes back`);
     return this.duplicate(record, 'other deliveries keep moving it');
   }
 
@@ -262,7 +275,11 @@ export class Acquirer {
     // A limit's start rate booked this start for a time at most the horizon ahead: not before it, and not on a booking
     // long past (a late wake-up): starts follow booked times within the slack, so a late one books again.
     if (record.startAt !== undefined && bookingIsStale(record.startAt, clock.now())) {
-      const booking = await this.deps.leases.book(demandOf(spec), clock.now());
+      const booking = await this.deps.leases.book(demandOf(spec), clock.now()).catch((error: unknown) => {
+        // Other bookings kept winning the race for the rate: keep the slot, and book again a moment later.
+        if (error instanceof ContentionError) return { retryAt: clock.now() + CONTENDED_BOOKING_RETRY_MS };
+        throw error;
+      });
       if ('retryAt' in booking) return this.waitForRate(record, booking.retryAt);
       record = { ...record, startAt: booking.startAt };
     }

@@ -77,6 +77,7 @@ export class HandOff {
           continue;
         case PassOutcome.OverLimit:
         case PassOutcome.RateLimited:
+        case PassOutcome.Contended:
           // A limit was lowered, or the waiter needs room (or a start) the release does not give: free the units, then
           // let in whoever fits (the waiter moves to the list of the limit that holds it back; a rate's tick lets it in).
           return this.freeThenFill(demand, move);
@@ -128,6 +129,12 @@ export class HandOff {
       return { admitted: 1, stop: false };
     }
     if (outcome === ReserveOutcome.TargetGone) return { admitted: 0, stop: false };
+    if (outcome === ReserveOutcome.Contended) {
+      // Other admissions kept winning the race for a counter: stop here. The waiter keeps its place; a release, the
+      // tick of a rated limit (made sure of here) or the reconciler's fill lets it in.
+      for (const limit of gatesOf(waiterDemand(waiter))) await ensureTick(this.deps, limit);
+      return { admitted: 0, stop: true };
+    }
     if (outcome === ReserveOutcome.TargetDone) {
       await leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
       return { admitted: 0, stop: false };

@@ -15,6 +15,12 @@ export const TakeOutcome = {
   Stale: 'stale',
   /** a limit's start rate has no start to give within the horizon: the job waits for the limit's tick */
   RateLimited: 'rate-limited',
+  /**
+   * A limit's counter kept changing under the write (other admissions booking its start rate, transactions on it):
+   * nothing was written, and the limit may well have room. Contention, not fullness: the job waits on `gate`'s list,
+   * where a release, the limit's tick or the reconciler lets it in.
+   */
+  Contended: 'contended',
 } as const;
 export type TakeOutcome = (typeof TakeOutcome)[keyof typeof TakeOutcome];
 
@@ -27,6 +33,8 @@ export interface TakeResult {
    * (undefined: the gate does not exist), so the caller need not read it to know why. Absent when not given.
    */
   seen?: { counter: PoolSnapshot | undefined };
+  /** Contended: the limit whose counter kept changing. */
+  gate?: string;
 }
 
 export const PassOutcome = {
@@ -45,6 +53,8 @@ export const PassOutcome = {
   OverLimit: 'over-limit',
   /** a limit of the waiting job has no start to give within the horizon: free the slot; the limit's tick lets it in */
   RateLimited: 'rate-limited',
+  /** a counter kept changing under the write (see TakeOutcome.Contended): nothing written; free the slot instead */
+  Contended: 'contended',
 } as const;
 export type PassOutcome = (typeof PassOutcome)[keyof typeof PassOutcome];
 
@@ -68,6 +78,8 @@ export const ReserveOutcome = {
   TargetDone: 'target-done',
   /** a limit of the job has no start to give within the horizon */
   RateLimited: 'rate-limited',
+  /** a counter kept changing under the write (see TakeOutcome.Contended): nothing written; let it be filled later */
+  Contended: 'contended',
 } as const;
 export type ReserveOutcome = (typeof ReserveOutcome)[keyof typeof ReserveOutcome];
 
@@ -121,7 +133,8 @@ export interface LeaseStore {
   /**
    * Books a start now for a job that holds its units already (its booked time passed: a late wake-up), on every gate
    * of its demand that has a start rate: the start time, or when to try again if a rate has none within the horizon
-   * (nothing booked then). `{ startAt: now }` if no gate has a rate.
+   * (nothing booked then). `{ startAt: now }` if no gate has a rate. Throws ContentionError, booking nothing, when a
+   * rated gate's counter kept changing under every try (other bookings winning the race).
    */
   book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }>;
   /**

@@ -88,6 +88,28 @@ export interface DynamoDbLocal {
 export const LOCAL_CREDENTIALS = { accessKeyId: 'x', secretAccessKey: 'x' };
 
 /**
+ * The SDK's retry decisions without its waits: an attempt is retried exactly when the SDK's standard strategy would
+ * retry it (the error type its own classifiers gave: throttling, transient, server error; never a client error), up to
+ * the same 3 attempts, but at once instead of after its backoff (up to a second after a throttle). What is under test
+ * is what the adapters make of the SDK's answers, not how long the SDK waits; the fault layer's throttles would
+ * otherwise cost the suites minutes. Also without the standard strategy's retry quota (a token bucket a flood of
+ * faults drains, after which the SDK stops retrying): on AWS that surfaces as errors, which the fault matrix and the
+ * explorer cover.
+ * https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
+ */
+const RETRY_AT_ONCE = {
+  mode: 'standard',
+  acquireInitialRetryToken: async () => retryToken(0),
+  refreshRetryTokenForRetry: async (token: { getRetryCount(): number }, error: { errorType: string }) => {
+    const count = token.getRetryCount() + 1;
+    if (error.errorType === 'CLIENT_ERROR' || count >= 3) throw new Error('no retry left');
+    return retryToken(count);
+  },
+  recordSuccess: () => undefined,
+};
+const retryToken = (count: number) => ({ getRetryCount: () => count, getRetryDelay: () => 0 });
+
+/**
  * A DynamoDB client for a local endpoint (the region and credentials are placeholders). Up to 256 sockets, so a test
  * that fires 200 requests at once really has them in flight together (the SDK's default is 50).
  */
@@ -97,6 +119,7 @@ export function localDynamoClient(endpoint: string): DynamoDBClient {
     region: 'us-east-1',
     credentials: LOCAL_CREDENTIALS,
     requestHandler: { httpAgent: { maxSockets: 256 } },
+    retryStrategy: RETRY_AT_ONCE as never,
   });
 }
 

@@ -3,6 +3,7 @@ import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../ports/jobLedger';
 import { DEAD_NEVER_STARTED, IS_NEW, RUN_NOT_RECORDED, RUNNING_THIS_RUN, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
+import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied } from './errors';
 import { expiresAfter, fromJobItem, moveUpdate, SECONDS_PER_DAY, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, runKey } from './keys';
@@ -11,34 +12,41 @@ import { jobKey, runKey } from './keys';
 const EARLY_COMPLETION_TTL_SECONDS = SECONDS_PER_DAY;
 
 export interface LedgerOptions {
+  /** How to wait between tries that met contention (real timers and jitter by default). */
+  backoff?: Backoff;
   /** How long finished jobs and run references stay before DynamoDB TTL removes them. */
   retentionDays: number;
 }
 
 export class DynamoJobLedger implements JobLedger {
+  /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
+  private readonly send: Send;
+
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    doc: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly options: LedgerOptions = { retentionDays: 30 },
-  ) {}
+  ) {
+    this.send = contentionRetrying(doc, options.backoff);
+  }
 
   async register(spec: JobSpec, now: number): Promise<{ created: boolean; record: JobRecord }> {
     const record = registeredRecord(spec, now);
     const put = new PutCommand({ TableName: this.tableName, Item: toJobItem(record), ConditionExpression: IS_NEW });
-    if (await applied(this.doc.send(put))) return { created: true, record };
+    if (await applied(this.send(put))) return { created: true, record };
     const existing = await this.get(spec.id);
     if (!existing) throw new Error(`job ${spec.id} exists and vanished at once`);
     return { created: false, record: existing };
   }
 
   async get(jobId: string): Promise<JobRecord | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: jobKey(jobId), ConsistentRead: true }));
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: jobKey(jobId), ConsistentRead: true }));
     return Item ? fromJobItem(Item) : undefined;
   }
 
   async move(move: Move, now: number): Promise<boolean> {
     const write = (update: UpdateParts) =>
-      applied(this.doc.send(new UpdateCommand({ TableName: this.tableName, Key: jobKey(move.jobId), ...update })));
+      applied(this.send(new UpdateCommand({ TableName: this.tableName, Key: jobKey(move.jobId), ...update })));
     const retention = this.options.retentionDays;
     if (!isTerminal(move.to)) return write(moveUpdate(move, now, 'keep', retention));
     // A finished job gets its TTL only once it holds no slot. A slot kept for a run of unknown outcome (giveUpKeep,
@@ -50,7 +58,7 @@ export class DynamoJobLedger implements JobLedger {
 
   async forget(jobId: string, version: number): Promise<boolean> {
     return applied(
-      this.doc.send(
+      this.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: jobKey(jobId),
@@ -64,7 +72,7 @@ export class DynamoJobLedger implements JobLedger {
 
   async recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined> {
     // One write that also hands back (and clears) a completion noted before the run was recorded.
-    const { Attributes } = await this.doc.send(
+    const { Attributes } = await this.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: runKey(ref.kind, ref.executionId),
@@ -87,7 +95,7 @@ export class DynamoJobLedger implements JobLedger {
 
   async noteEarlyCompletion(completion: RunCompletion, now: number): Promise<boolean> {
     return applied(
-      this.doc.send(
+      this.send(
         new PutCommand({
           TableName: this.tableName,
           Item: {
@@ -106,7 +114,7 @@ export class DynamoJobLedger implements JobLedger {
 
   async heartbeat(jobId: string, executionId: string, now: number): Promise<boolean> {
     return applied(
-      this.doc.send(
+      this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: jobKey(jobId),
@@ -120,7 +128,7 @@ export class DynamoJobLedger implements JobLedger {
   }
 
   async findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined> {
-    const { Item } = await this.doc.send(
+    const { Item } = await this.send(
       new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }),
     );
     if (!Item?.jobId) return undefined; // absent, or only an early completion noted

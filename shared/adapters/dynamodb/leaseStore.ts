@@ -43,19 +43,26 @@ import {
   SAME_VERSION_RESERVED,
   TENANT_BEHIND,
 } from './conditions';
+import { type Backoff, CONTENTION_REASONS, CONTENTION_TRIES, contentionDelayMs, contentionRetrying, isContention, REAL_BACKOFF, type Send } from './contention';
 import { applied, type CancellationReason, cancellationReasons, failedCondition, isConditionalCheckFailed } from './errors';
+import { ContentionError } from '../../errors';
 import { moveUpdate, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, POOL_REGISTRY_PK, poolKey, poolRegistryKey, tenantKey, WAIT_PREFIX, waiterKey } from './keys';
 
 /** The sparse index of job records holding a slot (serverless.yml: SluiceTable, GlobalSecondaryIndexes). */
 export const HOLDERS_INDEX = 'holders';
 
-/** AWS cancels a transaction that meets another one on the same item (TransactionConflict): it is tried again. */
-const MAX_CONFLICT_TRIES = 4;
-/** Admissions tried again after a wrong belief about a gate's rate was corrected (each try learns from ALL_OLD). */
-const MAX_RATE_TRIES = 4;
-/** Up to this many ms times the try number between conflicting tries. */
-const CONFLICT_BACKOFF_MS = 20;
+/**
+ * What a cancelled admission's reasons say about its counters (each failed counter's ALL_OLD read, beliefs about rates
+ * corrected on the way):
+ * - Outcome: a condition that is the caller's answer failed: a gate missing, or without room, or an item other than
+ *   the counters (the job moved, the receiver is gone);
+ * - Belief: every failed counter had room, and a rate this instance did not know of (or one removed): try again now;
+ * - Fence: every failed counter had room, and its `tat` had moved since it was read: another booking won the race.
+ *   Contention, not fullness: back off and try again; after CONTENTION_TRIES, the admission is Contended.
+ */
+const Verdict = { Outcome: 'outcome', Belief: 'belief', Fence: 'fence' } as const;
+type Verdict = (typeof Verdict)[keyof typeof Verdict];
 
 interface PoolItem {
   limit: number;
@@ -84,6 +91,13 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 
 export interface LeaseStoreOptions {
   retentionDays: number;
+  /** How to wait between tries that met contention (real timers and jitter by default). */
+  backoff?: Backoff;
+}
+
+/** An admission that never got through: every try lost the race for `gate`'s counter. */
+interface Contended {
+  contended: string;
 }
 
 /**
@@ -97,15 +111,21 @@ export class DynamoLeaseStore implements LeaseStore {
    * NOT_RATED, one to a rated gate RATE_AS_READ, so a wrong belief fails the write, and its ALL_OLD corrects it.
    */
   private readonly rates = new Map<string, RateState | null>();
+  /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
+  private readonly send: Send;
+  private readonly backoff: Backoff;
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly options: LeaseStoreOptions = { retentionDays: 30 },
-  ) {}
+  ) {
+    this.backoff = options.backoff ?? REAL_BACKOFF;
+    this.send = contentionRetrying(doc, this.backoff);
+  }
 
   async getPool(pool: string): Promise<PoolSnapshot | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool), ConsistentRead: true }));
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool), ConsistentRead: true }));
     if (!Item) return undefined;
     const item = Item as PoolItem;
     this.rates.set(pool, rateOf(item));
@@ -125,7 +145,7 @@ export class DynamoLeaseStore implements LeaseStore {
   async createPool(pool: string, limit: number, intervalMs?: number): Promise<boolean> {
     const rate = intervalMs === undefined ? {} : { intervalMs, tat: 0 };
     const created = await applied(
-      this.doc.send(
+      this.send(
         new PutCommand({
           TableName: this.tableName,
           Item: { ...poolKey(pool), limit, inUse: 0, room: limit, ...rate },
@@ -142,7 +162,7 @@ export class DynamoLeaseStore implements LeaseStore {
     // room follows the limit in the same write (room = limit - inUse), so a condition on room sees the new limit.
     for (;;) {
       const set = await applied(
-        this.doc.send(
+        this.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: poolKey(pool),
@@ -159,7 +179,7 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async setRate(gate: string, intervalMs: number | undefined): Promise<void> {
-    await this.doc.send(
+    await this.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: poolKey(gate),
@@ -197,18 +217,24 @@ export class DynamoLeaseStore implements LeaseStore {
           },
         };
       });
-      const reasons = await this.transact(items);
+      const reasons = await this.contended(() => this.transact(items), changes);
+      if (reasons && 'contended' in reasons) throw new ContentionError(`could not book a start on ${reasons.contended}: other bookings kept winning`);
       if (!reasons) {
         this.noteBooked(changes, startAt);
         return { startAt: startAt ?? now };
       }
-      if (!this.learn(changes, reasons) || tries >= MAX_RATE_TRIES) throw new Error(`could not book a start on ${gatesOf(demand).join(', ')}`);
+      const { verdict, gate } = this.judge(changes, reasons, changes.length);
+      if (verdict === Verdict.Outcome) throw new Error(`could not book a start on ${gatesOf(demand).join(', ')}: a gate is missing`);
+      if (verdict === Verdict.Fence) {
+        if (tries >= CONTENTION_TRIES) throw new ContentionError(`could not book a start on ${gate}: other bookings kept winning`);
+        await this.backoff.sleep(contentionDelayMs(tries, this.backoff.random()));
+      }
     }
   }
 
   async claimTick(gate: string, at: number, now: number): Promise<boolean> {
     return applied(
-      this.doc.send(
+      this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: poolKey(gate),
@@ -221,7 +247,7 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async holders(pool: string, options: { after?: string; max?: number } = {}): Promise<HolderPage> {
-    const { Items, LastEvaluatedKey } = await this.doc.send(
+    const { Items, LastEvaluatedKey } = await this.send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: HOLDERS_INDEX,
@@ -250,6 +276,7 @@ export class DynamoLeaseStore implements LeaseStore {
       create ? this.newJob(taken(startAt)) : this.job(withStartAt(update, startAt), move.jobId),
     ]);
     if (result === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
+    if ('contended' in result) return { outcome: TakeOutcome.Contended, gate: result.contended };
     const { reasons, counters, startAt } = result;
     if (!reasons) return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
     if (failedCondition(reasons[counters])) return { outcome: TakeOutcome.Stale };
@@ -290,6 +317,7 @@ export class DynamoLeaseStore implements LeaseStore {
       ...this.waiterGone(to),
     ]);
     if (result === 'rate-limited') return PassOutcome.RateLimited;
+    if ('contended' in result) return PassOutcome.Contended;
     const { reasons, counters } = result;
     if (!reasons) return PassOutcome.Passed;
     if (failedCondition(reasons[counters])) return PassOutcome.Stale;
@@ -304,6 +332,7 @@ export class DynamoLeaseStore implements LeaseStore {
       ...this.waiterGone(to),
     ]);
     if (result === 'rate-limited') return ReserveOutcome.RateLimited;
+    if ('contended' in result) return ReserveOutcome.Contended;
     const { reasons, counters } = result;
     if (!reasons) return ReserveOutcome.Reserved;
     const target = reasons[counters];
@@ -314,7 +343,7 @@ export class DynamoLeaseStore implements LeaseStore {
   async addWaiter(waiter: Waiter, create?: JobRecord): Promise<boolean> {
     const put = { TableName: this.tableName, Item: waiterItem(waiter, waiterGate(waiter)) };
     if (!create) {
-      await this.doc.send(new PutCommand(put));
+      await this.send(new PutCommand(put));
       return true;
     }
     return (await this.transact([{ Put: put }, this.newJob(create)])) === undefined;
@@ -332,7 +361,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async oldestWaiters(pool: string, count: number): Promise<Waiter[]> {
     if (count <= 0) return [];
-    const { Items } = await this.doc.send(
+    const { Items } = await this.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :wait)',
@@ -345,14 +374,14 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined> {
-    const { Item } = await this.doc.send(
+    const { Item } = await this.send(
       new GetCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey), ConsistentRead: true }),
     );
     return Item ? toWaiter(pool, Item as WaiterItem) : undefined;
   }
 
   async removeWaiter(pool: string, waitKey: string): Promise<void> {
-    await this.doc.send(new DeleteCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey) }));
+    await this.send(new DeleteCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey) }));
   }
 
   async countWaiters(pool: string): Promise<number> {
@@ -372,12 +401,12 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async fairRank(pool: string, tenant: string): Promise<number> {
     // The pool's round need not be exact: a stale read only lets a returning tenant in a round or two early or late.
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool) }));
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: poolKey(pool) }));
     // The round being let in now: a tenant behind it (new, or back after a pause) joins it, and goes before the other
     // tenants' jobs of later rounds; a tenant with jobs waiting already goes one round after its last.
     const next = Number((Item as PoolItem | undefined)?.round ?? 0);
     const raised = await applied(
-      this.doc.send(
+      this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: tenantKey(pool, tenant),
@@ -389,7 +418,7 @@ export class DynamoLeaseStore implements LeaseStore {
     );
     if (raised) return next;
     // The tenant is ahead of the pool (it has jobs waiting already): its next job goes one round after its last.
-    const { Attributes } = await this.doc.send(
+    const { Attributes } = await this.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: tenantKey(pool, tenant),
@@ -403,7 +432,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async advanceRound(pool: string, rank: number): Promise<void> {
     try {
-      await this.doc.send(
+      await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: poolKey(pool),
@@ -418,50 +447,65 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   /**
-   * Runs a transaction: undefined when applied, else why each item failed (some condition did). Conflicts with other
-   * transactions are retried; once the tries are used up, or for any other cancellation, the error is thrown.
+   * Runs a transaction: undefined when applied, else why each item failed (some condition did). Contention is tried
+   * again by `send`; contention that outlasted every try, and any other cancellation, say nothing of the items: thrown,
+   * never read as a full pool, a missing one or a stale record.
    */
   private async transact(items: TransactItem[]): Promise<CancellationReason[] | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
-        return undefined;
-      } catch (error) {
-        const reasons = cancellationReasons(error);
-        if (!reasons) throw error;
-        // Only failed conditions are outcomes. Conflicts (tries used up) or any other reason say nothing of the items:
-        // thrown, not read as a full pool, a missing one or a stale record.
-        if (reasons.some(failedCondition)) return reasons;
-        const conflict = reasons.some((reason) => reason.Code === 'TransactionConflict');
-        if (!conflict || attempt >= MAX_CONFLICT_TRIES) throw error;
-        // A hot pool's counter meets other transactions: wait a little, with jitter, so the retries spread out.
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * CONFLICT_BACKOFF_MS * attempt));
-      }
+    try {
+      await this.send(new TransactWriteCommand({ TransactItems: items }));
+      return undefined;
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      if (reasons?.some(failedCondition)) return reasons;
+      throw error;
+    }
+  }
+
+  /** Runs a write whose contention outlasting every try is an answer (Contended, naming the gate it met), not an error. */
+  private async contended(
+    write: () => Promise<CancellationReason[] | undefined>,
+    changes: GateChange[],
+  ): Promise<CancellationReason[] | undefined | Contended> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isContention(error)) throw error;
+      // The counter the conflict was on, if it says (the first gate otherwise: it is the job's pool).
+      const at = cancellationReasons(error)?.findIndex((reason) => CONTENTION_REASONS.includes(reason.Code ?? '')) ?? -1;
+      return { contended: changes[at]?.gate ?? changes[0]!.gate };
     }
   }
 
   /**
    * Runs an admission: the counter writes of `changes` (booking a start on every rated gate the receiver takes units
    * of) then the items `rest` makes for the booked start time. A failure explained by a wrong belief about a gate's
-   * rate (its ALL_OLD says otherwise) is tried again with the belief corrected; 'rate-limited' when a rated gate has no
-   * start to give within the horizon.
+   * rate (its ALL_OLD says otherwise) is tried again at once with the belief corrected; one explained by a booking that
+   * won the race for a gate's `tat` is tried again after a jittered backoff (contention, not fullness), and after
+   * CONTENTION_TRIES the admission is Contended. 'rate-limited' when a rated gate has no start within the horizon.
    */
   private async admit(
     changes: GateChange[],
     now: number,
     rest: (startAt: number | undefined) => TransactItem[],
-  ): Promise<'rate-limited' | { reasons?: CancellationReason[]; counters: number; startAt?: number }> {
+  ): Promise<'rate-limited' | Contended | { reasons?: CancellationReason[]; counters: number; startAt?: number }> {
     for (let tries = 1; ; tries++) {
       const plan = this.plannedStart(changes, now);
       if ('retryAt' in plan) return 'rate-limited';
       const { startAt } = plan;
       const counters = this.counters(changes, undefined, startAt);
-      const reasons = await this.transact([...counters, ...rest(startAt)]);
+      const reasons = await this.contended(() => this.transact([...counters, ...rest(startAt)]), changes);
+      if (reasons && 'contended' in reasons) return reasons;
       if (!reasons) {
         this.noteBooked(changes, startAt);
         return { counters: counters.length, startAt };
       }
-      if (!this.learn(changes, reasons) || tries >= MAX_RATE_TRIES) return { reasons, counters: counters.length, startAt };
+      const { verdict, gate } = this.judge(changes, reasons, counters.length);
+      if (verdict === Verdict.Outcome) return { reasons, counters: counters.length, startAt };
+      if (verdict === Verdict.Fence) {
+        if (tries >= CONTENTION_TRIES) return { contended: gate! };
+        await this.backoff.sleep(contentionDelayMs(tries, this.backoff.random()));
+      }
     }
   }
 
@@ -490,18 +534,33 @@ export class DynamoLeaseStore implements LeaseStore {
     }
   }
 
-  /** Corrects the beliefs about the rates of the gates whose write failed; true if any changed. */
-  private learn(changes: GateChange[], reasons: CancellationReason[]): boolean {
-    let changed = false;
+  /**
+   * Reads why an admission's counters failed (the first `counters` reasons are the changes' counters, in order) and
+   * corrects the beliefs about their rates from their ALL_OLD. See Verdict.
+   */
+  private judge(changes: GateChange[], reasons: CancellationReason[], counters: number): { verdict: Verdict; gate?: string } {
+    let outcome = reasons.slice(counters).some(failedCondition);
+    let corrected = false;
+    let fenced: string | undefined;
     changes.forEach((change, i) => {
-      const item = reasons[i]?.Item;
-      if (!failedCondition(reasons[i]) || !item) return;
-      const seen = rateOf(unmarshalled(item));
+      const reason = reasons[i];
+      if (!failedCondition(reason)) return;
+      if (!reason!.Item) {
+        outcome = true; // the gate does not exist
+        return;
+      }
+      const seen = unmarshalled(reason!.Item) as unknown as PoolItem;
       const believed = this.rates.get(change.gate) ?? null;
-      if (seen?.intervalMs !== believed?.intervalMs || seen?.tat !== believed?.tat) changed = true;
-      this.rates.set(change.gate, seen);
+      const rate = rateOf(seen);
+      this.rates.set(change.gate, rate);
+      // The counter's own condition: room >= delta (GATE_HAS_ROOM, GATE_WITHIN_LIMIT); an unguarded one only exists.
+      if (change.guarded && Number(seen.room) < change.delta) outcome = true;
+      else if ((believed === null) !== (rate === null) || believed?.intervalMs !== rate?.intervalMs) corrected = true;
+      else fenced ??= change.gate; // the rate as believed, its tat moved: another booking won the race
     });
-    return changed;
+    if (outcome) return { verdict: Verdict.Outcome };
+    if (corrected) return { verdict: Verdict.Belief };
+    return { verdict: Verdict.Fence, gate: fenced ?? changes[0]!.gate };
   }
 
   /**
@@ -594,7 +653,7 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   private async register(pool: string): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: poolRegistryKey(pool) }));
+    await this.send(new PutCommand({ TableName: this.tableName, Item: poolRegistryKey(pool) }));
   }
 }
 

@@ -11,6 +11,7 @@ import { JobState } from '../../domain/jobState';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import type { DuePage, ScheduleStore, WaiterRef } from '../../ports/scheduleStore';
 import { CANCELLABLE, CURSOR_BEHIND, IS_NEW, SAME_VERSION_SCHEDULED } from './conditions';
+import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied, cancellationReasons, failedCondition, isConditionalCheckFailed } from './errors';
 import { moveUpdate, toJobItem } from './jobItem';
 import { jobKey, loaderCursorKey, waiterKey } from './keys';
@@ -19,6 +20,8 @@ import { jobKey, loaderCursorKey, waiterKey } from './keys';
 export const DUE_INDEX = 'due';
 
 export interface ScheduleStoreOptions {
+  /** How to wait between tries that met contention (real timers and jitter by default). */
+  backoff?: Backoff;
   retentionDays: number;
 }
 
@@ -29,20 +32,25 @@ export interface ScheduleStoreOptions {
  * (jobItem.ts moveUpdate), so the index holds exactly the scheduled jobs the loader has not sent.
  */
 export class DynamoScheduleStore implements ScheduleStore {
+  /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
+  private readonly send: Send;
+
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    doc: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly options: ScheduleStoreOptions = { retentionDays: 30 },
-  ) {}
+  ) {
+    this.send = contentionRetrying(doc, options.backoff);
+  }
 
   async schedule(record: JobRecord, index?: { bucket: string; sortKey: string }): Promise<boolean> {
     if (record.state !== JobState.Scheduled) throw new Error(`schedule writes a scheduled record, not ${record.state}`);
     const item = { ...toJobItem(record), ...(index && { dueBucket: index.bucket, dueSk: index.sortKey }) };
-    return applied(this.doc.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: IS_NEW })));
+    return applied(this.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: IS_NEW })));
   }
 
   async due(bucket: string, upTo: number, options: { after?: string; max?: number } = {}): Promise<DuePage> {
-    const { Items, LastEvaluatedKey } = await this.doc.send(
+    const { Items, LastEvaluatedKey } = await this.send(
       new QueryCommand({
         TableName: this.tableName,
         IndexName: DUE_INDEX,
@@ -62,17 +70,17 @@ export class DynamoScheduleStore implements ScheduleStore {
   async load(move: Move, now: number): Promise<boolean> {
     const update = moveUpdate(move, now, 'keep', this.options.retentionDays, SAME_VERSION_SCHEDULED);
     update.ExpressionAttributeValues[':scheduled'] = JobState.Scheduled;
-    return applied(this.doc.send(new UpdateCommand({ TableName: this.tableName, Key: jobKey(move.jobId), ...update })));
+    return applied(this.send(new UpdateCommand({ TableName: this.tableName, Key: jobKey(move.jobId), ...update })));
   }
 
   async loaderCursor(): Promise<number | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: loaderCursorKey(), ConsistentRead: true }));
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: loaderCursorKey(), ConsistentRead: true }));
     return Item?.minute === undefined ? undefined : Number(Item.minute);
   }
 
   async advanceLoaderCursor(minute: number): Promise<void> {
     try {
-      await this.doc.send(
+      await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: loaderCursorKey(),
@@ -95,9 +103,9 @@ export class DynamoScheduleStore implements ScheduleStore {
       ':waiting': JobState.Waiting,
     });
     const job = { Update: { TableName: this.tableName, Key: jobKey(move.jobId), ...update } };
-    if (!waiter) return applied(this.doc.send(new UpdateCommand(job.Update)));
+    if (!waiter) return applied(this.send(new UpdateCommand(job.Update)));
     try {
-      await this.doc.send(
+      await this.send(
         new TransactWriteCommand({
           TransactItems: [job, { Delete: { TableName: this.tableName, Key: waiterKey(waiter.gate, waiter.waitKey) } }],
         }),

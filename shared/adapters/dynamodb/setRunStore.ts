@@ -1,6 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SetRun, SetRunStore, SetRunSummary } from '../../ports/setRunStore';
 import { IS_NEW, RUN_EXISTS, RUN_OPEN } from './conditions';
+import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied, cancellationReasons } from './errors';
 import { openSetRunKey, OPEN_SET_RUNS_PK, setKey, setRunKey, SET_RUN_PREFIX } from './keys';
 
@@ -11,15 +12,21 @@ import { openSetRunKey, OPEN_SET_RUNS_PK, setKey, setRunKey, SET_RUN_PREFIX } fr
  * finds every open run with one Query.
  */
 export class DynamoSetRunStore implements SetRunStore {
+  /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
+  private readonly send: Send;
+
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    doc: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+    options: { backoff?: Backoff } = {},
+  ) {
+    this.send = contentionRetrying(doc, options.backoff);
+  }
 
   async startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
     const item = { ...setRunKey(run.set, run.run), ...run, ended: 0 };
     try {
-      await this.doc.send(
+      await this.send(
         new TransactWriteCommand({
           TransactItems: [
             { Put: { TableName: this.tableName, Item: item, ConditionExpression: IS_NEW } },
@@ -36,7 +43,7 @@ export class DynamoSetRunStore implements SetRunStore {
 
   async countEnded(set: string, run: string): Promise<SetRun | undefined> {
     try {
-      const { Attributes } = await this.doc.send(
+      const { Attributes } = await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: setRunKey(set, run),
@@ -55,7 +62,7 @@ export class DynamoSetRunStore implements SetRunStore {
 
   async markChecked(set: string, run: string, at: number): Promise<void> {
     await applied(
-      this.doc.send(
+      this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: setRunKey(set, run),
@@ -69,7 +76,7 @@ export class DynamoSetRunStore implements SetRunStore {
 
   async complete(set: string, run: string, summary: SetRunSummary, at: number): Promise<boolean> {
     return applied(
-      this.doc.send(
+      this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: setRunKey(set, run),
@@ -82,7 +89,7 @@ export class DynamoSetRunStore implements SetRunStore {
   }
 
   async markNotified(set: string, run: string, at: number): Promise<void> {
-    await this.doc.send(
+    await this.send(
       new TransactWriteCommand({
         TransactItems: [
           {
@@ -100,7 +107,7 @@ export class DynamoSetRunStore implements SetRunStore {
   }
 
   async getRun(set: string, run: string): Promise<SetRun | undefined> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: setRunKey(set, run), ConsistentRead: true }));
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: setRunKey(set, run), ConsistentRead: true }));
     return Item ? fromItem(Item) : undefined;
   }
 
@@ -108,7 +115,7 @@ export class DynamoSetRunStore implements SetRunStore {
     const runs: SetRun[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await this.doc.send(
+      const page = await this.send(
         new QueryCommand({
           TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -123,7 +130,7 @@ export class DynamoSetRunStore implements SetRunStore {
   }
 
   async openRuns(max: number): Promise<SetRun[]> {
-    const { Items } = await this.doc.send(
+    const { Items } = await this.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk',
@@ -136,11 +143,11 @@ export class DynamoSetRunStore implements SetRunStore {
   }
 
   async setPaused(set: string, paused: boolean): Promise<void> {
-    await this.doc.send(new PutCommand({ TableName: this.tableName, Item: { ...setKey(set), set, paused } }));
+    await this.send(new PutCommand({ TableName: this.tableName, Item: { ...setKey(set), set, paused } }));
   }
 
   async isPaused(set: string): Promise<boolean> {
-    const { Item } = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: setKey(set), ConsistentRead: true }));
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: setKey(set), ConsistentRead: true }));
     return Item?.paused === true;
   }
 }

@@ -11,6 +11,9 @@ import { DynamoSetRunStore } from '../../../shared/adapters/dynamodb/setRunStore
 import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
 import { receiver, unit } from '../../support/demands';
 
+/** Contention retries without waiting (the backoff itself is not what these tests are about). */
+const NO_WAIT = { sleep: async () => undefined, random: () => 0 };
+
 // The DynamoDB adapters against dynalite (LevelDB in memory, in a child process).
 const fixtures = useDynamoFixtures(startDynalite);
 
@@ -103,15 +106,16 @@ describe('DynamoLeaseStore specifics (dynalite)', () => {
   // BUG (shared/adapters/dynamodb/leaseStore.ts transact): once its tries were used up on TransactionConflict, it
   // returned the conflict reasons as if a condition had failed: take answered NoPool (the conflict reason has no item),
   // and the acquirer dead-letters a job of an existing pool; free/pass/claim answered false/OverLimit the same way.
-  test('conflicts on every try: the call fails (to be retried), it does not answer NoPool or change anything', async () => {
+  // An admission now answers Contended (nothing written: the acquirer parks the job); a release fails, to be retried.
+  test('conflicts on every try: nothing changes, a take answers Contended (not NoPool), a free fails', async () => {
     const table = await fixtures().table();
     try {
       const ledger = new DynamoJobLedger(fixtures().doc, table.name);
-      const store = new DynamoLeaseStore(conflicting(fixtures().doc, 1_000), table.name);
+      const store = new DynamoLeaseStore(conflicting(fixtures().doc, 1_000), table.name, { retentionDays: 30, backoff: NO_WAIT });
       await store.createPool('hot', 1);
       const { record } = await ledger.register({ id: 'j1', pool: 'hot', kind: 'appflow', flowName: 'f' }, 1);
       const move = { jobId: 'j1', version: record.version, to: 'starting' as const };
-      await expect(store.take(unit('hot'), move, 2)).rejects.toThrow(/Transaction cancelled/);
+      expect(await store.take(unit('hot'), move, 2)).toEqual({ outcome: TakeOutcome.Contended, gate: 'hot' });
       await expect(store.free(unit('hot'), move, 2)).rejects.toThrow(/Transaction cancelled/);
       expect(await store.getPool('hot')).toEqual({ name: 'hot', limit: 1, inUse: 0 });
       expect(await ledger.get('j1')).toEqual(record);

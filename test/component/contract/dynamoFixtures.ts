@@ -9,15 +9,33 @@ import { DynamoScheduleStore } from '../../../shared/adapters/dynamodb/scheduleS
 import { localDocumentClient, localDynamoClient } from '../../support/dynamodbLocal';
 import { spawnEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
+import { DynamoFault, type DynamoFaultLayer, installDynamoFaults, randomFaults } from '../../../shared/local/faults/dynamoFaults';
+
+/**
+ * Faults every contract suite meets (shared/local/faults/dynamoFaults.ts): writes meeting a transaction in flight are
+ * refused as DynamoDB refuses them, and a tenth of the requests are answered with a fault after which nothing was
+ * written, at most twice in a row on an item, so every adapter must absorb them and answer as without them. Mostly
+ * contention (a conflict, a transaction cancelled for capacity), which the adapters retry; a server error and
+ * throttling, which the SDK retries, less often (the SDK waits up to 500 ms after a throttle).
+ * SLUICE_CONTRACT_FAULT_SEED picks the seed.
+ */
+export const CONTRACT_FAULTS = {
+  rate: Number(process.env.SLUICE_CONTRACT_FAULT_RATE ?? 0.1),
+  faults: [DynamoFault.Conflict, DynamoFault.Conflict, DynamoFault.Conflict, DynamoFault.TransactionThrottled, DynamoFault.ServerError, DynamoFault.Throttle],
+  seed: Number(process.env.SLUICE_CONTRACT_FAULT_SEED ?? 2026),
+};
 
 /** Clients for one local endpoint, and fixtures that each get a fresh table built from serverless.yml. */
 export class DynamoFixtures {
   readonly client: DynamoDBClient;
+  /** The adapters' client, with the fault layer. */
   readonly doc: DynamoDBDocumentClient;
+  readonly faults: DynamoFaultLayer;
 
   constructor(endpoint: string) {
     this.client = localDynamoClient(endpoint);
     this.doc = localDocumentClient(endpoint);
+    this.faults = installDynamoFaults(this.doc, { policy: randomFaults(CONTRACT_FAULTS) });
   }
 
   async table(): Promise<{ name: string; drop(): Promise<void> }> {
@@ -87,6 +105,9 @@ export async function startDynalite(): Promise<LocalDynamoDb> {
  * function gives the fixtures on that endpoint; call it inside tests (or in the factories the contract suites call).
  */
 export function useDynamoFixtures(start: () => Promise<LocalDynamoDb>, stopTimeoutMs?: number): () => DynamoFixtures {
+  // Every test of the file: a sequence of a few hundred requests, some of them retried after a fault (the SDK waits up
+  // to half a second after a throttle), on a loaded machine takes longer than Jest's default 5 s.
+  jest.setTimeout(60_000);
   let local: LocalDynamoDb | undefined;
   let fixtures: DynamoFixtures | undefined;
   beforeAll(async () => {
