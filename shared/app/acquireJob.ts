@@ -156,11 +156,8 @@ export class Acquirer {
           if (outcome === TakeOutcome.Contended) {
             // Contention, not fullness (other admissions kept winning the race for a limit's counter): the job waits
             // on that limit's list, registered for good, and a release, the limit's tick or the reconciler lets it in.
-            const parked = await this.park(record, gate ?? demand.pool, unsaved);
-            if (parked) {
-              await ensureTick(this.deps, gate ?? demand.pool);
-              return parked;
-            }
+            const parked = await this.park(record, gate ?? demand.pool, unsaved, true);
+            if (parked) return parked;
           } else if (outcome !== TakeOutcome.Stale) {
             const next = await this.cannotTake(record, unsaved, seen);
             if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
@@ -262,10 +259,8 @@ export class Acquirer {
       const reason = new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message;
       return this.reject(record, reason, unsaved);
     }
-    const parked = await this.park(record, blocked.gate, unsaved);
     // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
-    if (parked && blocked.rate) await ensureTick(this.deps, blocked.gate);
-    return parked;
+    return this.park(record, blocked.gate, unsaved, blocked.rate);
   }
 
   private async start(read: JobRecord, mayHaveStartedBefore: boolean, via: StartVia): Promise<AcquireResult> {
@@ -349,7 +344,7 @@ export class Acquirer {
    * Parks the job on the waiting list of `gate` (the limit with no room for it); undefined if its record moved meanwhile
    * (decide again). A job with a fairness key gets its round first, kept on its record for when it waits again.
    */
-  private async park(record: JobRecord, gate: string, unsaved: boolean): Promise<AcquireResult | undefined> {
+  private async park(record: JobRecord, gate: string, unsaved: boolean, tick = false): Promise<AcquireResult | undefined> {
     const { leases, ledger, clock, metrics, log } = this.deps;
     const { spec } = record;
     const waitRank = record.waitRank ?? (spec.fairnessKey === undefined ? undefined : await leases.fairRank(spec.pool, spec.fairnessKey));
@@ -363,15 +358,36 @@ export class Acquirer {
       await leases.addWaiter(waiterFor(parked, gate));
       if (!(await ledger.move(move, clock.now()))) return undefined;
     }
-    // Units freed between the failed take and parking would have found no waiter: look once more.
-    const counter = await leases.getPool(gate);
-    if (counter && counter.inUse < counter.limit) {
-      this.fullHints.forget(gate);
-      await this.handOff.fill(gate);
-    }
+    await this.afterParking(record, gate, tick);
     metrics.count(MetricName.Parked, 1, spec.pool);
     log.debug('limit full, job waits', { jobId: spec.id, pool: spec.pool, kind: spec.kind, waitsOn: gate });
     return AcquireResult.Waiting;
+  }
+
+  /**
+   * After a job parked (registered for good: its message may be deleted whatever happens next): units freed between
+   * the failed take and parking would have found no waiter, so the limit is looked at once more and filled; `tick`: a
+   * rated limit's tick is made sure of. Neither is needed for the job to run eventually (a release, the reconciler's
+   * fill and its tick do that), so a failure here (contention on a hot counter that outlasted its tries) is logged, not
+   * thrown: the delivery is done.
+   */
+  private async afterParking(record: JobRecord, gate: string, tick: boolean): Promise<void> {
+    try {
+      const counter = await this.deps.leases.getPool(gate);
+      if (counter && counter.inUse < counter.limit) {
+        this.fullHints.forget(gate);
+        await this.handOff.fill(gate);
+      }
+      if (tick) await ensureTick(this.deps, gate);
+    } catch (error) {
+      this.deps.log.warn('job parked; letting jobs in right after failed (a release or the reconciler will)', {
+        jobId: record.jobId,
+        pool: record.pool,
+        kind: record.kind,
+        waitsOn: gate,
+        error: String(error),
+      });
+    }
   }
 
   /** The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason. */

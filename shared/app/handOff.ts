@@ -132,7 +132,8 @@ export class HandOff {
     if (outcome === ReserveOutcome.Contended) {
       // Other admissions kept winning the race for a counter: stop here. The waiter keeps its place; a release, the
       // tick of a rated limit (made sure of here) or the reconciler's fill lets it in.
-      for (const limit of gatesOf(waiterDemand(waiter))) await ensureTick(this.deps, limit);
+      // The counters are hot right now: a tick that cannot be elected either is the reconciler's to redo.
+      for (const limit of gatesOf(waiterDemand(waiter))) await ensureTick(this.deps, limit).catch(() => undefined);
       return { admitted: 0, stop: true };
     }
     if (outcome === ReserveOutcome.TargetDone) {

@@ -1,4 +1,5 @@
-import { type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoFault, installDynamoFaults } from '../../../shared/local/faults/dynamoFaults';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { POOL_REGISTRY_PK } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
@@ -119,6 +120,62 @@ describe('DynamoLeaseStore specifics (dynalite)', () => {
       await expect(store.free(unit('hot'), move, 2)).rejects.toThrow(/Transaction cancelled/);
       expect(await store.getPool('hot')).toEqual({ name: 'hot', limit: 1, inUse: 0 });
       expect(await ledger.get('j1')).toEqual(record);
+    } finally {
+      await table.drop();
+    }
+  });
+});
+
+// BUG (shared/adapters/dynamodb/leaseStore.ts advanceRound, claimTick, and every other single-item write): DynamoDB
+// rejects a PutItem, UpdateItem or DeleteItem of an item an ongoing transaction holds (TransactionConflictException),
+// the SDK does not retry it, and the writes did not either: a hand-off's advanceRound or a tick's claimTick on a busy
+// pool's counter failed its invocation. Every adapter's writes now go through contentionRetrying.
+describe('single-item writes meeting a transaction on their item are tried again (dynalite, fault layer)', () => {
+  /** A client whose first attempt at each plain write of every item is refused as meeting a transaction. */
+  function conflictOnceEach() {
+    const doc = DynamoDBDocumentClient.from(fixtures().client, { marshallOptions: { removeUndefinedValues: true } });
+    const seen = new Set<string>();
+    installDynamoFaults(doc, {
+      policy: (request) => {
+        if (request.operation === 'TransactWriteItems' || !request.writes || seen.has(request.items[0]!)) return undefined;
+        seen.add(request.items[0]!);
+        return DynamoFault.Conflict;
+      },
+    });
+    return { doc, seen };
+  }
+
+  test('counter writes: advanceRound, claimTick, setLimit, setRate, fairRank', async () => {
+    const table = await fixtures().table();
+    try {
+      const { doc, seen } = conflictOnceEach();
+      const store = new DynamoLeaseStore(doc, table.name, { retentionDays: 30, backoff: NO_WAIT });
+      await store.createPool('hot', 2);
+      await store.advanceRound('hot', 3);
+      expect(await store.claimTick('hot', 5_000, 1_000)).toBe(true);
+      await store.setLimit('hot', 4);
+      await store.setRate('hot', 100);
+      expect(await store.fairRank('hot', 'tenant-a')).toBe(3);
+      expect(await store.getPool('hot')).toMatchObject({ limit: 4, inUse: 0, rate: { intervalMs: 100 } });
+      expect(seen.size).toBeGreaterThanOrEqual(3); // the counter, its registry entry, the tenant's round: each refused once
+    } finally {
+      await table.drop();
+    }
+  });
+
+  test('job record writes: register, move, heartbeat; waiter items', async () => {
+    const table = await fixtures().table();
+    try {
+      const { doc } = conflictOnceEach();
+      const ledger = new DynamoJobLedger(doc, table.name, { retentionDays: 30, backoff: NO_WAIT });
+      const store = new DynamoLeaseStore(doc, table.name, { retentionDays: 30, backoff: NO_WAIT });
+      const { record } = await ledger.register({ id: 'j1', pool: 'hot', kind: 'appflow', flowName: 'f' }, 1);
+      expect(await ledger.move({ jobId: 'j1', version: record.version, to: 'waiting' }, 2)).toBe(true);
+      expect((await ledger.get('j1'))?.state).toBe('waiting');
+      const waiter = { pool: 'hot', jobId: 'j1', kind: 'appflow' as const, waitKey: '0#0#1#j1', body: '{}', since: 1 };
+      await store.addWaiter(waiter);
+      await store.removeWaiter('hot', waiter.waitKey);
+      expect(await store.countWaiters('hot')).toBe(0);
     } finally {
       await table.drop();
     }
