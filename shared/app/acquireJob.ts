@@ -153,13 +153,12 @@ export class Acquirer {
             return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
           }
           if (outcome === TakeOutcome.Full && seen?.counter) this.fullHints.noteFull(demand.pool, seen.counter, demand.units, now);
-          if (outcome === TakeOutcome.Contended) {
-            // Contention, not fullness (other admissions kept winning the race for a limit's counter): the job waits
-            // on that limit's list, registered for good, and a release, the limit's tick or the reconciler lets it in.
-            const parked = await this.park(record, gate ?? demand.pool, unsaved, true);
-            if (parked) return parked;
-          } else if (outcome !== TakeOutcome.Stale) {
-            const next = await this.cannotTake(record, unsaved, seen);
+          if (outcome !== TakeOutcome.Stale) {
+            // Contention, not fullness (other admissions kept winning the race for a limit's counter): unless a limit
+            // is missing or full after all, the job waits on that limit's list, registered for good, and a release,
+            // the limit's tick or the reconciler lets it in.
+            const contended = outcome === TakeOutcome.Contended ? (gate ?? demand.pool) : undefined;
+            const next = await this.cannotTake(record, unsaved, contended ? undefined : seen, contended);
             if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
             if (next) return next;
           }
@@ -238,17 +237,26 @@ export class Acquirer {
   }
 
   /**
-   * A take found a limit of the job without room, or missing. Reads which: a missing one is created from configuration
-   * (then take again) or the job is rejected; a job heavier than a limit can ever hold is rejected; otherwise the job
-   * parks on the list of the limit that holds it back. Take again also when every limit has room by now; undefined when
-   * the record moved while parking (read it again).
+   * A take found a limit of the job without room, or missing, or lost its race for a counter (`contended`). Reads
+   * which: a missing one is created from configuration (then take again) or the job is rejected; a job heavier than a
+   * limit can ever hold is rejected; otherwise the job parks on the list of the limit that holds it back. When every
+   * limit has room by now: take again, or, after a lost race, park on the contended limit's list. Undefined when the
+   * record moved while parking (read it again).
    */
-  private async cannotTake(record: JobRecord, unsaved: boolean, seen?: TakeResult['seen']): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
+  private async cannotTake(
+    record: JobRecord,
+    unsaved: boolean,
+    seen?: TakeResult['seen'],
+    /** the take was Contended on this gate (it exists, or the counters read now say it does not) */
+    contended?: string,
+  ): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
     const demand = demandOf(record.spec);
     const now = this.deps.clock.now();
     // The failed take's own view of a one-gate demand saves reading the counter again.
     const blocked = seen ? blockedBy([demand.pool], [seen.counter], demand, now) : await blockingGate(this.deps.leases, demand, now);
-    if (!blocked) return TAKE_AGAIN;
+    // Room everywhere: take again, unless the take lost its race (then wait on the contended limit's list, never on a
+    // limit that does not exist: a missing one is created or refused first, below).
+    if (!blocked) return contended === undefined ? TAKE_AGAIN : this.park(record, contended, unsaved, true);
     if (blocked.missing) {
       if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;
       return this.reject(record, unknownGateReason(blocked.gate), unsaved);

@@ -97,7 +97,7 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'x', secretAccessKey: 'x' };
  * explorer cover.
  * https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
  */
-const RETRY_AT_ONCE = {
+export const RETRY_AT_ONCE = {
   mode: 'standard',
   acquireInitialRetryToken: async () => retryToken(0),
   refreshRetryTokenForRetry: async (token: { getRetryCount(): number }, error: { errorType: string }) => {

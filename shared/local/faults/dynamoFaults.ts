@@ -83,7 +83,7 @@ interface MiddlewareClient {
   middlewareStack: { add(middleware: never, options: never): void; remove(name: string): boolean };
 }
 
-type Args = { input: Record<string, unknown>; request?: { headers?: Record<string, string> } };
+export type Args = { input: Record<string, unknown>; request?: { headers?: Record<string, string> } };
 type Next = (args: Args) => Promise<{ response?: { body?: unknown } }>;
 
 let installed = 0;
@@ -100,47 +100,20 @@ export function installDynamoFaults(client: MiddlewareClient, options: DynamoFau
   };
 
   const middleware = (next: Next, context: { commandName?: string }) => async (args: Args) => {
-    const operation = (context.commandName ?? '').replace(/Command$/, '');
-    const request = describe(operation, args);
-    if (options.naturalConflicts !== false && request.writes) {
+    const request = describeRequest((context.commandName ?? '').replace(/Command$/, ''), args);
+    if (options.naturalConflicts !== false && request.writes && request.operation !== 'BatchWriteItem') {
       const busy = request.items.filter((item) => (held.get(item) ?? 0) > 0);
-      if (busy.length > 0 && operation !== 'BatchWriteItem') {
+      if (busy.length > 0) {
         note('natural-conflict', request);
         return conflictAnswer(request, new Set(busy));
       }
     }
     const fault = policy?.(request);
     if (fault) note(fault, request);
-    switch (fault) {
-      case DynamoFault.Throttle:
-        return errorAnswer(pick(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'], request));
-      case DynamoFault.ServerError:
-        return errorAnswer('InternalServerError');
-      case DynamoFault.Conflict:
-        if (request.writes) return conflictAnswer(request, new Set(request.items.slice(0, 1)));
-        return errorAnswer('ProvisionedThroughputExceededException'); // reads meet no transaction: throttled instead
-      case DynamoFault.TransactionThrottled:
-        if (operation === 'TransactWriteItems') return cancelled(request, new Set(request.items.slice(0, 1)), 'ThrottlingError');
-        return errorAnswer('ThrottlingException');
-      default:
-    }
-    const transaction = operation === 'TransactWriteItems';
+    const transaction = request.operation === 'TransactWriteItems';
     if (transaction) for (const item of request.items) held.set(item, (held.get(item) ?? 0) + 1);
     try {
-      const result = await next(args);
-      if (fault === DynamoFault.ServerErrorApplied) {
-        drain(result.response?.body);
-        return errorAnswer('InternalServerError');
-      }
-      if (fault === DynamoFault.LostAnswer) {
-        drain(result.response?.body);
-        // What the SDK sees when the connection drops before the response: a transient network error, retried.
-        throw Object.assign(new Error('socket hang up (fault injection: the answer was lost after the request was applied)'), {
-          code: 'ECONNRESET',
-          $metadata: {},
-        });
-      }
-      return result;
+      return await answerWith(fault, request, () => next(args));
     } finally {
       if (transaction) for (const item of request.items) held.set(item, (held.get(item) ?? 1) - 1);
     }
@@ -177,11 +150,54 @@ export function randomFaults(options: { seed: number; rate: number; faults?: rea
   };
 }
 
+/**
+ * Answers one attempt as `fault` says, `send` making the real request when the fault lets it through (or applies it
+ * first): what the layer's middleware does, for callers that schedule requests themselves (the explorer).
+ */
+export async function answerWith<R extends { response?: { body?: unknown } }>(
+  fault: DynamoFault | undefined,
+  request: DynamoRequest,
+  send: () => Promise<R>,
+): Promise<R | ReturnType<typeof errorAnswer>> {
+  switch (fault) {
+    case DynamoFault.Throttle:
+      return errorAnswer(pick(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'], request));
+    case DynamoFault.ServerError:
+      return errorAnswer('InternalServerError');
+    case DynamoFault.Conflict:
+      if (request.writes) return conflictAnswer(request, new Set(request.items.slice(0, 1)));
+      return errorAnswer('ProvisionedThroughputExceededException'); // reads meet no transaction: throttled instead
+    case DynamoFault.TransactionThrottled:
+      if (request.operation === 'TransactWriteItems') return cancelled(request, new Set(request.items.slice(0, 1)), 'ThrottlingError');
+      return errorAnswer('ThrottlingException');
+    default:
+  }
+  const result = await send();
+  if (fault === DynamoFault.ServerErrorApplied) {
+    drain(result.response?.body);
+    return errorAnswer('InternalServerError');
+  }
+  if (fault === DynamoFault.LostAnswer) {
+    drain(result.response?.body);
+    throw lostAnswerError();
+  }
+  return result;
+}
+
+/** What the SDK sees when the connection drops before the response: a transient network error, which it retries. */
+export function lostAnswerError(): Error {
+  return Object.assign(new Error('socket hang up (fault injection: the answer was lost after the request was applied)'), {
+    code: 'ECONNRESET',
+    $metadata: {},
+  });
+}
+
 // ---- requests ---------------------------------------------------------------------------------------------------------
 
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
 
-function describe(operation: string, args: Args): DynamoRequest {
+/** An attempt as the middleware sees it (its command's input and its request's retry header). */
+export function describeRequest(operation: string, args: Args): DynamoRequest {
   const input = args.input ?? {};
   const attempt = Number(/attempt=(\d+)/.exec(args.request?.headers?.['amz-sdk-request'] ?? '')?.[1] ?? 1);
   return { operation, input, attempt, items: itemsOf(operation, input), writes: WRITES.has(operation) };

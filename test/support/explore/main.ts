@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { JobKind } from '../../../shared/domain/job';
 import type { ViolationCategory } from './invariants';
-import { explore, type SchedulerMode } from './run';
+import { type Engine, explore, type SchedulerMode } from './run';
 import { ALL_FAULTS, type FaultName, type ScenarioOptions } from './scenario';
 
 const USAGE = `Explores interleavings of Sluice's services on the in-memory ports, fast-check's scheduler deciding the order of
@@ -18,6 +18,9 @@ every port call, and prints the shrunk counterexample schedule or "N schedules, 
   --kinds a,b         job kinds: appflow, glue (default: both)
   --flow-control      jobs name keyed limits, have weights, priorities and fairness keys; setLimit steps change
                       keyed limits too
+  --rated-pools       every pool has a start rate (100 starts a second: a burst's bookings race)
+  --engine E          memory (the in-memory fake, every port call a step; default) or dynalite (the real DynamoDB
+                      adapters on dynalite, every DynamoDB request a step: slower, fewer schedules)
   --max-jobs N, --max-waves N, --max-steps N   scenario size (defaults 4, 4, 6 steps per wave)
   --seeds K           run K seeds in turn (S, S+1, ...): one line per seed, each distinct violation printed once
   --time-limit MS     stop exploring and shrinking after MS milliseconds
@@ -38,6 +41,8 @@ async function main(): Promise<number> {
       faults: { type: 'string' },
       'no-limit-changes': { type: 'boolean', default: false },
       'flow-control': { type: 'boolean', default: false },
+      'rated-pools': { type: 'boolean', default: false },
+      engine: { type: 'string', default: 'memory' },
       kinds: { type: 'string' },
       seeds: { type: 'string', default: '1' },
       'max-jobs': { type: 'string' },
@@ -62,6 +67,7 @@ async function main(): Promise<number> {
     ...(faults && { faults }),
     limitChanges: !values['no-limit-changes'],
     ...(values['flow-control'] && { flowControl: true }),
+    ...(values['rated-pools'] && { ratedPools: true }),
     ...(values.kinds && { kinds: values.kinds.split(',') as JobKind[] }),
     ...(values['limit-weight'] && { limitWeight: Number(values['limit-weight']) }),
     ...(values['max-jobs'] && { maxJobs: Number(values['max-jobs']) }),
@@ -81,6 +87,7 @@ async function main(): Promise<number> {
       ...(values['time-limit'] !== undefined && { timeLimitMs: Number(values['time-limit']) }),
       fcReport: values['fc-report'],
       scheduler: values.scheduler as SchedulerMode,
+      engine: values.engine as Engine,
       ...(values.ignore && { ignore: values.ignore.split(',') as ViolationCategory[] }),
     });
     const perRun = outcome.runs > 0 ? (outcome.elapsedMs / outcome.runs).toFixed(1) : '-';

@@ -25,7 +25,16 @@ import {
   type StartFault,
   type Step,
 } from './scenario';
-import { type ExploreServices, type ExploreWorld, makeExploreWorld, type PortName, type PortWrapper } from './world';
+import { type ExploreServices, type ExploreWorld, type ExploreWorldOptions, makeExploreWorld, type PortName, type PortWrapper } from './world';
+import { type DynamoExploreWorld, makeDynamoWorld } from './dynamoWorld';
+import { answerWith, DynamoFault, type DynamoRequest } from '../../../shared/local/faults/dynamoFaults';
+import { DYNAMO_CALL_FAULTS, RATED_POOL_INTERVAL_MS } from './scenario';
+
+/** Where the services' stores live: the in-memory fake (every port call a step), or the real DynamoDB adapters on dynalite (every DynamoDB request a step). */
+export type Engine = 'memory' | 'dynalite';
+
+/** The lease store's calls that admit a job (where a counter's race can be lost). */
+const ADMISSIONS = new Set(['take', 'pass', 'reserve', 'book']);
 
 /**
  * Runs one scenario under fast-check's scheduler. Every port call of every invocation (and the beginning of every
@@ -83,7 +92,9 @@ const isProgrammingError = (error: unknown) =>
   error instanceof TypeError || error instanceof ReferenceError || error instanceof RangeError || error instanceof SyntaxError;
 
 export class ExploreRun {
-  readonly world: ExploreWorld;
+  world!: ExploreWorld;
+  private dynamo?: DynamoExploreWorld<Invocation>;
+  private readonly worldOptions: ExploreWorldOptions;
   readonly pools: string[];
   /** the pools, then the keyed limits (`key/<key>`) */
   readonly gates: string[];
@@ -97,7 +108,8 @@ export class ExploreRun {
   private readonly counters = new Map<string, number>();
   private readonly marks: Mark[] = [];
   private readonly problems: ExploreViolation[] = [];
-  private readonly invariants: StepInvariants;
+  private invariants!: StepInvariants;
+  private readonly rated: Map<string, number>;
   private messages = 0;
   private released = 0;
   /** ids of the tasks scheduled and not released yet, oldest first (the scheduler's own ids: 1, 2, ... in scheduling order) */
@@ -109,18 +121,41 @@ export class ExploreRun {
     readonly scenario: Scenario,
     scheduler: SchedulerSource,
     private readonly ignore: ReadonlySet<ViolationCategory> = new Set(),
+    private readonly engine: Engine = 'memory',
   ) {
     this.s = scheduler.make(this.pending);
     this.pools = scenario.limits.map((_, i) => poolName(i));
     this.gates = gateNames(scenario);
     this.jobIds = scenario.jobs.map((_, i) => jobName(i));
-    this.world = makeExploreWorld({
+    const rates: Record<string, number> = {
+      ...(scenario.keyLimits && { [`key/${keyPrefix(keyName(1))}:*`]: 1000 / RATED_INTERVAL_MS }),
+      ...(scenario.ratedPools && Object.fromEntries(this.pools.map((pool) => [pool, 1000 / RATED_POOL_INTERVAL_MS]))),
+    };
+    this.worldOptions = {
       pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit])),
       keyLimits: Object.fromEntries((scenario.keyLimits ?? []).map((limit, i) => [keyPrefix(keyName(i)), limit])),
-      ...(scenario.keyLimits && { rates: { [`key/${keyPrefix(keyName(1))}:*`]: 1000 / RATED_INTERVAL_MS } }),
-    });
-    const rated = new Map(scenario.keyLimits ? [[`key/${keyName(1)}`, RATED_INTERVAL_MS]] : []);
-    this.invariants = new StepInvariants(this.world.observe, this.gates, this.demands(), ignore, rated);
+      rates,
+    };
+    this.rated = new Map<string, number>([
+      ...(scenario.keyLimits ? [[`key/${keyName(1)}`, RATED_INTERVAL_MS] as [string, number]] : []),
+      ...(scenario.ratedPools ? this.pools.map((pool) => [pool, RATED_POOL_INTERVAL_MS] as [string, number]) : []),
+    ]);
+  }
+
+  /** Makes the world the scenario runs in (a fresh table on the DynamoDB engine). */
+  private async open(): Promise<void> {
+    if (this.engine === 'dynalite') {
+      this.dynamo = await makeDynamoWorld<Invocation>(this.worldOptions, { request: (inv, request, send) => this.request(inv, request, send) });
+      this.world = this.dynamo;
+    } else {
+      this.world = makeExploreWorld(this.worldOptions);
+    }
+    this.invariants = new StepInvariants(this.world.observe, this.gates, this.demands(), this.ignore, this.rated);
+  }
+
+  /** Runs an invocation's work so that, on the DynamoDB engine, its requests are known to be its own. */
+  private within<T>(inv: Invocation, work: () => T): T {
+    return this.dynamo ? this.dynamo.within(inv, work) : work();
   }
 
   /** What each job takes, from the scenario (never from the stores). */
@@ -134,6 +169,7 @@ export class ExploreRun {
   }
 
   async run(): Promise<void> {
+    await this.open();
     try {
       this.scenario.jobs.forEach((job, i) => {
         const id = jobName(i);
@@ -163,6 +199,8 @@ export class ExploreRun {
       violation.schedule = this.renderSchedule();
       violation.fcReport = String(this.s);
       throw violation;
+    } finally {
+      await this.dynamo?.close();
     }
   }
 
@@ -195,16 +233,22 @@ export class ExploreRun {
 
   /** Releases scheduled tasks one at a time until none is left, checking the invariants after each. */
   private async drive(): Promise<void> {
-    await settle();
+    await this.settle();
     this.collect();
     while (this.s.count() > 0) {
       await this.s.waitNext(1);
-      await settle(); // every continuation runs up to its next port call (the fakes only use microtasks)
+      await this.settle(); // every continuation runs up to its next port call or request
       this.collect();
       if (this.problems.length > 0) throw this.problems[0];
       await this.invariants.check();
       if (this.released > MAX_STEPS) throw new ExploreViolation('did-not-settle', `more than ${MAX_STEPS} steps: something loops`);
     }
+  }
+
+  /** In memory the fakes use microtasks only: one macrotask lets every continuation reach its next call. */
+  private async settle(): Promise<void> {
+    if (this.dynamo) await this.dynamo.settle();
+    else await settle();
   }
 
   // ---- ports -----------------------------------------------------------------------------------------------------
@@ -229,8 +273,11 @@ export class ExploreRun {
     const isStart = (port === 'appflow' || port === 'glue') && method === 'start';
     const jobId = isStart ? (args[0] as { id: string }).id : undefined;
     let fault: CallFault | StartFault | undefined;
+    const callFault = inv.faults.call;
     if (jobId !== undefined && this.refused.has(jobId)) fault = { t: 'refused' };
-    else if (inv.faults.call?.at === n) fault = inv.faults.call;
+    else if (callFault?.t === 'contended') {
+      if (n >= callFault.at && port === 'leases' && ADMISSIONS.has(method)) fault = callFault;
+    } else if (callFault?.t !== 'dynamo' && callFault?.at === n) fault = callFault;
     else if (isStart && inv.faults.start && !inv.startFaultUsed) {
       inv.startFaultUsed = true;
       fault = inv.faults.start;
@@ -275,6 +322,11 @@ export class ExploreRun {
         await run();
         meta.result = '✗ applied, answer lost';
         throw new LostAnswer(meta.what);
+      case 'contended':
+        // The in-memory store answers as the adapter does once every try lost its race: nothing written.
+        return this.world.contend!(run);
+      case 'dynamo':
+        return run(); // only DynamoDB requests take it
       // Start faults go through the adapters' classifyStartError, as the job API's answers would.
       case 'throttle':
         throw sdkError('ThrottlingException', 400);
@@ -287,6 +339,62 @@ export class ExploreRun {
       case 'refused':
         if (jobId !== undefined) this.refused.add(jobId);
         throw sdkError(port === 'glue' ? 'EntityNotFoundException' : 'ResourceNotFoundException', 400);
+    }
+  }
+
+  /** One DynamoDB request (one attempt) of an invocation, on the DynamoDB engine: a scheduled step, with its faults. */
+  private request(inv: Invocation, request: DynamoRequest, send: () => Promise<unknown>): Promise<unknown> {
+    if (inv.dead) return Promise.reject(new SimulatedCrash(`dynamodb.${request.operation}`));
+    const n = ++inv.calls;
+    const callFault = inv.faults.call;
+    let fault: CallFault | undefined;
+    if (callFault?.t === 'contended') {
+      if (n >= callFault.at && request.items.some(isCounter)) fault = callFault;
+    } else if (callFault?.at === n) fault = callFault;
+    const meta: TaskMeta = { who: inv.name, what: `${describeRequest(request)}${fault ? ` [${describeFault(fault)}]` : ''}` };
+    return this.scheduleTask(meta, async () => {
+      const out = await this.performRequest(inv, request, send, fault, meta);
+      // The raw HTTP answer (the SDK parses it after this step): its status says enough for the schedule.
+      meta.result ??= `HTTP ${(out as { response?: { statusCode?: number } }).response?.statusCode ?? '?'}`;
+      return out;
+    });
+  }
+
+  private async performRequest(inv: Invocation, request: DynamoRequest, send: () => Promise<unknown>, fault: CallFault | undefined, meta: TaskMeta): Promise<unknown> {
+    const answer = (dynamoFault: DynamoFault) => answerWith(dynamoFault, request, send as () => Promise<{ response?: { body?: unknown } }>);
+    if (inv.dead) {
+      await send().catch(() => undefined);
+      meta.result = 'applied; its invocation had died';
+      throw new SimulatedCrash(meta.what);
+    }
+    switch (fault?.t) {
+      case undefined:
+        return send();
+      case 'crash-before':
+        inv.dead = true;
+        meta.result = 'died before the request';
+        throw new SimulatedCrash(meta.what);
+      case 'crash-after':
+        await send().catch(() => undefined);
+        inv.dead = true;
+        meta.result = 'applied, then the invocation died';
+        throw new SimulatedCrash(meta.what);
+      case 'lost':
+        meta.result = '✗ applied, answer lost (the SDK sends it again)';
+        return answer(DynamoFault.LostAnswer);
+      case 'dynamo': {
+        const dynamoFault = DYNAMO_CALL_FAULTS[(fault.kind ?? 0) % DYNAMO_CALL_FAULTS.length]!;
+        meta.result = `✗ ${dynamoFault}`;
+        return answer(dynamoFault);
+      }
+      case 'contended': {
+        // Another writer on each counter first: a booking on a rated one (its tat moves), a transaction on another.
+        const counters = request.items.filter(isCounter);
+        const rated = await Promise.all(counters.map((item) => this.dynamo!.phantomBooking(item)));
+        if (rated.every(Boolean)) return send();
+        meta.result = '✗ a transaction holds the counter';
+        return answer(DynamoFault.Conflict);
+      }
     }
   }
 
@@ -327,7 +435,7 @@ export class ExploreRun {
       case 'reconcile': {
         const inv = this.invocation('reconciler', step.faults);
         void this.scheduleTask({ who: inv.name, what: 'begins' }, () => {
-          void this.finish(inv, this.services(inv).reconciler.run());
+          void this.finish(inv, this.within(inv, () => this.services(inv).reconciler.run()));
           return 'started';
         });
         return;
@@ -336,7 +444,7 @@ export class ExploreRun {
         const inv = this.invocation('admin', step.faults);
         const pool = setLimitGate(step.pool, this.scenario);
         void this.scheduleTask({ who: inv.name, what: `begins: setLimit ${pool} ${step.limit}` }, () => {
-          void this.finish(inv, this.services(inv).poolAdmin.setLimit(pool, step.limit));
+          void this.finish(inv, this.within(inv, () => this.services(inv).poolAdmin.setLimit(pool, step.limit)));
           return 'started';
         });
         return;
@@ -358,12 +466,14 @@ export class ExploreRun {
     }
     if (!this.history.includes(message)) this.history.push(message);
     const received = message;
-    const processing = this.services(inv).acquirer.process({
-      messageId: received.id,
-      body: received.body,
-      reservedHint: received.reserved || undefined,
-      sentAt: received.sentAt,
-    });
+    const processing = this.within(inv, () =>
+      this.services(inv).acquirer.process({
+        messageId: received.id,
+        body: received.body,
+        reservedHint: received.reserved || undefined,
+        sentAt: received.sentAt,
+      }),
+    );
     void this.finish(inv, processing).then((outcome) => {
       const original = step.t === 'deliver';
       if (outcome === 'ok') {
@@ -380,7 +490,7 @@ export class ExploreRun {
   private beginEvent(inv: Invocation, pick: number): string {
     if (this.bus.length === 0) return 'no event';
     const [event] = this.bus.splice(pick % this.bus.length, 1);
-    void this.finish(inv, this.services(inv).completeRun.complete(event!)).then((outcome) => {
+    void this.finish(inv, this.within(inv, () => this.services(inv).completeRun.complete(event!))).then((outcome) => {
       if (outcome !== 'ok') this.bus.push(event!); // EventBridge retries a failed delivery
     });
     return `${event!.executionId} ${event!.outcome} (${event!.name})`;
@@ -550,6 +660,10 @@ function describeFault(fault: CallFault | StartFault): string {
   switch (fault.t) {
     case 'lost':
       return 'answer lost';
+    case 'contended':
+      return 'contended: another writer on the counter';
+    case 'dynamo':
+      return `DynamoDB answers ${DYNAMO_CALL_FAULTS[(fault.kind ?? 0) % DYNAMO_CALL_FAULTS.length]}`;
     case 'crash-before':
       return 'dies before this call';
     case 'crash-after':
@@ -569,8 +683,23 @@ export async function runScenario(
   scenario: Scenario,
   scheduler: SchedulerSource,
   ignore: ReadonlySet<ViolationCategory> = new Set(),
+  engine: Engine = 'memory',
 ): Promise<void> {
-  await new ExploreRun(scenario, scheduler, ignore).run();
+  await new ExploreRun(scenario, scheduler, ignore, engine).run();
+}
+
+/** A counter item (`table|POOL#<gate>|POOL`), as DynamoRequest.items names it. */
+function isCounter(item: string): boolean {
+  const [, pk, sk] = item.split('|');
+  return pk !== undefined && pk.startsWith('POOL#') && sk === 'POOL';
+}
+
+/** A request, short: `dynamodb.TransactWriteItems(POOL#p1, JOB#j1)`. */
+function describeRequest(request: DynamoRequest): string {
+  const items = request.items.map((item) => item.split('|')[1]).join(', ');
+  const key = (request.input.Key ?? {}) as { pk?: { S?: string } };
+  const target = items || key.pk?.S || String(request.input.IndexName ?? request.input.KeyConditionExpression ?? '');
+  return `dynamodb.${request.operation}(${target})${request.attempt > 1 ? ` attempt ${request.attempt}` : ''}`;
 }
 
 // ---- schedulers -----------------------------------------------------------------------------------------------------
@@ -630,6 +759,8 @@ export interface ExploreConfig {
   ignore?: readonly ViolationCategory[];
   /** how the order of tasks is chosen (default random: fast-check's fc.scheduler()) */
   scheduler?: SchedulerMode;
+  /** the stores: in memory (default), or the DynamoDB adapters on dynalite */
+  engine?: Engine;
 }
 
 export interface ExploreOutcome {
@@ -644,14 +775,19 @@ export interface ExploreOutcome {
   text: string;
 }
 
-export function exploreProperty(options: ScenarioOptions = {}, ignore: readonly ViolationCategory[] = [], mode: SchedulerMode = 'random') {
+export function exploreProperty(
+  options: ScenarioOptions = {},
+  ignore: readonly ViolationCategory[] = [],
+  mode: SchedulerMode = 'random',
+  engine: Engine = 'memory',
+) {
   const ignored = new Set(ignore);
-  return fc.asyncProperty(scenarioArb(options), schedulerArb(mode), (scenario, scheduler) => runScenario(scenario, scheduler, ignored));
+  return fc.asyncProperty(scenarioArb(options), schedulerArb(mode), (scenario, scheduler) => runScenario(scenario, scheduler, ignored, engine));
 }
 
 export async function explore(config: ExploreConfig): Promise<ExploreOutcome> {
   const started = Date.now();
-  const details = await fc.check(exploreProperty(config.scenario, config.ignore, config.scheduler), {
+  const details = await fc.check(exploreProperty(config.scenario, config.ignore, config.scheduler, config.engine), {
     numRuns: config.runs,
     seed: config.seed,
     ...(config.path !== undefined && { path: config.path, endOnFailure: true }),
@@ -706,6 +842,9 @@ function cliArgs(config: ExploreConfig): string {
     o.limitChanges === false && '--no-limit-changes',
     o.limitWeight !== undefined && `--limit-weight ${o.limitWeight}`,
     o.kinds && `--kinds ${o.kinds.join(',')}`,
+    o.flowControl && '--flow-control',
+    o.ratedPools && '--rated-pools',
+    config.engine && config.engine !== 'memory' && `--engine ${config.engine}`,
     o.maxJobs !== undefined && `--max-jobs ${o.maxJobs}`,
     o.maxWaves !== undefined && `--max-waves ${o.maxWaves}`,
     o.maxSteps !== undefined && `--max-steps ${o.maxSteps}`,

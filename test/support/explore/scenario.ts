@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { DynamoFault } from '../../../shared/local/faults/dynamoFaults';
 import type { JobKind, RunOutcome } from '../../../shared/domain/job';
 
 /**
@@ -19,12 +20,32 @@ export type StartFault =
   /** EntityNotFoundException / ResourceNotFoundException: the job can never run */
   | { t: 'refused' };
 
-/** A fault of the `at`-th port call of an invocation (counting every port, 1-based). */
+/**
+ * A fault of the `at`-th port call of an invocation (counting every port, 1-based; on the DynamoDB engine every
+ * DynamoDB request counts too, each attempt of it).
+ */
 export interface CallFault {
-  /** lost: the call's write applied, its answer was lost (the call throws). crash-*: the invocation dies there. */
-  t: 'lost' | 'crash-before' | 'crash-after';
+  /**
+   * lost: the call's write applied, its answer was lost (the call throws). crash-*: the invocation dies there.
+   * contended: from that call on, the invocation's admissions lose every race for a counter (other acquirers booking
+   * the same start rate, transactions on the same counter: a burst): in memory the store answers Contended; on DynamoDB
+   * another writer books a start on each rated counter just before each write to it, and a write to an unrated counter
+   * meets a transaction (TransactionConflict). dynamo: that DynamoDB request is answered with DYNAMO_CALL_FAULTS[kind].
+   */
+  t: 'lost' | 'crash-before' | 'crash-after' | 'contended' | 'dynamo';
   at: number;
+  /** dynamo: which of DYNAMO_CALL_FAULTS */
+  kind?: number;
 }
+
+/** What a `dynamo` fault answers a request with (shared/local/faults/dynamoFaults.ts). */
+export const DYNAMO_CALL_FAULTS = [
+  DynamoFault.Throttle,
+  DynamoFault.ServerError,
+  DynamoFault.ServerErrorApplied,
+  DynamoFault.Conflict,
+  DynamoFault.TransactionThrottled,
+] as const;
 
 export interface Faults {
   call?: CallFault;
@@ -66,14 +87,17 @@ export interface JobDef {
 
 export interface Scenario {
   limits: number[];
+  /** every pool has a start rate (RATED_POOL_INTERVAL_MS) */
+  ratedPools?: boolean;
   /** keyed limits (their default maximum, by prefix): `k<i+1>:x` */
   keyLimits?: number[];
   jobs: JobDef[];
   waves: Wave[];
 }
 
-export type FaultName = 'throttle' | '5xx' | 'no-answer' | 'refused' | 'lost' | 'crash';
-export const ALL_FAULTS: readonly FaultName[] = ['throttle', '5xx', 'no-answer', 'refused', 'lost', 'crash'];
+export type FaultName = 'throttle' | '5xx' | 'no-answer' | 'refused' | 'lost' | 'crash' | 'contended' | 'dynamo';
+/** Every fault kind, both engines ('dynamo' faults only DynamoDB requests: it does nothing in memory). */
+export const ALL_FAULTS: readonly FaultName[] = ['throttle', '5xx', 'no-answer', 'refused', 'lost', 'crash', 'contended', 'dynamo'];
 
 export interface ScenarioOptions {
   /** fault kinds the generator may choose (default: all) */
@@ -89,12 +113,16 @@ export interface ScenarioOptions {
   maxSteps?: number;
   /** jobs name keyed limits, have weights, priorities and fairness keys (default false) */
   flowControl?: boolean;
+  /** every pool has a start rate of RATED_POOL_INTERVAL_MS between starts (a busy rate: bookings race) */
+  ratedPools?: boolean;
 }
 
 export const poolName = (index: number): string => `p${index + 1}`;
 export const keyName = (index: number): string => `k${index + 1}:x`;
 /** With flow control, the second keyed limit has a start rate: one start per RATED_INTERVAL_MS. */
 export const RATED_INTERVAL_MS = 10_000;
+/** With ratedPools, each pool's start rate: 100 starts a second, so a burst's bookings all fall within the horizon. */
+export const RATED_POOL_INTERVAL_MS = 10;
 /** The gates a setLimit step may change: the pools, then the keyed limits. */
 export const gateNames = (scenario: Pick<Scenario, 'limits' | 'keyLimits'>): string[] => [
   ...scenario.limits.map((_, i) => poolName(i)),
@@ -114,6 +142,8 @@ function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbi
   const callKinds = [
     ...(allowed.has('lost') ? (['lost'] as const) : []),
     ...(allowed.has('crash') ? (['crash-before', 'crash-after'] as const) : []),
+    ...(allowed.has('contended') ? (['contended'] as const) : []),
+    ...(allowed.has('dynamo') ? (['dynamo', 'dynamo'] as const) : []),
   ];
   const startArbs: fc.Arbitrary<StartFault>[] = [];
   if (allowed.has('throttle')) startArbs.push(fc.constant({ t: 'throttle' as const }));
@@ -123,7 +153,12 @@ function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbi
   const call =
     callKinds.length === 0
       ? fc.constant(undefined)
-      : sometimes(fc.record({ t: fc.constantFrom(...callKinds), at: fc.integer({ min: 1, max: 10 }) }), 5);
+      : sometimes(
+          fc
+            .record({ t: fc.constantFrom(...callKinds), at: fc.integer({ min: 1, max: 10 }), kind: fc.nat(DYNAMO_CALL_FAULTS.length - 1) })
+            .map(({ kind, ...fault }) => (fault.t === 'dynamo' ? { ...fault, kind } : fault)),
+          5,
+        );
   const start = !withStart || startArbs.length === 0 ? fc.constant(undefined) : sometimes(fc.oneof(...startArbs), 2);
   return fc.record({ call, start }).map(({ call, start }) => ({ ...(call && { call }), ...(start && { start }) }));
 }
@@ -177,6 +212,7 @@ export function scenarioArb(options: ScenarioOptions = {}): fc.Arbitrary<Scenari
       })
     : fc.record(plain);
   return fc.record({
+    ...(options.ratedPools && { ratedPools: fc.constant(true) }),
     limits: fc.array(fc.integer({ min: 1, max: options.flowControl ? 3 : 2 }), { minLength: 1, maxLength: 2 }),
     ...(options.flowControl && { keyLimits: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 2 }) }),
     jobs: fc.array(job, { minLength: 1, maxLength: options.maxJobs ?? 4 }),
@@ -192,7 +228,10 @@ export function describeFaults(faults: Faults): string {
     const f = faults.start;
     parts.push(`start ${f.t}${'started' in f ? (f.started ? ' (run started)' : ' (nothing started)') : ''}`);
   }
-  if (faults.call) parts.push(`${faults.call.t} at call ${faults.call.at}`);
+  if (faults.call) {
+    const { t, at, kind } = faults.call;
+    parts.push(t === 'dynamo' ? `dynamo ${DYNAMO_CALL_FAULTS[kind ?? 0]} at call ${at}` : t === 'contended' ? `contended from call ${at}` : `${t} at call ${at}`);
+  }
   return parts.length ? ` [${parts.join('; ')}]` : '';
 }
 
@@ -231,7 +270,7 @@ function describeFlowControl(job: JobDef): string {
 
 export function describeScenario(scenario: Scenario): string {
   const lines = [
-    `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${limit}`).join(', ')}`,
+    `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${limit}`).join(', ')}${scenario.ratedPools ? ` (each ${1000 / RATED_POOL_INTERVAL_MS} starts/s)` : ''}`,
     ...(scenario.keyLimits ? [`keyed limits: ${scenario.keyLimits.map((limit, i) => `${keyName(i)}=${limit}`).join(', ')}`] : []),
     `jobs: ${scenario.jobs
       .map(

@@ -82,6 +82,8 @@ export interface ExploreWorld {
   /** one invocation's services: every port call goes through `wrap` */
   services(wrap: PortWrapper): ExploreServices;
   observe: Observer;
+  /** makes a lease store call meet contention, as a counter that every try lost the race for (in memory only) */
+  contend?<T>(call: () => Promise<T>): Promise<T>;
 }
 
 export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
@@ -164,5 +166,15 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
     },
   };
 
-  return { clock, settings, services, observe };
+  const contend = async <T>(call: () => Promise<T>): Promise<T> => {
+    // Only this call's body runs while it is set: the scheduler releases one call at a time.
+    store.contended = true;
+    try {
+      return await call();
+    } finally {
+      store.contended = false;
+    }
+  };
+
+  return { clock, settings, services, observe, contend };
 }

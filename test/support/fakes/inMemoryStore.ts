@@ -18,6 +18,7 @@ import {
 } from '../../../shared/ports/leaseStore';
 import type { DuePage, ScheduleStore, WaiterRef } from '../../../shared/ports/scheduleStore';
 import { tick } from './tick';
+import { ContentionError } from '../../../shared/errors';
 
 interface StoredJob {
   record: JobRecord;
@@ -57,6 +58,13 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   private cursor: number | undefined;
   /** How many port calls this store has answered (for tests that count round trips). */
   calls = 0;
+  /**
+   * Fault injection: while true, every admission (take, pass, reserve, book) loses its race for a counter, as the
+   * DynamoDB adapter's admissions do once every try met another booking of the gate's start rate or a transaction on
+   * its counter (shared/adapters/dynamodb/leaseStore.ts): nothing is written, and the answer is Contended (book throws
+   * ContentionError). A stale record still answers Stale first, as the adapter's cancellation reasons would say.
+   */
+  contended = false;
 
   constructor(private readonly options: InMemoryStoreOptions = { retentionDays: 30 }) {}
 
@@ -221,6 +229,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 
   async book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }> {
     await this.enter();
+    if (this.contended) throw new ContentionError(`could not book a start on ${demand.pool}: other bookings kept winning (fake)`);
     const changes = exchange(undefined, demand)
       .filter((change) => this.pools.has(change.gate))
       .map((change) => ({ ...change, delta: 0 }));
@@ -264,6 +273,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     const stored = create ? { record: structuredClone(create) } : this.fenced(move);
     if (!stored || stored.record.lease) return { outcome: TakeOutcome.Stale };
     const changes = exchange(undefined, demand);
+    if (this.contended) return { outcome: TakeOutcome.Contended, gate: this.contendedGate(changes) };
     // One gate: the counter as the failed write saw it, as DynamoDB's ALL_OLD gives it.
     const seen = () => (changes.length === 1 ? { seen: { counter: this.peekPool(demand.pool) } } : {});
     const missing = this.firstMissing(changes);
@@ -300,6 +310,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (!source || source.record.lease?.pool !== from.pool) return PassOutcome.Stale;
     const target = this.jobs.get(to.jobId);
     if (!target || !admittable(target.record)) return stillWaiting(target?.record) ? PassOutcome.TargetGone : PassOutcome.TargetDone;
+    if (this.contended) return PassOutcome.Contended;
     if (this.firstMissing(changes) || !this.allows(changes)) return PassOutcome.OverLimit;
     const startAt = this.booking(changes, now);
     if (startAt === 'rate-limited') return PassOutcome.RateLimited;
@@ -326,6 +337,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     const target = this.jobs.get(to.jobId);
     if (!target || !admittable(target.record)) return stillWaiting(target?.record) ? ReserveOutcome.TargetGone : ReserveOutcome.TargetDone;
     const changes = exchange(undefined, to.demand);
+    if (this.contended) return ReserveOutcome.Contended;
     if (this.firstMissing(changes)) return ReserveOutcome.NoPool;
     if (!this.allows(changes)) return ReserveOutcome.Full;
     const startAt = this.booking(changes, now);
@@ -465,6 +477,11 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     delete stored.record.lease;
     this.apply(stored, move, now);
     return true;
+  }
+
+  /** The gate a contended admission names: its first rated one (where bookings race), else its first. */
+  private contendedGate(changes: GateChange[]): string {
+    return changes.find((change) => this.pools.get(change.gate)?.rate)?.gate ?? changes[0]!.gate;
   }
 
   private firstMissing(changes: GateChange[]): string | undefined {

@@ -1,0 +1,38 @@
+import { explore } from '../../support/explore/run';
+import type { ScenarioOptions } from '../../support/explore/scenario';
+
+/**
+ * Explored interleavings on the real DynamoDB adapters (test/support/explore/dynamoWorld.ts): the same services,
+ * scenarios and invariants as test/unit/explore/interleavings.test.ts, but the stores are DynamoLeaseStore,
+ * DynamoJobLedger and DynamoScheduleStore on dynalite, and every DynamoDB request (each attempt) is a step the scheduler
+ * releases, with DynamoDB's own faults on it: every error the API reference documents (throttling, server errors before
+ * and after the write applied, conflicts with transactions, transactions cancelled for capacity), answers lost after
+ * the write applied, invocations dying at any request, and bursts that lose every race for a counter (another
+ * acquirer booking the same start rate, a transaction holding the counter). So the adapters' own loops interleave too.
+ *
+ * Slower than in memory (a request is a round trip to dynalite): few schedules per family here, SLUICE_EXPLORE_RUNS more;
+ * CI's fault step runs many more (test/faults/explore.slow.test.ts); `npm run test:explore -- --engine dynalite` any number.
+ */
+const RUNS = Number(process.env.SLUICE_ADAPTER_EXPLORE_RUNS ?? 12);
+const SEED = Number(process.env.SLUICE_EXPLORE_SEED ?? 8);
+
+export const ADAPTER_FAMILIES: Array<[string, ScenarioOptions]> = [
+  [
+    'pools with a busy start rate, bursts losing every race for the counter (contention), throttled starts',
+    { ratedPools: true, faults: ['contended', 'throttle'], limitChanges: false },
+  ],
+  ['every documented DynamoDB error, answers lost after the write applied, invocations dying at any request', { faults: ['dynamo', 'lost', 'crash'], limitChanges: false }],
+  ['limits lowered, raised and paused, with every fault', {}],
+  ['several limits per job, weights, start rates, priorities and fair turns, with every fault', { flowControl: true }],
+];
+
+describe(`explored interleavings on the DynamoDB adapters (${RUNS} scenarios per family; seed ${SEED})`, () => {
+  test.each(ADAPTER_FAMILIES)(
+    '%s',
+    async (_name, scenario) => {
+      const outcome = await explore({ runs: RUNS, seed: SEED, scenario, engine: 'dynalite' });
+      if (!outcome.ok) throw new Error(`\n${outcome.text}`);
+    },
+    240_000,
+  );
+});
