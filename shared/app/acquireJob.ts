@@ -1,5 +1,5 @@
 import { delaySecondsUntil, withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
-import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
+import { keptSlotUntil, onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
 import { demandOf, type JobSpec } from '../domain/job';
 import { canonicalJson, encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
@@ -9,6 +9,7 @@ import { bookingIsStale } from '../domain/rate';
 import { gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { FullHints } from '../domain/fullHint';
 import { PROTOCOL } from '../domain/protocol';
+import { kindOf } from '../kinds/registry';
 import { InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome, type TakeResult } from '../ports/leaseStore';
@@ -452,14 +453,64 @@ export class Acquirer {
         const spent = budgetLeft || permanent ? error.message : `gave up after ${attempts} attempts: ${error.message}`;
         // Whoever sends it again should know a run may exist (its start got no answer).
         const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
-        const applied =
-          step === 'giveUp'
-            ? await this.handOff.release(demandOf(spec), move({ lastError: reason }))
-            : await this.deps.ledger.move(move({ lastError: reason, leaseUntil: now + settings.maxRunMs[spec.kind] }), now);
-        if (!applied) return this.duplicate(record, 'moved on while its start failed');
-        if (step === 'giveUpKeep') log.warn('job given up; its slot is kept while a run it may have started could still be going', keys);
-        return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+        if (step === 'giveUp') {
+          if (!(await this.handOff.release(demandOf(spec), move({ lastError: reason }))))
+            return this.duplicate(record, 'moved on while its start failed');
+          return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+        }
+        return this.giveUpKeep(record, move, reason);
       }
+    }
+  }
+
+  /**
+   * A job given up while a run it may have started could still be going keeps its slot (protocol step giveUpKeep) until
+   * `leaseUntil`: the longest that run may go, its own deadline when it has one (a callback job's timeout), else its
+   * kind's maximum run time. A kind that knows the run's id before the start (a callback job's token) has that run
+   * recorded with the step, and its run reference written after the DLQ send, so the run's own report (a completion of
+   * that run id) gives the slot back at once (giveBack). A crash before the reference leaves the slot to leaseUntil.
+   */
+  private async giveUpKeep(record: JobRecord, move: (patch: RecordPatch) => Move, reason: string): Promise<AcquireResult> {
+    const { spec } = record;
+    const { ledger, clock, settings, log } = this.deps;
+    const runId = await this.runIdBeforeStart(spec);
+    const now = clock.now();
+    // Its heartbeats are not recorded once it is dead (the heartbeat step needs a running job): only its timeout bounds it.
+    const deadline = kindOf(spec.kind).runDeadline?.(spec, { startedAt: now, heartbeatAt: Number.POSITIVE_INFINITY });
+    const leaseUntil = keptSlotUntil(now, settings.maxRunMs[spec.kind], deadline);
+    const run = runId === undefined ? {} : { executionId: runId, startedAt: now };
+    if (!(await ledger.move(move({ lastError: reason, leaseUntil, ...run }), now))) return this.duplicate(record, 'moved on while its start failed');
+    log.warn('job given up; its slot is kept while a run it may have started could still be going', {
+      jobId: spec.id,
+      pool: spec.pool,
+      kind: spec.kind,
+      leaseUntil,
+      ...(runId !== undefined && { executionId: runId }),
+    });
+    const result = await this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+    if (runId !== undefined) {
+      // Its report may have come already (noted on the run's key): it gives the slot back now, as it would have.
+      const early = await ledger.recordRun({ kind: spec.kind, executionId: runId, jobId: spec.id, pool: spec.pool }, clock.now());
+      if (early) await this.completeRun.complete(early);
+    }
+    return result;
+  }
+
+  /** The run id a start of this job returns, for a kind that knows it beforehand (JobStarter.runIdOf); undefined if not. */
+  private async runIdBeforeStart(spec: JobSpec): Promise<string | undefined> {
+    const starter = this.deps.starters[spec.kind];
+    if (!starter.runIdOf) return undefined;
+    try {
+      return await starter.runIdOf(spec);
+    } catch (error) {
+      // (A callback job's token secret unreadable.) The slot is then kept until leaseUntil, as for a run id unknown.
+      this.deps.log.warn('run id of a job given up could not be made: its slot is kept until leaseUntil', {
+        jobId: spec.id,
+        pool: spec.pool,
+        kind: spec.kind,
+        error: String(error),
+      });
+      return undefined;
     }
   }
 
