@@ -3,6 +3,7 @@ import { CallbackReports, ReportResult } from '../../../shared/app/callbackRepor
 import { CompletionResult } from '../../../shared/app/completeRun';
 import { MetricName } from '../../../shared/app/deps';
 import type { JobSpec } from '../../../shared/domain/job';
+import type { CallbackJob } from '../../../shared/kinds/registry';
 import { envelope } from '../../../shared/kinds/kindConformance';
 import { CALLBACK_REPORT, reportMessage } from '../../../shared/kinds/callback/reports';
 import { tokenOf } from '../../../shared/kinds/callback/token';
@@ -121,7 +122,7 @@ describe('a callback job given up after a start of unknown outcome (its slot kep
   /** c1's start message was sent but its answer lost, and the retries' budget ran out: dead-lettered keeping its slot. */
   async function givenUp(world: FakeWorld, timeoutSeconds = 600): Promise<void> {
     world.starters.callback.loseNextStartAnswers(1);
-    expect(await world.acquirer.process(messageOf({ ...spec('c1'), timeoutSeconds }))).toBe(AcquireResult.RetryScheduled);
+    expect(await world.acquirer.process(messageOf({ ...(spec('c1') as CallbackJob), timeoutSeconds }))).toBe(AcquireResult.RetryScheduled);
     world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
     world.starters.callback.failNextStarts(1, 'transient', 'InternalServerError');
     await deliverSent(world);
@@ -175,7 +176,7 @@ describe('a callback job given up after a start of unknown outcome (its slot kep
   test("with heartbeatSeconds, still its timeout: a dead job's heartbeats are not recorded, so silence proves nothing", async () => {
     const { world } = tokenWorld();
     world.starters.callback.loseNextStartAnswers(1);
-    await world.acquirer.process(messageOf({ ...spec('c1'), timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    await world.acquirer.process(messageOf({ ...(spec('c1') as CallbackJob), timeoutSeconds: 3600, heartbeatSeconds: 60 }));
     world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
     world.starters.callback.failNextStarts(1, 'transient', 'InternalServerError');
     await deliverSent(world);
