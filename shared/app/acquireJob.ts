@@ -57,6 +57,9 @@ export interface InboundMessage {
   oneHop?: boolean;
 }
 
+/** The message being handled, as its DLQ copy keeps it: its body byte for byte, its id as an attribute. */
+type Delivered = Pick<InboundMessage, 'messageId' | 'body'>;
+
 /** How a start came about: in the releaser's own invocation (one hop), and when its slot was handed over. */
 interface StartVia {
   oneHop: boolean;
@@ -121,7 +124,7 @@ export class Acquirer {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
-      if (record.state === JobState.Dead && record.deadLetteredAt === undefined) return this.sendToDlq(record, record.lastError ?? 'dead');
+      if (record.state === JobState.Dead && record.deadLetteredAt === undefined) return this.sendToDlq(record, record.lastError ?? 'dead', message);
       const decision = onDelivery(record, now);
       if ('duplicate' in decision) return this.duplicate(record, decision.duplicate);
       // Once a start is asked for, a run may exist whatever the answer: every later start looks for it first.
@@ -138,7 +141,7 @@ export class Acquirer {
         // the counter after parking lets it in if a slot was free after all.
         const hinted = unsaved && gatesOf(demand).length === 1 ? this.fullHints.fullCounter(demand.pool, demand.units, now) : undefined;
         if (hinted) {
-          const next = await this.cannotTake(record, unsaved, { counter: hinted });
+          const next = await this.cannotTake(record, unsaved, { counter: hinted }, message);
           if (next === TAKE_AGAIN) {
             this.fullHints.forget(demand.pool);
             continue;
@@ -152,7 +155,7 @@ export class Acquirer {
           }
           if (outcome === TakeOutcome.Full && seen?.counter) this.fullHints.noteFull(demand.pool, seen.counter, demand.units, now);
           if (outcome !== TakeOutcome.Stale) {
-            const next = await this.cannotTake(record, unsaved, seen);
+            const next = await this.cannotTake(record, unsaved, seen, message);
             if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
             if (next) return next;
           }
@@ -234,7 +237,12 @@ export class Acquirer {
    * parks on the list of the limit that holds it back. Take again also when every limit has room by now; undefined when
    * the record moved while parking (read it again).
    */
-  private async cannotTake(record: JobRecord, unsaved: boolean, seen?: TakeResult['seen']): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
+  private async cannotTake(
+    record: JobRecord,
+    unsaved: boolean,
+    seen: TakeResult['seen'] | undefined,
+    delivered: Delivered,
+  ): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
     const demand = demandOf(record.spec);
     const now = this.deps.clock.now();
     // The failed take's own view of a one-gate demand saves reading the counter again.
@@ -242,13 +250,13 @@ export class Acquirer {
     if (!blocked) return TAKE_AGAIN;
     if (blocked.missing) {
       if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;
-      return this.reject(record, unknownGateReason(blocked.gate), unsaved);
+      return this.reject(record, unknownGateReason(blocked.gate), unsaved, delivered);
     }
     const units = demandOf(record.spec).units;
     if (blocked.tooHeavy) {
       const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
       const reason = new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message;
-      return this.reject(record, reason, unsaved);
+      return this.reject(record, reason, unsaved, delivered);
     }
     const parked = await this.park(record, blocked.gate, unsaved);
     // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
@@ -358,8 +366,11 @@ export class Acquirer {
     return AcquireResult.Waiting;
   }
 
-  /** The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason. */
-  private async reject(record: JobRecord, reason: string, unsaved: boolean): Promise<AcquireResult | undefined> {
+  /**
+   * The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason, its DLQ
+   * copy the body that was delivered, byte for byte (the sender's own, on arrival).
+   */
+  private async reject(record: JobRecord, reason: string, unsaved: boolean, delivered: Delivered): Promise<AcquireResult | undefined> {
     // A first delivery is registered first (rare: an unknown pool or key, a weight no limit holds); a job registered
     // meanwhile by another delivery is read again.
     if (unsaved && !(await this.deps.ledger.register(record.spec, record.firstSeenAt)).created) return undefined;
@@ -368,17 +379,23 @@ export class Acquirer {
     // that rejected it and died before its DLQ send, and then this delivery is the one that must send it (explorer,
     // seed 32 with flow control: two copies, a lost answer).
     if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return undefined;
-    return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+    return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason, delivered);
   }
 
   /**
    * Sends a dead job to the DLQ, then notes that it did (protocol step deadLettered). The job is dead first, so nothing
    * can start it any more; a crash before the note leaves a dead job whose message comes back, and its delivery sends
    * the copy again: a second copy at worst, never none, and never a job in the DLQ that runs after all.
+   *
+   * The copy is the body of the delivery that dead-letters it when there is one (byte for byte: the sender's own
+   * message on arrival, so the user finds it as sent and SQS's redrive restores it exactly), with its message id as an
+   * attribute; a job given up later, after its start failed, has no sender's body at hand: its copy is the job's body as
+   * Sluice writes it (encodeJobBody: its spec with its defaults filled in), which parses back to the same job.
    */
-  private async sendToDlq(record: JobRecord, reason: string): Promise<AcquireResult> {
+  private async sendToDlq(record: JobRecord, reason: string, delivered?: Delivered): Promise<AcquireResult> {
     const { spec } = record;
-    const result = await this.deadLetter(encodeJobBody(spec), reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
+    const context = { jobId: spec.id, pool: spec.pool, ...(delivered && { messageId: delivered.messageId }) };
+    const result = await this.deadLetter(delivered?.body ?? encodeJobBody(spec), reason, context, spec.kind);
     const noted = {
       jobId: spec.id,
       version: record.version,
@@ -525,7 +542,7 @@ export class Acquirer {
   /** An idempotency key names one job: a different job under a known id is refused, never run as the stored one. */
   private otherJobUnderId(message: InboundMessage, stored: JobSpec, received: JobSpec): Promise<AcquireResult> {
     const reason = `job id '${received.id}' was already used for a different job (${describeDifference(stored, received)})`;
-    return this.deadLetter(message.body, reason, { jobId: received.id, pool: received.pool }, received.kind);
+    return this.deadLetter(message.body, reason, { jobId: received.id, pool: received.pool, messageId: message.messageId }, received.kind);
   }
 
   private duplicate(record: JobRecord, why: string): AcquireResult {
