@@ -160,14 +160,13 @@ export class Reconciler {
 
   private async checkRun(record: JobRecord, now: number, report: ReconcileReport): Promise<Drift | undefined> {
     const executionId = record.executionId!;
-    if (record.startedAt === undefined) return undefined; // never so: a record moves to running with its start time
     const kind = kindOf(record.kind);
     const answer = await this.ask(record, executionId);
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
-    const judged = kind.runDeadline
-      ? { deadline: kind.runDeadline(record.spec, { startedAt: record.startedAt, heartbeatAt: record.heartbeatAt }) }
-      : undefined;
-    const decision = onRunCheck({ answer, now, startedAt: record.startedAt, maxRunMs, ...(judged && { judged }) });
+    // A running record has its start time (`record` writes it); without one, its last write is the safe stand-in.
+    const startedAt = record.startedAt ?? record.updatedAt;
+    const judged = kind.runDeadline ? { deadline: kind.runDeadline(record.spec, { startedAt, heartbeatAt: record.heartbeatAt }) } : undefined;
+    const decision = onRunCheck({ answer, now, startedAt, maxRunMs, ...(judged && { judged }) });
     if ('keep' in decision) {
       if (decision.overdue) await this.overdue(record, decision.overdue, report);
       return undefined;
