@@ -1,5 +1,5 @@
 import { delaySecondsUntil, withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
-import { onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
+import { keptSlotUntil, onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
 import { demandOf, type JobSpec } from '../domain/job';
 import { canonicalJson, encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
@@ -9,6 +9,7 @@ import { bookingIsStale } from '../domain/rate';
 import { gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { FullHints } from '../domain/fullHint';
 import { PROTOCOL } from '../domain/protocol';
+import { kindOf } from '../kinds/registry';
 import { ContentionError, InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome, type TakeResult } from '../ports/leaseStore';
@@ -55,6 +56,9 @@ export interface InboundMessage {
    */
   oneHop?: boolean;
 }
+
+/** The message being handled, as its DLQ copy keeps it: its body byte for byte, its id as an attribute. */
+type Delivered = Pick<InboundMessage, 'messageId' | 'body'>;
 
 /** How a start came about: in the releaser's own invocation (one hop), and when its slot was handed over. */
 interface StartVia {
@@ -123,7 +127,7 @@ export class Acquirer {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
-      if (record.state === JobState.Dead && record.deadLetteredAt === undefined) return this.sendToDlq(record, record.lastError ?? 'dead');
+      if (record.state === JobState.Dead && record.deadLetteredAt === undefined) return this.sendToDlq(record, record.lastError ?? 'dead', message);
       const decision = onDelivery(record, now);
       if ('duplicate' in decision) return this.duplicate(record, decision.duplicate);
       // Once a start is asked for, a run may exist whatever the answer: every later start looks for it first.
@@ -140,7 +144,7 @@ export class Acquirer {
         // the counter after parking lets it in if a slot was free after all.
         const hinted = unsaved && gatesOf(demand).length === 1 ? this.fullHints.fullCounter(demand.pool, demand.units, now) : undefined;
         if (hinted) {
-          const next = await this.cannotTake(record, unsaved, { counter: hinted });
+          const next = await this.cannotTake(record, unsaved, { counter: hinted }, message);
           if (next === TAKE_AGAIN) {
             this.fullHints.forget(demand.pool);
             continue;
@@ -158,7 +162,7 @@ export class Acquirer {
             // is missing or full after all, the job waits on that limit's list, registered for good, and a release,
             // the limit's tick or the reconciler lets it in.
             const contended = outcome === TakeOutcome.Contended ? (gate ?? demand.pool) : undefined;
-            const next = await this.cannotTake(record, unsaved, contended ? undefined : seen, contended);
+            const next = await this.cannotTake(record, unsaved, contended ? undefined : seen, message, contended);
             if (next === TAKE_AGAIN) continue; // room was made meanwhile, or the limit was created
             if (next) return next;
           }
@@ -246,7 +250,8 @@ export class Acquirer {
   private async cannotTake(
     record: JobRecord,
     unsaved: boolean,
-    seen?: TakeResult['seen'],
+    seen: TakeResult['seen'] | undefined,
+    delivered: Delivered,
     /** the take was Contended on this gate (it exists, or the counters read now say it does not) */
     contended?: string,
   ): Promise<AcquireResult | typeof TAKE_AGAIN | undefined> {
@@ -259,13 +264,13 @@ export class Acquirer {
     if (!blocked) return contended === undefined ? TAKE_AGAIN : this.park(record, contended, unsaved, true);
     if (blocked.missing) {
       if (await createConfiguredGate(this.deps, blocked.gate)) return TAKE_AGAIN;
-      return this.reject(record, unknownGateReason(blocked.gate), unsaved);
+      return this.reject(record, unknownGateReason(blocked.gate), unsaved, delivered);
     }
     const units = demandOf(record.spec).units;
     if (blocked.tooHeavy) {
       const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
       const reason = new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message;
-      return this.reject(record, reason, unsaved);
+      return this.reject(record, reason, unsaved, delivered);
     }
     // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
     return this.park(record, blocked.gate, unsaved, blocked.rate);
@@ -398,8 +403,11 @@ export class Acquirer {
     }
   }
 
-  /** The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason. */
-  private async reject(record: JobRecord, reason: string, unsaved: boolean): Promise<AcquireResult | undefined> {
+  /**
+   * The job can never run (an unknown pool or limit, a weight no limit can hold): dead-lettered with the reason, its DLQ
+   * copy the body that was delivered, byte for byte (the sender's own, on arrival).
+   */
+  private async reject(record: JobRecord, reason: string, unsaved: boolean, delivered: Delivered): Promise<AcquireResult | undefined> {
     // A first delivery is registered first (rare: an unknown pool or key, a weight no limit holds); a job registered
     // meanwhile by another delivery is read again.
     if (unsaved && !(await this.deps.ledger.register(record.spec, record.firstSeenAt)).created) return undefined;
@@ -408,17 +416,23 @@ export class Acquirer {
     // that rejected it and died before its DLQ send, and then this delivery is the one that must send it (explorer,
     // seed 32 with flow control: two copies, a lost answer).
     if (!(await this.deps.ledger.move(move, this.deps.clock.now()))) return undefined;
-    return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+    return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason, delivered);
   }
 
   /**
    * Sends a dead job to the DLQ, then notes that it did (protocol step deadLettered). The job is dead first, so nothing
    * can start it any more; a crash before the note leaves a dead job whose message comes back, and its delivery sends
    * the copy again: a second copy at worst, never none, and never a job in the DLQ that runs after all.
+   *
+   * The copy is the body of the delivery that dead-letters it when there is one (byte for byte: the sender's own
+   * message on arrival, so the user finds it as sent and SQS's redrive restores it exactly), with its message id as an
+   * attribute; a job given up later, after its start failed, has no sender's body at hand: its copy is the job's body as
+   * Sluice writes it (encodeJobBody: its spec with its defaults filled in), which parses back to the same job.
    */
-  private async sendToDlq(record: JobRecord, reason: string): Promise<AcquireResult> {
+  private async sendToDlq(record: JobRecord, reason: string, delivered?: Delivered): Promise<AcquireResult> {
     const { spec } = record;
-    const result = await this.deadLetter(encodeJobBody(spec), reason, { jobId: spec.id, pool: spec.pool }, spec.kind);
+    const context = { jobId: spec.id, pool: spec.pool, ...(delivered && { messageId: delivered.messageId }) };
+    const result = await this.deadLetter(delivered?.body ?? encodeJobBody(spec), reason, context, spec.kind);
     const noted = {
       jobId: spec.id,
       version: record.version,
@@ -493,14 +507,64 @@ export class Acquirer {
         const spent = budgetLeft || permanent ? error.message : `gave up after ${attempts} attempts: ${error.message}`;
         // Whoever sends it again should know a run may exist (its start got no answer).
         const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
-        const applied =
-          step === 'giveUp'
-            ? await this.handOff.release(demandOf(spec), move({ lastError: reason }))
-            : await this.deps.ledger.move(move({ lastError: reason, leaseUntil: now + settings.maxRunMs[spec.kind] }), now);
-        if (!applied) return this.duplicate(record, 'moved on while its start failed');
-        if (step === 'giveUpKeep') log.warn('job given up; its slot is kept while a run it may have started could still be going', keys);
-        return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+        if (step === 'giveUp') {
+          if (!(await this.handOff.release(demandOf(spec), move({ lastError: reason }))))
+            return this.duplicate(record, 'moved on while its start failed');
+          return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+        }
+        return this.giveUpKeep(record, move, reason);
       }
+    }
+  }
+
+  /**
+   * A job given up while a run it may have started could still be going keeps its slot (protocol step giveUpKeep) until
+   * `leaseUntil`: the longest that run may go, its own deadline when it has one (a callback job's timeout), else its
+   * kind's maximum run time. A kind that knows the run's id before the start (a callback job's token) has that run
+   * recorded with the step, and its run reference written after the DLQ send, so the run's own report (a completion of
+   * that run id) gives the slot back at once (giveBack). A crash before the reference leaves the slot to leaseUntil.
+   */
+  private async giveUpKeep(record: JobRecord, move: (patch: RecordPatch) => Move, reason: string): Promise<AcquireResult> {
+    const { spec } = record;
+    const { ledger, clock, settings, log } = this.deps;
+    const runId = await this.runIdBeforeStart(spec);
+    const now = clock.now();
+    // Its heartbeats are not recorded once it is dead (the heartbeat step needs a running job): only its timeout bounds it.
+    const deadline = kindOf(spec.kind).runDeadline?.(spec, { startedAt: now, heartbeatAt: Number.POSITIVE_INFINITY });
+    const leaseUntil = keptSlotUntil(now, settings.maxRunMs[spec.kind], deadline);
+    const run = runId === undefined ? {} : { executionId: runId, startedAt: now };
+    if (!(await ledger.move(move({ lastError: reason, leaseUntil, ...run }), now))) return this.duplicate(record, 'moved on while its start failed');
+    log.warn('job given up; its slot is kept while a run it may have started could still be going', {
+      jobId: spec.id,
+      pool: spec.pool,
+      kind: spec.kind,
+      leaseUntil,
+      ...(runId !== undefined && { executionId: runId }),
+    });
+    const result = await this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
+    if (runId !== undefined) {
+      // Its report may have come already (noted on the run's key): it gives the slot back now, as it would have.
+      const early = await ledger.recordRun({ kind: spec.kind, executionId: runId, jobId: spec.id, pool: spec.pool }, clock.now());
+      if (early) await this.completeRun.complete(early);
+    }
+    return result;
+  }
+
+  /** The run id a start of this job returns, for a kind that knows it beforehand (JobStarter.runIdOf); undefined if not. */
+  private async runIdBeforeStart(spec: JobSpec): Promise<string | undefined> {
+    const starter = this.deps.starters[spec.kind];
+    if (!starter.runIdOf) return undefined;
+    try {
+      return await starter.runIdOf(spec);
+    } catch (error) {
+      // (A callback job's token secret unreadable.) The slot is then kept until leaseUntil, as for a run id unknown.
+      this.deps.log.warn('run id of a job given up could not be made: its slot is kept until leaseUntil', {
+        jobId: spec.id,
+        pool: spec.pool,
+        kind: spec.kind,
+        error: String(error),
+      });
+      return undefined;
     }
   }
 
@@ -515,7 +579,7 @@ export class Acquirer {
   /** An idempotency key names one job: a different job under a known id is refused, never run as the stored one. */
   private otherJobUnderId(message: InboundMessage, stored: JobSpec, received: JobSpec): Promise<AcquireResult> {
     const reason = `job id '${received.id}' was already used for a different job (${describeDifference(stored, received)})`;
-    return this.deadLetter(message.body, reason, { jobId: received.id, pool: received.pool }, received.kind);
+    return this.deadLetter(message.body, reason, { jobId: received.id, pool: received.pool, messageId: message.messageId }, received.kind);
   }
 
   private duplicate(record: JobRecord, why: string): AcquireResult {

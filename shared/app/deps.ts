@@ -33,6 +33,11 @@ export const MetricName = {
   DeadLettered: 'DeadLettered',
   Duplicates: 'Duplicates',
   ReconciledDrift: 'ReconciledDrift',
+  /**
+   * runs past their kind's maximum run time that still hold their slot (each reconcile counts each one again): the
+   * `run-past-maximum` alarm
+   */
+  OverdueRuns: 'OverdueRuns',
   /** completion events dropped: malformed, or not matching the job the ledger names */
   IgnoredEvents: 'IgnoredEvents',
   /** completions of runs not recorded (yet): mostly runs Sluice did not start, a few that beat their acquirer's record */
@@ -60,9 +65,15 @@ export interface SluiceSettings {
   startGraceMs: number;
   /** A reservation not started after this long had its wake-up lost: it is sent again. */
   reservationGraceMs: number;
-  /** Longest a run of each kind may take before the reconciler gives its slot back. */
+  /**
+   * Longest a run of each kind should take. A run past it that goes on keeps its slot and is reported (OverdueRuns, an
+   * alarm, a log line each reconcile); for kinds Sluice judges (callback jobs) it also caps the run's own deadline.
+   */
   maxRunMs: Readonly<Record<JobKind, number>>;
-  /** Whether a run past its maximum time is stopped through the job API (otherwise only its slot is freed). */
+  /**
+   * Whether a run past its maximum time (and a callback run past its deadline) is asked to stop through the job API;
+   * its slot comes back once the API reports it ended.
+   */
   stopOverdueRuns: boolean;
   /** How long one reconciler run may spend checking holders; the rest is checked next run. */
   reconcileBudgetMs: number;

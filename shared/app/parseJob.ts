@@ -1,9 +1,16 @@
 import type { JobSpec } from '../domain/job';
+import { encodeJobBody } from '../domain/jobBody';
 import { JobSpecSchema } from '../kinds/registry';
 import { InvalidJobError } from '../errors';
 import { describeIssues } from '../domain/zodIssues';
 
-/** SQS's own limit is 256 KiB; a job spec is a few hundred bytes, so anything near the limit is a mistake. */
+/**
+ * The largest job spec Sluice takes, in UTF-8 bytes. SQS takes messages of up to 1 MiB (body and attributes); a job spec
+ * is a few hundred bytes, so anything near this is a mistake. Both the body delivered and the job's body as Sluice
+ * writes it (encodeJobBody: its defaults, `pool` and `id`, filled in) must fit: every body Sluice sends again (a
+ * retry, a wake-up, the reconciler's and the loader's copies) is that encoding, so a job that was taken always fits on
+ * every later delivery and is never refused while it holds a slot.
+ */
 export const MAX_JOB_BYTES = 64 * 1024;
 
 /**
@@ -25,5 +32,10 @@ export function parseJob(body: string, fallbackId: string): JobSpec {
   const withId = 'id' in raw ? raw : { ...raw, id: fallbackId };
   const parsed = JobSpecSchema.safeParse(withId);
   if (!parsed.success) throw new InvalidJobError(`invalid job: ${describeIssues(parsed.error, '(message)')}`, { cause: parsed.error });
+  const encoded = Buffer.byteLength(encodeJobBody(parsed.data), 'utf8');
+  if (encoded > MAX_JOB_BYTES)
+    throw new InvalidJobError(
+      `job is ${encoded} bytes with its defaults filled in (pool, id), as Sluice sends it again; a job spec may be at most ${MAX_JOB_BYTES}`,
+    );
   return parsed.data;
 }

@@ -1,4 +1,4 @@
-import { keepsSlot } from '../domain/decisions';
+import { Answer, Because, onKeptSlot, onRunCheck, type Overdue, type RunAnswer } from '../domain/decisions';
 import { demandOf } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
@@ -29,8 +29,11 @@ export const Drift = {
   Revoked: 'revoked',
   /** a job left in `starting` by an acquirer that died; its own message may be gone too */
   StalledStart: 'stalled-start',
-  /** a run past its kind's maximum run time */
-  Overdue: 'overdue',
+  /**
+   * a run the job API no longer knows (its flow, job or task deleted, or the run dropped from the API's history), recorded
+   * long enough ago that the answer is not the API's eventual consistency: ended as failed
+   */
+  RunGone: 'run-gone',
   /** a run past its own deadline (a callback job that neither reported nor sent a heartbeat in time) */
   DeadlinePassed: 'deadline-passed',
   /** free slots with jobs waiting */
@@ -44,6 +47,11 @@ export interface ReconcileReport {
   /** pools whose holders were not all checked before the run's time budget ran out (continued next run) */
   unfinished: number;
   drift: Partial<Record<Drift, number>>;
+  /**
+   * Runs past their kind's maximum run time that go on (or could not be asked about) and keep their slots: not drift
+   * put right, but a limit Sluice cannot enforce alone (present when there are any; see `overdue`).
+   */
+  overdue?: number;
 }
 
 /** Holders read per page and pools' pages taken in turn, so one large pool cannot starve the others. */
@@ -98,7 +106,7 @@ export class Reconciler {
         async (jobId) => {
           report.holdersChecked++;
           try {
-            const drift = await this.checkHolder(jobId);
+            const drift = await this.checkHolder(jobId, report);
             if (drift) note(drift, turn.pool, { jobId });
           } catch (error) {
             this.deps.log.error('reconciler could not check a slot', { pool: turn.pool, jobId, error: String(error) });
@@ -117,7 +125,7 @@ export class Reconciler {
     return report;
   }
 
-  private async checkHolder(jobId: string): Promise<Drift | undefined> {
+  private async checkHolder(jobId: string, report: ReconcileReport): Promise<Drift | undefined> {
     const { ledger, clock, settings } = this.deps;
     const record = await ledger.get(jobId);
     if (!record?.lease) return undefined; // the index lags: freed since
@@ -133,9 +141,9 @@ export class Reconciler {
         await this.deps.queue.send(encodeJobBody(record.spec));
         return Drift.StalledStart;
       case JobState.Running:
-        return this.checkRun(record, now);
+        return this.checkRun(record, now, report);
       case JobState.Dead:
-        return this.checkKeptSlot(record, now);
+        return this.checkKeptSlot(record, now, report);
       default:
         return undefined;
     }
@@ -150,13 +158,41 @@ export class Reconciler {
     return Drift.LostWakeUp;
   }
 
-  private async checkRun(record: JobRecord, now: number): Promise<Drift | undefined> {
+  private async checkRun(record: JobRecord, now: number, report: ReconcileReport): Promise<Drift | undefined> {
     const executionId = record.executionId!;
-    const starter = this.deps.starters[record.kind];
-    // A status call that fails (throttled, the flow or job deleted) must not skip the maximum-run-time fallback.
-    let status: RunStatus | undefined;
+    const kind = kindOf(record.kind);
+    const answer = await this.ask(record, executionId);
+    const maxRunMs = this.deps.settings.maxRunMs[record.kind];
+    // A running record has its start time (`record` writes it); without one, its last write is the safe stand-in.
+    const startedAt = record.startedAt ?? record.updatedAt;
+    const judged = kind.runDeadline ? { deadline: kind.runDeadline(record.spec, { startedAt, heartbeatAt: record.heartbeatAt }) } : undefined;
+    const decision = onRunCheck({ answer, now, startedAt, maxRunMs, ...(judged && { judged }) });
+    if ('keep' in decision) {
+      if (decision.overdue) await this.overdue(record, decision.overdue, report);
+      return undefined;
+    }
+    if (decision.why === Because.Deadline) return this.endPastDeadline(record, decision.reason, now);
+    // The run is the job's by its own record: completed even if its run reference was never written.
+    const run = { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool };
+    const detail = decision.why === Because.Gone ? GONE_DETAIL : 'found ended by the reconciler';
+    const result = await this.completeRun.complete(
+      { kind: record.kind, executionId, outcome: decision.outcome, name: record.jobId, detail },
+      run,
+    );
+    if (result !== CompletionResult.Released) return undefined;
+    return decision.why === Because.Gone ? Drift.RunGone : Drift.LostEvent;
+  }
+
+  /**
+   * The job API's answer about a run. A call that fails (throttled, a 5xx, a timeout, any error) is no answer: it never
+   * frees a slot, and the next reconcile asks again.
+   */
+  private async ask(record: JobRecord, executionId: string): Promise<RunAnswer> {
+    let status: RunStatus;
     try {
-      status = await starter.status(record.spec, executionId, { requestedSince: record.firstStartAt ?? record.firstSeenAt });
+      status = await this.deps.starters[record.kind].status(record.spec, executionId, {
+        requestedSince: record.firstStartAt ?? record.firstSeenAt,
+      });
     } catch (error) {
       this.deps.log.error('reconciler could not ask the job API about a run', {
         jobId: record.jobId,
@@ -165,34 +201,36 @@ export class Reconciler {
         executionId,
         error: String(error),
       });
+      return Answer.Unanswered;
     }
-    const outcome = status && outcomeOf(status);
-    // The run is the job's by its own record: completed even if its run reference was never written.
-    const run = { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool };
-    if (outcome) {
-      const result = await this.completeRun.complete(
-        { kind: record.kind, executionId, outcome, name: record.jobId, detail: 'found ended by the reconciler' },
-        run,
-      );
-      return result === CompletionResult.Released ? Drift.LostEvent : undefined;
-    }
-    if (record.startedAt === undefined) return undefined;
-    const deadline = kindOf(record.kind).runDeadline?.(record.spec, { startedAt: record.startedAt, heartbeatAt: record.heartbeatAt });
-    if (deadline && now > deadline.at) return this.endPastDeadline(record, deadline.reason, now);
-    const maxRunMs = this.deps.settings.maxRunMs[record.kind];
-    if (now - record.startedAt <= maxRunMs) return undefined;
-    await this.stopOverdue(record);
-    const result = await this.completeRun.complete(
-      {
-        kind: record.kind,
-        executionId,
-        outcome: 'failed',
-        name: record.jobId,
-        detail: `exceeded the maximum run time of ${Math.round(maxRunMs / 1000)} s`,
-      },
-      run,
-    );
-    return result === CompletionResult.Released ? Drift.Overdue : undefined;
+    const outcome = outcomeOf(status);
+    if (outcome) return { ended: outcome };
+    return status === RunStatus.Gone ? Answer.Gone : Answer.Going;
+  }
+
+  /**
+   * A run past its kind's maximum run time that goes on (or cannot be asked about) keeps its slot: freeing it would let
+   * one run more than the limit start while it goes on. Each reconcile counts it (metric OverdueRuns, the
+   * `run-past-maximum` alarm) and logs a line naming it. With stopOverdueRuns it is asked to stop, again each reconcile
+   * until the API reports it ended (a stop that failed or was lost is tried again; stopping a stopping run changes
+   * nothing); its slot then comes back as any ended run's, by its event or the next reconcile.
+   */
+  private async overdue(record: JobRecord, overdue: Overdue, report: ReconcileReport): Promise<void> {
+    const { settings, metrics, log } = this.deps;
+    report.overdue = (report.overdue ?? 0) + 1;
+    metrics.count(MetricName.OverdueRuns, 1, record.pool);
+    const stop = settings.stopOverdueRuns ? await this.stop(record) : undefined;
+    log.error('run past its maximum run time keeps its slot', {
+      jobId: record.jobId,
+      pool: record.pool,
+      kind: record.kind,
+      target: targetOf(record),
+      executionId: record.executionId,
+      state: record.state,
+      ranSeconds: Math.round(overdue.ranMs / 1000),
+      maxRunSeconds: Math.round(overdue.maxRunMs / 1000),
+      stop: stop ?? 'not asked (stopOverdueRuns is off)',
+    });
   }
 
   /**
@@ -200,7 +238,17 @@ export class Reconciler {
    * a heartbeat or a report since then moved the version, the write fails, and the next run looks again.
    */
   private async endPastDeadline(record: JobRecord, reason: string, now: number): Promise<Drift | undefined> {
-    await this.stopOverdue(record);
+    // Sluice is the judge of such a run: it is over now, whatever its target does; with stopOverdueRuns its target is
+    // told so (a failure to tell it is logged, the slot freed all the same).
+    const stop = this.deps.settings.stopOverdueRuns ? await this.stop(record) : undefined;
+    if (stop !== undefined && stop !== 'asked')
+      this.deps.log.error('could not stop a run past its deadline', {
+        jobId: record.jobId,
+        pool: record.pool,
+        kind: record.kind,
+        executionId: record.executionId,
+        error: stop,
+      });
     const move = {
       jobId: record.jobId,
       version: record.version,
@@ -219,31 +267,51 @@ export class Reconciler {
     return Drift.DeadlinePassed;
   }
 
-  /** Stops a run the reconciler ends for time (when stopOverdueRuns): a failure to stop is logged, the slot freed all the same. */
-  private async stopOverdue(record: JobRecord): Promise<void> {
-    if (!this.deps.settings.stopOverdueRuns) return;
-    await this.deps.starters[record.kind].stop(record.spec, record.executionId!).catch((error: unknown) =>
-      this.deps.log.error('could not stop an overdue run', {
-        jobId: record.jobId,
-        pool: record.pool,
-        kind: record.kind,
-        executionId: record.executionId,
-        error: String(error),
-      }),
-    );
+  /** Asks the job API to stop a run: 'asked', or why it could not be (logged by the caller). */
+  private async stop(record: JobRecord): Promise<string> {
+    try {
+      await this.deps.starters[record.kind].stop(record.spec, record.executionId!);
+      return 'asked';
+    } catch (error) {
+      return `could not be asked: ${String(error)}`;
+    }
   }
 
-  /** A dead job keeping its slot for a run of unknown outcome: given back once that run ended or must have. */
-  private async checkKeptSlot(record: JobRecord, now: number): Promise<Drift | undefined> {
-    if (keepsSlot(record, now) && record.executionId) {
-      const status = await this.deps.starters[record.kind]
-        .status(record.spec, record.executionId, { requestedSince: record.firstStartAt })
-        .catch(() => undefined);
-      if (!status || !outcomeOf(status)) return undefined;
-    } else if (keepsSlot(record, now)) {
+  /**
+   * A dead job keeping its slot for a run of unknown outcome (docs/protocol.md, giveUpKeep): given back once that run
+   * ended, or the API no longer knows it, or (no run id known, or a kind Sluice judges) leaseUntil passed.
+   */
+  private async checkKeptSlot(record: JobRecord, now: number, report: ReconcileReport): Promise<Drift | undefined> {
+    const asked = record.executionId !== undefined && !kindOf(record.kind).runDeadline;
+    const answer = asked ? await this.ask(record, record.executionId!) : undefined;
+    const decision = onKeptSlot({
+      now,
+      leaseUntil: record.leaseUntil,
+      maxRunMs: this.deps.settings.maxRunMs[record.kind],
+      ...(answer !== undefined && { answer }),
+      ...(record.startedAt !== undefined && { startedAt: record.startedAt }),
+    });
+    if ('keep' in decision) {
+      if (decision.overdue) await this.overdue(record, decision.overdue, report);
       return undefined;
     }
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.giveBack.to };
-    return (await this.handOff.release(demandOf(record.spec), move)) ? Drift.KeptSlotFreed : undefined;
+    if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    this.deps.log.info('kept slot given back', { jobId: record.jobId, pool: record.pool, kind: record.kind, why: decision.why });
+    return Drift.KeptSlotFreed;
   }
 }
+
+/** What the job starts, for the overdue line: a kind that cannot name it (a record of an older spec) is not a reason to skip the line. */
+function targetOf(record: JobRecord): string {
+  try {
+    return kindOf(record.kind).target(record.spec);
+  } catch {
+    return '(unknown)';
+  }
+}
+
+/** A run's detail when the reconciler ends it because the job API no longer knows it. */
+export const GONE_DETAIL =
+  'the job API no longer knows the run (its flow, job or task deleted, or the run dropped from its history): ended as failed';
+

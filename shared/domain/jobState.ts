@@ -26,7 +26,7 @@ export const TERMINAL_STATES: readonly JobState[] = [JobState.Succeeded, JobStat
 /** States in which a job holds no slot and may be given one (taken by its acquirer, or handed to it). */
 export const ADMITTABLE_STATES: readonly JobState[] = [JobState.Queued, JobState.Waiting];
 
-/** States that always hold a slot. (A dead job may also hold one: see keepsSlot.) */
+/** States that always hold a slot. (A dead job may also hold one: see onKeptSlot in decisions.ts.) */
 export const HOLDING_STATES: readonly JobState[] = [JobState.Reserved, JobState.Starting, JobState.Running];
 
 export function isTerminal(state: JobState): boolean {

@@ -133,7 +133,7 @@ export const PROTOCOL = {
     from: [Starting],
     to: Dead,
     slot: SlotEffect.Keep,
-    when: 'as giveUp, but a run may exist: the slot is kept until leaseUntil (its longest run time)',
+    when: "as giveUp, but a run may exist: the slot is kept until that run ended, or leaseUntil (the run's own timeout, else its kind's maximum run time); a kind that knows the run id before the start (a callback job's token) records it, with its run reference, so the run's report gives the slot back",
   },
   deadLettered: {
     by: 'acquirer',
@@ -154,7 +154,7 @@ export const PROTOCOL = {
     from: [Starting, Running],
     to: Succeeded, // or Failed: the run's outcome
     slot: SlotEffect.Release,
-    when: 'the run ended (its event, or the job API asked by the reconciler, or its maximum run time passed)',
+    when: "the run ended (its event, or the job API asked by the reconciler), or the job API no longer knows it (recorded long enough ago that this is not the API's eventual consistency), or a callback run's own deadline passed; never a run past its maximum run time that goes on (it keeps its slot and is reported overdue)",
   },
   heartbeat: {
     by: 'callbacks',
@@ -168,7 +168,7 @@ export const PROTOCOL = {
     from: [Dead],
     to: Dead,
     slot: SlotEffect.Release,
-    when: 'a kept slot: the run ended, or leaseUntil passed',
+    when: 'a kept slot: its run ended (its event or report, or the job API), or the API no longer knows it, or leaseUntil passed with no run id known to ask about (or for a callback job)',
   },
   revoke: {
     by: 'pool admin, reconciler',

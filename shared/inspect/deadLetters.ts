@@ -5,7 +5,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { REASON_ATTRIBUTE, TRUNCATED_FROM_ATTRIBUTE } from '../adapters/sqs/jobQueue';
+import { MESSAGE_ID_ATTRIBUTE, REASON_ATTRIBUTE, TRUNCATED_FROM_ATTRIBUTE } from '../adapters/sqs/jobQueue';
 
 /** One message of the dead-letter queue, as `sluice dlq list` shows it. */
 export interface DeadLetter {
@@ -18,7 +18,12 @@ export interface DeadLetter {
   /** epoch ms it was sent to the DLQ */
   sentAt: number;
   body: string;
-  /** the original body's size, when the copy was cut to 64 KiB (such a message cannot be redriven) */
+  /**
+   * The id SQS gave the message when it was sent to the job queue (`sluice-messageId`), for a message dead-lettered as
+   * it was delivered: the sender's own message, its body byte for byte.
+   */
+  deliveredAs?: string;
+  /** the original body's size, when the copy had to be cut to fit SQS's 1 MiB beside its attributes (never redriven) */
   truncatedFrom?: number;
   receiptHandle: string;
 }
@@ -88,11 +93,13 @@ function deadLetterOf(m: {
   const spec = parseObject(body);
   const jobId = attribute('sluice-jobId') ?? (typeof spec?.id === 'string' ? spec.id : undefined);
   const pool = attribute('sluice-pool') ?? (typeof spec?.pool === 'string' ? spec.pool : undefined);
+  const deliveredAs = attribute(MESSAGE_ID_ATTRIBUTE);
   return {
     messageId: m.MessageId!,
     ...(jobId !== undefined && { jobId }),
     ...(pool !== undefined && { pool }),
     ...(attribute(REASON_ATTRIBUTE) !== undefined && { reason: attribute(REASON_ATTRIBUTE) }),
+    ...(deliveredAs !== undefined && { deliveredAs }),
     sentAt: Number(m.Attributes?.SentTimestamp ?? 0),
     body,
     ...(truncated !== undefined && { truncatedFrom: Number(truncated) }),
@@ -122,7 +129,8 @@ async function release(sqs: SQSClient, dlqUrl: string, letters: DeadLetter[]): P
 }
 
 /**
- * Sends a dead letter's body, unchanged, to the job queue, then deletes it from the DLQ by the receipt handle of the
+ * Sends a dead letter's body, unchanged (byte for byte the body the job queue delivered, for a message dead-lettered on
+ * arrival), to the job queue, then deletes it from the DLQ by the receipt handle of the
  * receive that hides it now (a crash between the two: sent twice, one job all the same, by its id).
  */
 export async function resend(sqs: SQSClient, queueUrl: string, dlqUrl: string, letter: DeadLetter): Promise<void> {

@@ -29,7 +29,7 @@ export interface RedriveTargets {
  * first: only a record that is dead, holds no slot and never asked for a start (no run can exist under its id: an
  * AppFlow client token `sluice-<id>` or a Glue `--sluice-job-id` would find and adopt that run), and only at the
  * version read. That is what DynamoDB TTL does to it later anyway. A job whose record is in any other state is skipped
- * with the reason, and so is a copy cut to 64 KiB.
+ * with the reason, and so is a copy that was cut (a body within a few KB of SQS's 1 MiB, far over what a job may be).
  */
 export async function redriveDeadLetters(targets: RedriveTargets, ids: readonly string[] | undefined): Promise<RedriveResult[]> {
   return withDeadLetters(targets.sqs, targets.dlqUrl, 10_000, async (letters) => {
@@ -54,7 +54,8 @@ export async function redriveDeadLetters(targets: RedriveTargets, ids: readonly 
 
 /** Why this letter cannot be sent again now, or undefined (and then its dead record, if any, is gone). */
 async function whyNot(targets: RedriveTargets, letter: DeadLetter): Promise<string | undefined> {
-  if (letter.truncatedFrom !== undefined) return `its copy was cut to 64 KiB from ${letter.truncatedFrom} bytes: send the job yourself`;
+  if (letter.truncatedFrom !== undefined)
+    return `its copy was cut to fit SQS's 1 MiB from ${letter.truncatedFrom} bytes (a job spec may be at most 64 KiB): send the job yourself`;
   if (letter.jobId === undefined) return undefined;
   const record = await targets.ledger.get(letter.jobId);
   if (!record) return undefined;

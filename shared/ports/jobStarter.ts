@@ -48,6 +48,13 @@ export interface JobStarter {
   start(job: JobSpec, options?: StartOptions): Promise<{ executionId: string }>;
   status(job: JobSpec, executionId: string, options?: StatusOptions): Promise<RunStatus>;
   stop(job: JobSpec, executionId: string): Promise<void>;
+  /**
+   * For a kind that knows a job's run id before its start (a callback job's token, made from the job id): the id a start
+   * of `job` returns. A job given up after a start of unknown outcome then has that run recorded (`giveUpKeep` and its
+   * run reference), so the run's own report gives its slot back. Kinds whose API names a run only when it starts it
+   * leave it out.
+   */
+  runIdOf?(job: JobSpec): Promise<string>;
 }
 
 export type JobStarters = Readonly<Record<JobKind, JobStarter>>;

@@ -78,23 +78,23 @@ test('every malformed job message is dead-lettered once with its reason, holds n
   // Assess: received once each (never retried), nothing left behind.
   expect(retried().map((id) => sent.get(id)!.name)).toEqual([]);
 
-  // One DLQ copy per bad message, its reason naming the problem. A copy names its message (sluice-messageId) or, for a
-  // valid job that cannot run, its job (sluice-jobId); the body may be cut short, so it is only the last resort.
+  // One DLQ copy per bad message, its reason naming the problem. Each was dead-lettered as it arrived, so its copy is
+  // the body as sent, byte for byte (what SQS's own redrive would put back), and names the message SQS gave its sender
+  // (sluice-messageId).
   const dead = await drainQueue(stack, stack.deadLetterUrl);
-  const fixtureOf = (message: (typeof dead)[number]) => {
-    const { 'sluice-messageId': messageId, 'sluice-jobId': jobId } = message.attributes;
-    if (messageId !== undefined) return sent.get(messageId);
-    return corpus.find((bad) => (jobId !== undefined && bad.body.includes(`"id":"${jobId}"`)) || bad.body === message.body);
-  };
+  const fixtureOf = (message: (typeof dead)[number]) => sent.get(message.attributes['sluice-messageId'] ?? '');
   const copiesOf = new Map<(typeof corpus)[number] | undefined, typeof dead>();
   for (const message of dead) copiesOf.set(fixtureOf(message), [...(copiesOf.get(fixtureOf(message)) ?? []), message]);
   const problems = corpus.flatMap((bad) => {
     const copies = copiesOf.get(bad) ?? [];
     if (copies.length !== 1) return [`${bad.name}: ${copies.length} copies in the DLQ`];
-    const reason = copies[0]!.attributes['sluice-reason'];
-    return reason !== undefined && bad.reason.test(reason)
-      ? []
-      : [`${bad.name}: reason ${JSON.stringify(reason)} does not match ${bad.reason}`];
+    const { body, attributes } = copies[0]!;
+    const reason = attributes['sluice-reason'];
+    return [
+      ...(reason !== undefined && bad.reason.test(reason) ? [] : [`${bad.name}: reason ${JSON.stringify(reason)} does not match ${bad.reason}`]),
+      ...(body === bad.body ? [] : [`${bad.name}: the DLQ body is not the body sent (${Buffer.byteLength(body)} bytes, sent ${Buffer.byteLength(bad.body)})`]),
+      ...(attributes['sluice-truncated-from'] === undefined ? [] : [`${bad.name}: cut`]),
+    ];
   });
   expect(problems).toEqual([]);
   expect(dead).toHaveLength(corpus.length);
@@ -117,11 +117,12 @@ test('every malformed job message is dead-lettered once with its reason, holds n
 }, 90_000);
 
 /**
- * SQS counts attributes in the message size, so a body near the queue's MaximumMessageSize (1 MiB here; the acquirer
- * refuses anything over 64 KiB) could not be dead-lettered whole: the copy keeps the first 64 KiB and says how big the
- * original was (sluice-truncated-from), so body and attributes always fit and the message is not retried.
+ * SQS counts attributes in the message size (1 MiB for both, the job queue's and the DLQ's MaximumMessageSize), so a
+ * body within the attributes' few KB of it cannot be dead-lettered whole: the copy keeps as much of it as fits beside
+ * them and says how big the original was (sluice-truncated-from), so the send never fails and the message is not
+ * retried. (It was far over the 64 KiB a job may be: it could never have run.)
  */
-test('a message near the SQS size limit is dead-lettered at once, with its reason', async () => {
+test('a message near the SQS size limit is dead-lettered at once, with its reason, cut to fit beside its attributes', async () => {
   const body = JSON.stringify({
     kind: 'glue',
     pool: 'oversize',
@@ -145,12 +146,15 @@ test('a message near the SQS size limit is dead-lettered at once, with its reaso
   }
 
   expect(receives.count(messageId)).toBe(1);
-  const copies = (await drainQueue(stack, stack.deadLetterUrl)).filter((m) => m.body.startsWith('{"kind":"glue","pool":"oversize"'));
+  const copies = (await drainQueue(stack, stack.deadLetterUrl)).filter((m) => m.attributes['sluice-messageId'] === messageId);
   expect(copies).toHaveLength(1);
-  expect(copies[0]!.attributes['sluice-reason']).toMatch(/bytes; a job spec may be at most 65536/);
-  expect(copies[0]!.attributes['sluice-truncated-from']).toBe(String(Buffer.byteLength(body)));
-  expect(body.startsWith(copies[0]!.body)).toBe(true);
-  expect(Buffer.byteLength(copies[0]!.body)).toBe(64 * 1024);
+  const { attributes, body: kept } = copies[0]!;
+  expect(attributes['sluice-reason']).toMatch(/bytes; a job spec may be at most 65536/);
+  expect(attributes['sluice-truncated-from']).toBe(String(Buffer.byteLength(body)));
+  expect(body.startsWith(kept)).toBe(true);
+  // As SQS counts it: body, and each attribute's name, type and value.
+  const attributeBytes = Object.entries(attributes).reduce((sum, [name, value]) => sum + Buffer.byteLength(name + 'String' + value), 0);
+  expect(Buffer.byteLength(kept) + attributeBytes).toBe(1024 * 1024);
 }, 30_000);
 
 /**

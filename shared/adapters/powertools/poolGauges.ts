@@ -27,10 +27,9 @@ export interface PoolGauge {
 
 /**
  * Reads each pool's slots and waiting jobs (a GetItem, pages of the holders index and a COUNT query a pool). A slot's
- * deadline is when it was taken plus its kind's maximum run time, the retry budget and both grace periods: by then every
- * path that frees a slot has passed (a run's end or its maximum time, a start given up, a kept slot's leaseUntil), so a
- * slot still held is stuck: the reconciler keeps failing on its job. Read after the reconciler's run, a non-zero count
- * means exactly that.
+ * deadline is when it was taken plus its kind's maximum run time, the retry budget and both grace periods: by then a
+ * slot still held is either a run past its maximum that goes on (it keeps its slot: the reconciler also counts it in
+ * OverdueRuns and names it in its log) or stuck: the reconciler keeps failing on its job.
  */
 export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
   const { leases, clock, settings } = deps;

@@ -8,6 +8,12 @@ export const REASON_ATTRIBUTE = 'sluice-reason';
 /** Message attribute on a job sent with a slot already reserved for it (see JobQueue.send). */
 export const RESERVED_ATTRIBUTE = 'sluice-reserved';
 
+/**
+ * Message attribute on a message dead-lettered as it was delivered: the id SQS gave it when it was sent (the sender's
+ * SendMessage answer names it), from the acquirer's context `messageId`.
+ */
+export const MESSAGE_ID_ATTRIBUTE = 'sluice-messageId';
+
 /** Message attribute on a dead-lettered copy whose body was cut: the original body's size in bytes. */
 export const TRUNCATED_FROM_ATTRIBUTE = 'sluice-truncated-from';
 
@@ -21,10 +27,18 @@ const BATCH_RETRIES = 3;
 const MAX_ATTRIBUTE_BYTES = 1000;
 
 /**
- * A dead-lettered copy keeps at most this much of the original body, so body plus attributes always fit in an SQS
- * message (256 KiB on AWS), whatever the original's size. A job spec is at most 64 KiB, so a runnable spec is never cut.
+ * The largest SQS message, body and message attributes together: 1 MiB ("All components of a message attribute are
+ * included in the 1 MiB message size restriction",
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html; SendMessage's
+ * MessageBody: "The maximum size is 1 MiB or 1,048,576 bytes",
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessage.html). serverless.yml gives the
+ * job queue and the DLQ this MaximumMessageSize.
  */
-export const MAX_DEAD_LETTER_BODY_BYTES = 64 * 1024;
+export const MAX_SQS_MESSAGE_BYTES = 1024 * 1024;
+
+/** What an attribute counts toward the message size: its name, its data type and its value (UTF-8 bytes). */
+const attributeBytes = (name: string, value: string): number =>
+  Buffer.byteLength(name, 'utf8') + Buffer.byteLength('String', 'utf8') + Buffer.byteLength(value, 'utf8');
 
 export class SqsJobQueue implements JobQueue {
   constructor(
@@ -67,6 +81,13 @@ export class SqsJobQueue implements JobQueue {
     }
   }
 
+  /**
+   * The DLQ copy is the body as given, byte for byte (a message dead-lettered on arrival: the sender's own, so the user
+   * finds it as sent and SQS's redrive, StartMessageMoveTask, restores it exactly), with the reason and the context
+   * (job id, pool, the delivered message's id) as `sluice-*` attributes. A body the job queue delivered fits beside
+   * them, unless it came within the attributes' few KB of SQS's 1 MiB: such a body is cut to fit, and
+   * `sluice-truncated-from` gives its size (it was far over the 64 KiB a job may be, so it could never have run).
+   */
   async deadLetter(body: string, reason: string, context: Record<string, string> = {}): Promise<void> {
     const attributes: Record<string, { DataType: 'String'; StringValue: string }> = {};
     const set = (name: string, value: string) => {
@@ -74,9 +95,14 @@ export class SqsJobQueue implements JobQueue {
     };
     set(REASON_ATTRIBUTE, reason || 'unknown');
     for (const [name, value] of Object.entries(context)) if (value) set(`sluice-${name}`, value);
-    const bytes = Buffer.byteLength(body, 'utf8');
-    const kept = truncateUtf8(toSqsText(body), MAX_DEAD_LETTER_BODY_BYTES);
-    if (kept.length < body.length) set(TRUNCATED_FROM_ATTRIBUTE, String(bytes));
+    // SQS refuses a message with characters outside its set; a body SQS delivered has none (toSqsText leaves it as is).
+    const text = toSqsText(body);
+    const size = (attrs: typeof attributes) => Object.entries(attrs).reduce((sum, [name, a]) => sum + attributeBytes(name, a.StringValue), 0);
+    let kept = text;
+    if (Buffer.byteLength(text, 'utf8') + size(attributes) > MAX_SQS_MESSAGE_BYTES) {
+      set(TRUNCATED_FROM_ATTRIBUTE, String(Buffer.byteLength(body, 'utf8')));
+      kept = truncateUtf8(text, MAX_SQS_MESSAGE_BYTES - size(attributes));
+    }
     // An empty body is not allowed by SQS; keep the message recognisable.
     await this.sqs.send(
       new SendMessageCommand({

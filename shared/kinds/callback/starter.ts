@@ -63,6 +63,14 @@ export class CallbackStarter implements JobStarter {
     return { executionId: token };
   }
 
+  /**
+   * The run id is the token, made from the job id before the start: a job given up after a start of unknown outcome has
+   * it recorded, so its system's report (with that token) frees the slot (JobStarter.runIdOf).
+   */
+  async runIdOf(job: JobSpec): Promise<string> {
+    return tokenOf(await this.options.secret(), callbackJobOf(job).id);
+  }
+
   async status(job: JobSpec, _executionId?: string): Promise<RunStatus> {
     callbackJobOf(job);
     return RunStatus.InProgress;

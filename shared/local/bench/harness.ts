@@ -335,7 +335,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 }
 
 /** Drifts whose correction frees a held slot (the others resend a wake-up or a start, or fill a free slot). */
-const SLOT_FREEING_DRIFTS: readonly string[] = [Drift.LostEvent, Drift.KeptSlotFreed, Drift.Revoked, Drift.Overdue, Drift.DeadlinePassed];
+const SLOT_FREEING_DRIFTS: readonly string[] = [Drift.LostEvent, Drift.KeptSlotFreed, Drift.Revoked, Drift.RunGone, Drift.DeadlinePassed];
 
 /** Slots the reconciler has freed so far (subtract an earlier value to get a window's). */
 export function slotsFreedByReconciler(h: Pick<Harness, 'reconcilerDrift'>): number {

@@ -125,7 +125,7 @@ const DRIFT_TEXT: Record<string, string> = {
   'orphan-slot': 'a slot held by a job the ledger does not know',
   'lost-wake-up': 'a reserved waiter sent again',
   'stalled-start': 'a stalled start sent again',
-  overdue: 'a run past its maximum run time',
+  'run-gone': 'a run the job API no longer knows, ended as failed',
   'idle-slot': 'free slots filled',
 };
 

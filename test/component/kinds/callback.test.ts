@@ -96,6 +96,8 @@ describe('starts on every channel, through the real SDK clients', () => {
     const first = await starter.start(spec);
     const again = await starter.start(spec, { mayHaveStarted: true });
     expect(again.executionId).toBe(first.executionId);
+    // Known before the start (JobStarter.runIdOf): a start given up with its outcome unknown records it.
+    expect(await starter.runIdOf(spec)).toBe(first.executionId);
     expect(sim.startCalls().filter((c) => c.clientToken === first.executionId)).toHaveLength(2);
     expect(sim.runs().filter((r) => r.args.jobId === 'c-again')).toHaveLength(1);
     await starter.stop(spec, first.executionId);

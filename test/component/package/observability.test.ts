@@ -7,6 +7,9 @@ import { InMemoryStore } from '../../support/fakes/inMemoryStore';
 import { ManualClock } from '../../support/fakes/manualClock';
 import { receiver, unit } from '../../support/demands';
 import { everyKind } from '../../support/fakes/everyKind';
+import { makeDeps } from '../../support/fakes/makeDeps';
+import { startGlueJob } from '../../support/fakes/drive';
+import { Reconciler } from '../../../shared/app/reconcile';
 
 /**
  * What the functions write for CloudWatch (EMF lines): the alarms in serverless.yml read the service-wide dimension
@@ -84,6 +87,41 @@ describe('EmfMetrics', () => {
     });
     expect(lines.map((l) => definition(l).Dimensions)).toEqual([[['service', 'pool'], ['service']], [['service']]]);
     expect(lines[1]!.pool).toBeUndefined();
+  });
+});
+
+describe('a run past its maximum run time', () => {
+  test("the reconciler's OverdueRuns goes out for the whole service (what the run-past-maximum alarm reads) on each run", async () => {
+    const world = makeDeps();
+    const reconciler = new Reconciler({ ...world.deps, metrics: new EmfMetrics(newMetrics()) });
+    await startGlueJob(world, 'long');
+    world.clock.advance(world.settings.maxRunMs.glue + 1);
+    const chunks: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      chunks.push(String(chunk));
+      return true;
+    });
+    try {
+      await reconciler.run();
+      await reconciler.run();
+    } finally {
+      spy.mockRestore();
+    }
+    const lines = chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as EmfLine)
+      .filter((line) => line._aws && MetricName.OverdueRuns in line);
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(definition(line)).toEqual({
+        Namespace: 'Sluice',
+        Dimensions: [['service', 'pool'], ['service']],
+        Metrics: [{ Name: MetricName.OverdueRuns, Unit: 'Count' }],
+      });
+      expect(line).toMatchObject({ service: 'sluice', pool: 'default', OverdueRuns: 1 });
+    }
   });
 });
 

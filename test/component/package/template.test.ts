@@ -9,6 +9,7 @@ import { mayNameAnyResource } from '../../../shared/kinds/kindDefinition';
 import { KINDS } from '../../../shared/kinds/registry';
 import { GaugeName } from '../../../shared/adapters/powertools/poolGauges';
 import { MetricName } from '../../../shared/app/deps';
+import { MAX_SQS_MESSAGE_BYTES } from '../../../shared/adapters/sqs/jobQueue';
 import { stageResourceNames } from '../../../shared/cli/targets';
 import { readEnv } from '../../../shared/config/settings';
 import { matchesPattern } from '../../../shared/local/bus';
@@ -87,6 +88,11 @@ describe('the job queue and its event source', () => {
     expect(refName(redrive.deadLetterTargetArn)).toBe('DeadLetterQueue');
     expect(redrive.maxReceiveCount).toBeGreaterThanOrEqual(3);
     expect(props('DeadLetterQueue').RedrivePolicy).toBeUndefined();
+  });
+
+  test("the job queue and the DLQ take SQS's largest message, so a message dead-lettered as it came fits there whole", () => {
+    expect(props('JobQueue').MaximumMessageSize).toBe(MAX_SQS_MESSAGE_BYTES);
+    expect(props('DeadLetterQueue').MaximumMessageSize).toBe(MAX_SQS_MESSAGE_BYTES);
   });
 
   test('only the job queue may use the DLQ as its dead-letter queue', () => {
@@ -532,6 +538,7 @@ describe('alarms and the dashboard', () => {
       'DeadLetterQueueNotEmptyAlarm',
       'JobQueueOldestMessageAlarm',
       'OverdueLeasesAlarm',
+      'OverdueRunsAlarm',
       'ReconcilerErrorsAlarm',
       'ReconcilerSilentAlarm',
     ]);
@@ -571,6 +578,17 @@ describe('alarms and the dashboard', () => {
     expect(a.MetricName).toBe(GaugeName.OverdueLeases);
     expect(dims('OverdueLeasesAlarm')).toEqual({ service: env('reconciler').POWERTOOLS_SERVICE_NAME });
     expect([a.Statistic, a.ComparisonOperator, a.Threshold]).toEqual(['Maximum', 'GreaterThanThreshold', 0]);
+  });
+
+  test('run past its maximum: the OverdueRuns count the reconciler emits, for the whole service, any in a window', () => {
+    const a = alarm('OverdueRunsAlarm');
+    expect(a.Namespace).toBe(env('reconciler').POWERTOOLS_METRICS_NAMESPACE);
+    expect(a.MetricName).toBe(MetricName.OverdueRuns);
+    expect(dims('OverdueRunsAlarm')).toEqual({ service: env('reconciler').POWERTOOLS_SERVICE_NAME });
+    expect([a.Statistic, a.ComparisonOperator, a.Threshold, a.TreatMissingData]).toEqual(['Sum', 'GreaterThanThreshold', 0, 'notBreaching']);
+    // A window at least as long as the reconcile period, so a run still overdue is counted in every window.
+    const rate = ofType('AWS::Events::Rule').find(([, r]) => r.Properties!.ScheduleExpression)![1].Properties!.ScheduleExpression as string;
+    expect((a.Period as number) * 1000).toBeGreaterThanOrEqual(rateToMs(rate));
   });
 
   test('reconciler errors: Lambda Errors of the reconciler in two windows running', () => {
@@ -620,6 +638,7 @@ describe('alarms and the dashboard', () => {
       MetricName.DeadLettered,
       MetricName.Starts,
       MetricName.HandOffs,
+      MetricName.OverdueRuns,
       GaugeName.OverdueLeases,
     ]) {
       expect(text).toContain(`"${metric}"`);

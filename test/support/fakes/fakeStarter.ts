@@ -34,6 +34,19 @@ export interface FakeStarterOptions {
    * For models that must steer clear of the known resume bug (see test/unit/app/acquirer.test.ts).
    */
   failFreshStartsOnly?: boolean;
+  /**
+   * A stop only asks: the run goes on (reported in progress, as Glue's STOPPING or an ECS task draining) until
+   * `confirmStops()` ends it. AWS's stop calls are asynchronous (Glue BatchStopJobRun: "the job run moves to STOPPING";
+   * https://docs.aws.amazon.com/glue/latest/webapi/API_BatchStopJobRun.html; ECS StopTask: the task goes through
+   * DEACTIVATING and STOPPING before STOPPED, https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_StopTask.html).
+   * Without it a stop ends the run at once (its event in the outbox).
+   */
+  asyncStops?: boolean;
+  /**
+   * The kind knows a job's run id before the start (a callback job's token, made from the job id): runs are named
+   * `<kind>-run-of-<job id>` and the starter has `runIdOf`.
+   */
+  runIdBeforeStart?: boolean;
 }
 
 type Failure =
@@ -52,6 +65,12 @@ export class FakeStarter implements JobStarter {
   readonly startCalls: StartCall[] = [];
   readonly stops: string[] = [];
   readonly statusCalls: string[] = [];
+  /** runs asked to stop whose stop has not taken effect yet (asyncStops) */
+  readonly stopping = new Set<string>();
+  /** runs the API no longer knows (their flow or job deleted, or dropped from its history): status answers Gone */
+  readonly forgotten = new Set<string>();
+  /** Present only for a starter made with `runIdBeforeStart` (JobStarter.runIdOf). */
+  readonly runIdOf?: (job: JobSpec) => Promise<string>;
   outbox: RunCompletion[] = [];
   /** Runs inside every start call, before it decides anything: lets a test make something happen "meanwhile". */
   onStart: ((job: JobSpec) => Promise<void>) | undefined;
@@ -61,7 +80,13 @@ export class FakeStarter implements JobStarter {
   constructor(
     readonly kind: JobKind,
     private readonly options: FakeStarterOptions = {},
-  ) {}
+  ) {
+    if (options.runIdBeforeStart) this.runIdOf = async (job) => this.knownRunId(job.id);
+  }
+
+  private knownRunId(jobId: string): string {
+    return `${this.kind}-run-of-${jobId}`;
+  }
 
   async start(job: JobSpec, options: { mayHaveStarted?: boolean } = {}): Promise<{ executionId: string }> {
     await tick();
@@ -94,7 +119,7 @@ export class FakeStarter implements JobStarter {
         return earlier;
       }
     }
-    const executionId = `${this.kind}-run-${++this.counter}`;
+    const executionId = this.options.runIdBeforeStart ? this.knownRunId(job.id) : `${this.kind}-run-${++this.counter}`;
     const run: FakeRun = {
       executionId,
       jobId: job.id,
@@ -111,6 +136,7 @@ export class FakeStarter implements JobStarter {
   async status(_job: JobSpec, executionId: string): Promise<RunStatus> {
     await tick();
     this.statusCalls.push(executionId);
+    if (this.forgotten.has(executionId)) return RunStatus.Gone;
     return this.runs.get(executionId)?.status ?? RunStatus.Unknown;
   }
 
@@ -118,7 +144,25 @@ export class FakeStarter implements JobStarter {
     await tick();
     this.stops.push(executionId);
     const run = this.runs.get(executionId);
-    if (run && run.status === RunStatus.InProgress) this.end(run, 'failed', 'STOPPED');
+    if (!run || run.status !== RunStatus.InProgress) return;
+    if (this.options.asyncStops) this.stopping.add(executionId);
+    else this.end(run, 'failed', 'STOPPED');
+  }
+
+  /** The stops asked for take effect (asyncStops): each run stopping ends failed, its event in the outbox. */
+  confirmStops(): RunCompletion[] {
+    const ended = [...this.stopping].flatMap((id) => {
+      const run = this.runs.get(id);
+      return run && run.status === RunStatus.InProgress ? [this.end(run, 'failed', 'STOPPED')] : [];
+    });
+    this.stopping.clear();
+    return ended;
+  }
+
+  /** The API no longer knows the run (its flow or job deleted, or the run dropped from its history): status answers Gone. */
+  forgetRun(executionId: string): void {
+    if (!this.runs.has(executionId)) throw new Error(`no run ${executionId}`);
+    this.forgotten.add(executionId);
   }
 
   /**

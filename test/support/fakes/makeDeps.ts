@@ -35,6 +35,8 @@ export interface FakeWorldOptions {
   random?: Random;
   /** AppFlow-like idempotent starts for the AppFlow starter (default true, as AppFlowStarter passes a client token) */
   appflowIdempotent?: boolean;
+  /** Stops take effect only when a test says so (FakeStarterOptions.asyncStops), as AWS's asynchronous stops. */
+  asyncStops?: boolean;
 }
 
 export interface FakeWorld {
@@ -68,9 +70,12 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   const ledger = store;
   const queue = new RecordingJobQueue(clock);
   // AppFlow-like (and every other kind, idempotent by a token or a name) unless told otherwise; Glue-like: a new run per start.
-  const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock }), {
-    appflow: new FakeStarter('appflow', { idempotent: options.appflowIdempotent ?? true, clock }),
-    glue: new FakeStarter('glue', { clock }),
+  const asyncStops = options.asyncStops ?? false;
+  const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock, asyncStops }), {
+    appflow: new FakeStarter('appflow', { idempotent: options.appflowIdempotent ?? true, clock, asyncStops }),
+    glue: new FakeStarter('glue', { clock, asyncStops }),
+    // A callback job's run id is its token, made from its job id before the start (shared/kinds/callback/token.ts).
+    callback: new FakeStarter('callback', { idempotent: true, clock, asyncStops, runIdBeforeStart: true }),
   });
   const log = new RecordingLog();
   const metrics = new RecordingMetrics();

@@ -167,14 +167,14 @@ describe('Acquirer', () => {
     const world = makeDeps();
     const spec = glueJob('g1', 'nowhere');
     // Act
-    const result = await world.acquirer.process(messageOf(spec));
+    const result = await world.acquirer.process(messageOf(spec, 'sqs-1'));
     // Assess
     expect(result).toBe(AcquireResult.DeadLettered);
     expect(world.queue.deadLettered).toEqual([
       {
         body: JSON.stringify(spec),
         reason: "unknown pool 'nowhere': configure it or set its limit first",
-        context: { jobId: 'g1', pool: 'nowhere' },
+        context: { jobId: 'g1', pool: 'nowhere', messageId: 'sqs-1' },
       },
     ]);
     expect(world.ledger.peek('g1')).toMatchObject({ state: 'dead', lastError: expect.stringContaining("unknown pool 'nowhere'") });

@@ -3,6 +3,7 @@ import { CallbackReports, ReportResult } from '../../../shared/app/callbackRepor
 import { CompletionResult } from '../../../shared/app/completeRun';
 import { MetricName } from '../../../shared/app/deps';
 import type { JobSpec } from '../../../shared/domain/job';
+import type { CallbackJob } from '../../../shared/kinds/registry';
 import { envelope } from '../../../shared/kinds/kindConformance';
 import { CALLBACK_REPORT, reportMessage } from '../../../shared/kinds/callback/reports';
 import { tokenOf } from '../../../shared/kinds/callback/token';
@@ -102,4 +103,83 @@ test.each([
   expect(await reports.fromMessage(body)).toBe(ReportResult.Malformed);
   expect(world.ledger.calls).toBe(calls);
   expect(world.ledger.peek('c1')!.state).toBe('running');
+});
+
+describe('a callback job given up after a start of unknown outcome (its slot kept for a run that may exist)', () => {
+  /** A world whose callback starter hands out real tokens and knows them before the start, as the real one does. */
+  function tokenWorld(options: Parameters<typeof makeDeps>[0] = {}): { world: FakeWorld; reports: CallbackReports } {
+    const world = makeDeps(options);
+    const fake = world.starters.callback;
+    const start = fake.start.bind(fake);
+    fake.start = async (job, startOptions) => {
+      await start(job, startOptions);
+      return { executionId: tokenOf(SECRET, job.id) };
+    };
+    Object.assign(fake, { runIdOf: async (job: JobSpec) => tokenOf(SECRET, job.id) });
+    return { world, reports: new CallbackReports(world.deps, SECRET) };
+  }
+
+  /** c1's start message was sent but its answer lost, and the retries' budget ran out: dead-lettered keeping its slot. */
+  async function givenUp(world: FakeWorld, timeoutSeconds = 600): Promise<void> {
+    world.starters.callback.loseNextStartAnswers(1);
+    expect(await world.acquirer.process(messageOf({ ...(spec('c1') as CallbackJob), timeoutSeconds }))).toBe(AcquireResult.RetryScheduled);
+    world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
+    world.starters.callback.failNextStarts(1, 'transient', 'InternalServerError');
+    await deliverSent(world);
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'dead', lease: { pool: 'default' } });
+  }
+
+  test("its own report gives the slot back at once, to the next job (it has the run's token recorded)", async () => {
+    const { world, reports } = tokenWorld({ settings: { pools: { default: 1 } } });
+    await givenUp(world);
+    await parkGlueJob(world, 'w1');
+    const token = tokenOf(SECRET, 'c1');
+    expect(world.ledger.peek('c1')).toMatchObject({ executionId: token });
+
+    expect(await reports.fromMessage(reportMessage({ type: 'completed', token, outcome: 'succeeded' }))).toBe(CompletionResult.Released);
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'dead' });
+    expect(world.ledger.peek('c1')!.lease).toBeUndefined();
+    expect(world.metrics.get(MetricName.NotedCompletions)).toBe(0);
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+    expect(world.ledger.peek('w1')!.state).toBe('running');
+  });
+
+  test('a report that came before the give-up (noted on its run) gives the slot back as the job is given up', async () => {
+    const { world, reports } = tokenWorld();
+    world.starters.callback.loseNextStartAnswers(1);
+    expect(await world.acquirer.process(messageOf(spec('c1')))).toBe(AcquireResult.RetryScheduled);
+    const token = tokenOf(SECRET, 'c1');
+    // The system did the work and reported while Sluice was still retrying its start.
+    expect(await reports.fromMessage(reportMessage({ type: 'completed', token, outcome: 'succeeded' }))).toBe(CompletionResult.Noted);
+    world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
+    world.starters.callback.failNextStarts(1, 'transient', 'InternalServerError');
+    await deliverSent(world);
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'dead', executionId: token });
+    expect(world.ledger.peek('c1')!.lease).toBeUndefined();
+    expect(world.leases.poolView('default')!.inUse).toBe(0);
+    expect(world.queue.deadLettersFor('c1')).toHaveLength(1);
+  });
+
+  test('without a report, the slot is kept until its own timeout (leaseUntil), not its kind\'s maximum run time', async () => {
+    const { world } = tokenWorld();
+    await givenUp(world, 600);
+    const givenUpAt = world.clock.now();
+    expect(world.ledger.peek('c1')!.leaseUntil).toBe(givenUpAt + 600_000);
+    expect(world.settings.maxRunMs.callback).toBeGreaterThan(600_000);
+    world.clock.advance(600_000 - 1);
+    expect((await world.reconciler.run()).drift).toEqual({});
+    world.clock.advance(1);
+    expect((await world.reconciler.run()).drift).toEqual({ 'kept-slot-freed': 1 });
+    expect(world.leases.poolView('default')!.inUse).toBe(0);
+  });
+
+  test("with heartbeatSeconds, still its timeout: a dead job's heartbeats are not recorded, so silence proves nothing", async () => {
+    const { world } = tokenWorld();
+    world.starters.callback.loseNextStartAnswers(1);
+    await world.acquirer.process(messageOf({ ...(spec('c1') as CallbackJob), timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
+    world.starters.callback.failNextStarts(1, 'transient', 'InternalServerError');
+    await deliverSent(world);
+    expect(world.ledger.peek('c1')!.leaseUntil).toBe(world.clock.now() + 3600_000);
+  });
 });

@@ -168,16 +168,22 @@ describe('start failures (issue 8, defects 3 and 4)', () => {
 });
 
 describe('the reconciler (issue 8, defect 5)', () => {
-  test('defect 5: a run whose status calls keep failing (its job deleted) gives its slot back at its maximum run time', async () => {
+  test('defect 5: a run whose job was deleted (the API no longer knows it) gives its slot back; a failure to ask never does', async () => {
     const world = makeDeps(oneSlot);
     expect(await world.acquirer.process(messageOf(glueJob('j1')))).toBe(AcquireResult.Started);
-    jest
-      .spyOn(world.starters.glue, 'status')
-      .mockRejectedValue(Object.assign(new Error('job not found'), { name: 'EntityNotFoundException' }));
+    const run = world.ledger.peek('j1')!.executionId!;
+    // A status call that fails (throttled, say) is no answer: past the maximum run time the slot is still held.
+    const status = jest.spyOn(world.starters.glue, 'status').mockRejectedValue(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
     world.clock.advance(world.settings.maxRunMs.glue + 1);
     await world.reconciler.run();
+    expect(world.ledger.peek('j1')!.state).toBe('running');
+    expect(await world.acquirer.process(messageOf(glueJob('n1')))).toBe(AcquireResult.Waiting);
+    // The job deleted: the API answers that the run does not exist; nothing will ever end it, so its slot comes back.
+    status.mockRestore();
+    world.starters.glue.forgetRun(run);
+    await world.reconciler.run();
     expect(world.ledger.peek('j1')!.state).toBe('failed');
-    expect(await world.acquirer.process(messageOf(glueJob('n1')))).toBe(AcquireResult.Started);
+    expect(world.ledger.peek('n1')!.state).not.toBe('waiting');
   });
 });
 

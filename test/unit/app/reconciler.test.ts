@@ -1,6 +1,8 @@
 import { AcquireResult, Acquirer } from '../../../shared/app/acquireJob';
 import { CompleteRun } from '../../../shared/app/completeRun';
-import { Drift, HOLDERS_PER_PAGE } from '../../../shared/app/reconcile';
+import { MetricName } from '../../../shared/app/deps';
+import { Drift, GONE_DETAIL, HOLDERS_PER_PAGE } from '../../../shared/app/reconcile';
+import { GONE_GRACE_MS } from '../../../shared/domain/decisions';
 import { TransientStartError } from '../../../shared/errors';
 import { waitKey } from '../../../shared/domain/waiting';
 import { RunStatus } from '../../../shared/ports/jobStarter';
@@ -14,6 +16,7 @@ import {
   messageOf,
   SimulatedCrash,
   type FakeWorld,
+  TEST_SETTINGS,
   parkGlueJob,
   startGlueJob,
 } from '../../support/fakes';
@@ -66,14 +69,18 @@ describe('Reconciler', () => {
     expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
   });
 
-  test('an overdue run whose record failed (job running, no run reference): the slot still comes back', async () => {
+  test('an overdue run whose record failed (job running, no run reference): kept while it goes on, completed from its record once it ended', async () => {
     const world = makeDeps();
     const recordRun = world.ledger.recordRun.bind(world.ledger);
     world.ledger.recordRun = () => Promise.reject(new Error('ProvisionedThroughputExceededException'));
     await expect(world.acquirer.process(messageOf(glueJob('r')))).rejects.toThrow('ProvisionedThroughputExceededException');
     world.ledger.recordRun = recordRun;
+    const run = world.ledger.peek('r')!.executionId!;
     world.clock.advance(48 * 3600_000 + 1);
-    expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
+    expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+    expect(world.ledger.peek('r')!.state).toBe('running');
+    world.starters.glue.setStatus(run, RunStatus.Failed);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.LostEvent]: 1 });
     expect(world.ledger.peek('r')!.state).toBe('failed');
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
@@ -121,6 +128,33 @@ describe('Reconciler', () => {
       expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
     });
 
+    test('with its run found after the give-up: kept past leaseUntil while the API says the run goes on, given back once it ended', async () => {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      await givenUpKeepingSlot(world);
+      // The run the lost start made turns up (protocol step foundRun: its id recorded on the dead job).
+      const { executionId } = await world.starters.glue.start(glueJob('g1'));
+      const dead = world.ledger.peek('g1')!;
+      expect(await world.ledger.move({ jobId: 'g1', version: dead.version, to: 'dead', patch: { executionId, startedAt: world.clock.now() } }, world.clock.now())).toBe(true);
+      world.clock.advance(world.settings.maxRunMs.glue);
+      expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+      expect(world.leases.poolView('default')!.holders).toHaveProperty('g1');
+      world.starters.glue.setStatus(executionId, RunStatus.Succeeded);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.KeptSlotFreed]: 1 });
+      expect(world.leases.poolView('default')!.inUse).toBe(0);
+    });
+
+    test('with its run found, and the API no longer knowing it: given back once the answer cannot be eventual consistency', async () => {
+      const world = makeDeps();
+      await givenUpKeepingSlot(world);
+      const { executionId } = await world.starters.glue.start(glueJob('g1'));
+      const dead = world.ledger.peek('g1')!;
+      await world.ledger.move({ jobId: 'g1', version: dead.version, to: 'dead', patch: { executionId, startedAt: world.clock.now() } }, world.clock.now());
+      world.starters.glue.forgetRun(executionId);
+      expect((await world.reconciler.run()).drift).toEqual({});
+      world.clock.advance(GONE_GRACE_MS);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.KeptSlotFreed]: 1 });
+    });
+
     test('a stale copy of the job cannot free it (issue 8, defect 7): the slot stays until its run must have ended', async () => {
       const world = makeDeps({ settings: { pools: { default: 1 } } });
       await givenUpKeepingSlot(world);
@@ -131,22 +165,48 @@ describe('Reconciler', () => {
     });
   });
 
-  test('a run whose status calls keep failing (its job deleted) still gives its slot back at its maximum run time (issue 8, defect 5)', async () => {
+  test('a run whose status calls keep failing keeps its slot past its maximum run time: a failure to ask never frees a slot', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'g1');
     await park(world, 'w1');
-    jest
-      .spyOn(world.starters.glue, 'status')
-      .mockRejectedValue(Object.assign(new Error('job not found'), { name: 'EntityNotFoundException' }));
-    expect((await world.reconciler.run()).drift).toEqual({});
+    jest.spyOn(world.starters.glue, 'status').mockRejectedValue(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
     world.clock.advance(world.settings.maxRunMs.glue + 1);
-    expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
-    expect(world.ledger.peek('g1')).toMatchObject({
-      state: 'failed',
-      executionId: run,
-      lastError: expect.stringMatching(/maximum run time/),
+    for (let i = 0; i < 3; i++) {
+      expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+      world.clock.advance(120_000);
+    }
+    expect(world.ledger.peek('g1')).toMatchObject({ state: 'running', executionId: run });
+    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['g1']);
+    expect(world.metrics.get(MetricName.OverdueRuns, 'default')).toBe(3);
+  });
+
+  describe('a run the job API no longer knows (its flow or job deleted, or dropped from its history)', () => {
+    test('is ended as failed and its slot handed on once it was recorded long enough ago, not on a fresh "not found"', async () => {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      const run = await start(world, 'g1');
+      await park(world, 'w1');
+      world.starters.glue.forgetRun(run);
+      // Recorded moments ago: AWS's describe APIs are eventually consistent, "not found" may be a run not visible yet.
+      expect((await world.reconciler.run()).drift).toEqual({});
+      world.clock.advance(GONE_GRACE_MS - 1);
+      expect((await world.reconciler.run()).drift).toEqual({});
+      expect(world.ledger.peek('g1')!.state).toBe('running');
+      // Older than the grace: the API can no longer be asked about it; nothing else will ever end it.
+      world.clock.advance(1);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.RunGone]: 1 });
+      expect(world.ledger.peek('g1')).toMatchObject({ state: 'failed', executionId: run, lastError: GONE_DETAIL });
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
     });
-    expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
+
+    test("the grace is the kind's maximum run time when that is shorter", async () => {
+      const world = makeDeps({ settings: { maxRunMs: { ...TEST_SETTINGS.maxRunMs, glue: 60_000 } } });
+      const run = await start(world, 'g1');
+      world.starters.glue.forgetRun(run);
+      world.clock.advance(59_999);
+      expect((await world.reconciler.run()).drift).toEqual({});
+      world.clock.advance(1);
+      expect((await world.reconciler.run()).drift).toEqual({ [Drift.RunGone]: 1 });
+    });
   });
 
   describe('bounded and fair', () => {
@@ -231,57 +291,122 @@ describe('Reconciler', () => {
     });
   });
 
-  describe('overdue runs', () => {
-    test('a run past its kind maximum fails and frees its slot; not stopped unless configured', async () => {
-      // Prepare: a Glue run, 48 h maximum
+  describe('a run past its maximum run time that the job API says goes on', () => {
+    test('keeps its slot, every reconcile, with a metric and an error line naming it; not stopped unless configured', async () => {
+      // Prepare: a Glue run, 48 h maximum, one job waiting behind it
       const world = makeDeps({ settings: { pools: { default: 1 } } });
       const run = await start(world, 'r');
       await park(world, 'w1');
       world.clock.advance(48 * 3600_000);
-      expect((await world.reconciler.run()).drift).toEqual({});
-      // Act
+      expect(await world.reconciler.run()).toEqual(expect.not.objectContaining({ overdue: expect.anything() }));
+      // Act: past the maximum, two reconciles
       world.clock.advance(1);
-      const report = await world.reconciler.run();
-      // Assess
-      expect(report.drift).toEqual({ [Drift.Overdue]: 1 });
-      expect(world.ledger.peek('r')).toMatchObject({ state: 'failed', lastError: 'exceeded the maximum run time of 172800 s' });
-      expect(world.starters.glue.stops).toEqual([]);
+      const first = await world.reconciler.run();
+      world.clock.advance(120_000);
+      const second = await world.reconciler.run();
+      // Assess: the run goes on, so its slot stays (freeing it would let w1 start beside it, over the limit)
+      expect([first, second]).toEqual([expect.objectContaining({ drift: {}, overdue: 1 }), expect.objectContaining({ drift: {}, overdue: 1 })]);
+      expect(world.ledger.peek('r')).toMatchObject({ state: 'running', executionId: run });
+      expect(world.ledger.peek('r')).not.toHaveProperty('lastError');
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['r']);
+      expect(world.ledger.peek('w1')!.state).toBe('waiting');
       expect(world.starters.glue.runs.get(run)!.status).toBe(RunStatus.InProgress);
+      expect(world.starters.glue.stops).toEqual([]);
+      expect(world.metrics.get(MetricName.OverdueRuns)).toBe(2);
+      expect(world.metrics.get(MetricName.OverdueRuns, 'default')).toBe(2);
+      const lines = world.log.entries.filter((e) => e.message === 'run past its maximum run time keeps its slot');
+      expect(lines.map((l) => l.level)).toEqual(['error', 'error']);
+      expect(lines[1]!.extra).toEqual({
+        jobId: 'r',
+        pool: 'default',
+        kind: 'glue',
+        target: 'glue-r',
+        executionId: run,
+        state: 'running',
+        ranSeconds: 48 * 3600 + 120,
+        maxRunSeconds: 48 * 3600,
+        stop: 'not asked (stopOverdueRuns is off)',
+      });
+    });
+
+    test.each([RunStatus.Unknown])('the same when its status is %s', async (status) => {
+      const world = makeDeps();
+      const run = await start(world, 'r');
+      world.starters.glue.setStatus(run, status);
+      world.clock.advance(48 * 3600_000 + 1);
+      expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+      expect(world.leases.poolView('default')!.holders).toHaveProperty('r');
+    });
+
+    test('comes back, and its slot goes to the next job, when the API reports it ended', async () => {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      const run = await start(world, 'r');
+      await park(world, 'w1');
+      world.clock.advance(48 * 3600_000 + 1);
+      expect(await world.reconciler.run()).toMatchObject({ overdue: 1 });
+      world.starters.glue.setStatus(run, RunStatus.Succeeded);
+      expect(await world.reconciler.run()).toEqual(expect.objectContaining({ drift: { [Drift.LostEvent]: 1 } }));
+      expect(world.ledger.peek('r')!.state).toBe('succeeded');
       expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
     });
 
-    test('with stopOverdueRuns the run is stopped through the job API too', async () => {
-      const world = makeDeps({ settings: { stopOverdueRuns: true } });
-      expect(await world.acquirer.process(messageOf(appflowJob('a1')))).toBe(AcquireResult.Started);
-      const run = world.ledger.peek('a1')!.executionId!;
-      world.clock.advance(6 * 3600_000 + 1);
-      const report = await world.reconciler.run();
-      expect(report.drift).toEqual({ [Drift.Overdue]: 1 });
-      expect(world.starters.appflow.stops).toEqual([run]);
-      expect(world.starters.appflow.runs.get(run)!.status).toBe(RunStatus.Failed);
-      expect(world.ledger.peek('a1')!.state).toBe('failed');
-      expect(world.leases.poolView('default')!.inUse).toBe(0);
-    });
+    describe('with stopOverdueRuns', () => {
+      test('is asked to stop each reconcile, and its slot comes back only once the API reports the stop took effect', async () => {
+        // Prepare: stops take effect later, as AWS's (Glue STOPPING, an ECS task draining)
+        const world = makeDeps({ settings: { pools: { default: 1 }, stopOverdueRuns: true }, asyncStops: true });
+        const run = await start(world, 'r');
+        await park(world, 'w1');
+        world.clock.advance(48 * 3600_000 + 1);
+        // Act 1: the stop is asked, the run still goes on
+        expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+        world.clock.advance(120_000);
+        expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+        // Assess 1
+        expect(world.starters.glue.stops).toEqual([run, run]);
+        expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['r']);
+        expect(world.log.entries.filter((e) => e.message === 'run past its maximum run time keeps its slot').map((e) => e.extra.stop)).toEqual([
+          'asked',
+          'asked',
+        ]);
+        // Act 2: the stop takes effect; its event is lost, the next reconcile finds the run ended
+        world.starters.glue.confirmStops();
+        world.starters.glue.takeEvents();
+        world.clock.advance(120_000);
+        // Assess 2
+        expect(await world.reconciler.run()).toEqual(expect.objectContaining({ drift: { [Drift.LostEvent]: 1 } }));
+        expect(world.ledger.peek('r')).toMatchObject({ state: 'failed', lastError: 'found ended by the reconciler' });
+        expect(Object.keys(world.leases.poolView('default')!.holders)).toEqual(['w1']);
+      });
 
-    test('the late real event of an overdue run changes nothing more', async () => {
-      const world = makeDeps({ settings: { stopOverdueRuns: true } });
-      const run = await start(world, 'r');
-      world.clock.advance(48 * 3600_000 + 1);
-      await world.reconciler.run();
-      const [stopped] = world.starters.glue.takeEvents();
-      expect(await world.completeRun.complete(stopped!)).toBe('already-done');
-      expect(world.ledger.peek('r')!.state).toBe('failed');
-      expect(world.starters.glue.runs.get(run)!.status).toBe(RunStatus.Failed);
-    });
+      test("or by the stopped run's own completion event", async () => {
+        const world = makeDeps({ settings: { stopOverdueRuns: true }, asyncStops: true });
+        expect(await world.acquirer.process(messageOf(appflowJob('a1')))).toBe(AcquireResult.Started);
+        const run = world.ledger.peek('a1')!.executionId!;
+        world.clock.advance(6 * 3600_000 + 1);
+        await world.reconciler.run();
+        expect(world.starters.appflow.stops).toEqual([run]);
+        expect(world.leases.poolView('default')!.inUse).toBe(1);
+        const [stopped] = world.starters.appflow.confirmStops();
+        expect(await world.completeRun.complete(stopped!)).toBe('released');
+        expect(world.ledger.peek('a1')).toMatchObject({ state: 'failed', lastError: 'STOPPED' });
+        expect(world.leases.poolView('default')!.inUse).toBe(0);
+      });
 
-    test('a failure to stop is logged and the slot is still given back', async () => {
-      const world = makeDeps({ settings: { stopOverdueRuns: true } });
-      await start(world, 'r');
-      jest.spyOn(world.starters.glue, 'stop').mockRejectedValueOnce(new Error('AccessDenied'));
-      world.clock.advance(48 * 3600_000 + 1);
-      expect((await world.reconciler.run()).drift).toEqual({ [Drift.Overdue]: 1 });
-      expect(world.log.messages('error')).toContain('could not stop an overdue run');
-      expect(world.leases.poolView('default')!.inUse).toBe(0);
+      test('a failure to stop is in its line, the slot kept, and the stop asked again next reconcile', async () => {
+        const world = makeDeps({ settings: { stopOverdueRuns: true } });
+        const run = await start(world, 'r');
+        jest.spyOn(world.starters.glue, 'stop').mockRejectedValueOnce(new Error('AccessDeniedException'));
+        world.clock.advance(48 * 3600_000 + 1);
+        expect(await world.reconciler.run()).toMatchObject({ drift: {}, overdue: 1 });
+        const line = world.log.entries.find((e) => e.message === 'run past its maximum run time keeps its slot')!;
+        expect(line.extra.stop).toBe('could not be asked: Error: AccessDeniedException');
+        expect(world.leases.poolView('default')!.inUse).toBe(1);
+        // The next reconcile asks again; this fake's stop takes effect at once, so the one after finds it ended.
+        await world.reconciler.run();
+        expect(world.starters.glue.runs.get(run)!.status).toBe(RunStatus.Failed);
+        expect((await world.reconciler.run()).drift).toEqual({ [Drift.LostEvent]: 1 });
+        expect(world.leases.poolView('default')!.inUse).toBe(0);
+      });
     });
   });
 

@@ -60,10 +60,27 @@ describe('parseJob', () => {
   });
 
   test('exactly at the limit is accepted', () => {
-    const skeleton = JSON.stringify({ id: 'edge', kind: 'glue', jobName: 'j', arguments: { '--pad': '' } });
-    const body = JSON.stringify({ id: 'edge', kind: 'glue', jobName: 'j', arguments: { '--pad': 'x'.repeat(MAX_JOB_BYTES - skeleton.length) } });
+    const skeleton = JSON.stringify({ id: 'edge', pool: 'default', kind: 'glue', jobName: 'j', arguments: { '--pad': '' } });
+    const body = JSON.stringify({
+      id: 'edge',
+      pool: 'default',
+      kind: 'glue',
+      jobName: 'j',
+      arguments: { '--pad': 'x'.repeat(MAX_JOB_BYTES - skeleton.length) },
+    });
     expect(Buffer.byteLength(body)).toBe(MAX_JOB_BYTES);
     expect(parseJob(body, 'm').id).toBe('edge');
+  });
+
+  test('a body within the limit whose defaults (pool, id) would take it over is refused: Sluice could not send it again', () => {
+    // Without pool and id the body fits; every body Sluice sends again carries them (encodeJobBody) and would not.
+    const skeleton = JSON.stringify({ kind: 'glue', jobName: 'j', arguments: { '--pad': '' } });
+    const body = JSON.stringify({ kind: 'glue', jobName: 'j', arguments: { '--pad': 'x'.repeat(MAX_JOB_BYTES - skeleton.length) } });
+    expect(Buffer.byteLength(body)).toBe(MAX_JOB_BYTES);
+    const encoded = MAX_JOB_BYTES + ',"id":"sqs-message-id","pool":"default"'.length;
+    expect(errorOf(body).message).toBe(
+      `job is ${encoded} bytes with its defaults filled in (pool, id), as Sluice sends it again; a job spec may be at most ${MAX_JOB_BYTES}`,
+    );
   });
 
   test('schema problems are listed with their path', () => {
