@@ -61,7 +61,7 @@ export const PROTOCOL = {
     from: [Scheduled, Queued],
     to: Waiting,
     slot: SlotEffect.None,
-    when: 'the pool is full (waiter item written first; a scheduled job: once due)',
+    when: 'the pool is full, or its take lost every race for a busy counter (waiter item written first; a scheduled job: once due)',
   },
   reject: { by: 'acquirer', from: [Scheduled, Queued], to: Dead, slot: SlotEffect.None, when: 'the pool is unknown (dead-lettered next)' },
   cancel: {

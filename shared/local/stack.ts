@@ -17,6 +17,7 @@ import { JOB_API_SERVICES } from '../kinds/registry';
 import { type FunctionWorkers, startFunctionWorkers } from './workers/functionWorkers';
 import type { CallMessage } from './workers/messages';
 import { TOKEN_SECRET_ENV } from '../kinds/callback/secret';
+import { type DynamoFaultLayer, type DynamoFaultOptions, installDynamoFaults } from './faults/dynamoFaults';
 
 export interface LocalStackOptions {
   /** Emulators already running (the tests share one pair); without them, fauxqs and dynalite start in this process. */
@@ -53,6 +54,12 @@ export interface LocalStackOptions {
   onClients?: (clients: AwsClients) => void;
   /** With functionWorkers: each AWS call a function made, with its input and output (the bench's tracer reads them). */
   onWorkerCall?: (call: CallMessage) => void;
+  /**
+   * DynamoDB that fights back (shared/local/faults/dynamoFaults.ts) on the functions' DynamoDB client: writes meeting a
+   * transaction in flight refused as DynamoDB refuses them, and the policy's faults (the fault matrix runs with both).
+   * Not with functionWorkers (their clients are in their threads).
+   */
+  dynamoFaults?: DynamoFaultOptions;
 }
 
 export interface LocalStack {
@@ -109,6 +116,7 @@ type Handler = (event: unknown, context: Context) => Promise<unknown>;
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const definition = await loadServiceDefinition('local');
   let emulators: Emulators | undefined;
+  let dynamoFaults: DynamoFaultLayer | undefined;
   let endpoints = options.endpoints;
   if (!endpoints) {
     emulators = await startEmulators();
@@ -137,6 +145,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // Loaded only now, so the clients and the container see the environment above.
   const { awsClients, onJobApiClient } = await import('../adapters/awsClients');
   const clients = awsClients();
+  if (options.dynamoFaults) dynamoFaults = installDynamoFaults(clients.dynamodb, options.dynamoFaults);
   options.onClients?.(clients);
   const requests = new RequestCounter();
   countRequests(clients.sqs, 'sqs', requests);
@@ -293,6 +302,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await simulator.close();
       await bus!.close();
       await workers?.close();
+      dynamoFaults?.stop();
       await emulators?.close();
     },
   };

@@ -1,13 +1,29 @@
 import { conformanceOf } from '../../shared/kinds/kindConformance';
 import { KINDS } from '../../shared/kinds/registry';
 import type { JobSpec } from '../../shared/domain/job';
+import type { LocalStack } from '../../shared/local/stack';
+import { ALL_DYNAMO_FAULTS, randomFaults } from '../../shared/local/faults/dynamoFaults';
+import { type PoolStackOptions, startPoolStack } from '../support/poolStack';
 
 /**
  * What the fault tests share: a stack per file with pools of its own (test/support/poolStack.ts: runs labelled with their
  * pool, durations from their names), and job specs in that form, of every registered kind in turn: the fault matrix's
  * invariants hold for each kind (one parametrised suite, not a copy per kind).
+ *
+ * Every fault stack's DynamoDB fights back (shared/local/faults/dynamoFaults.ts): writes meeting a transaction in flight
+ * are refused, and FAULT_MATRIX_DYNAMO_RATE of the requests get any fault the DynamoDB reference documents, those after
+ * which the write applied included (a server error, a lost answer), at most twice in a row on an item. Whatever each
+ * file injects besides, the invariants must hold through these. SLUICE_FAULT_SEED picks the seed.
  */
-export { startPoolStack as startFaultStack } from '../support/poolStack';
+export const FAULT_MATRIX_DYNAMO_RATE = 0.03;
+
+export function startFaultStack(pools: Record<string, number>, options: PoolStackOptions = {}): Promise<LocalStack> {
+  const seed = Number(process.env.SLUICE_FAULT_SEED ?? 20) + Object.keys(pools).join().length;
+  return startPoolStack(pools, {
+    dynamoFaults: { policy: randomFaults({ seed, rate: FAULT_MATRIX_DYNAMO_RATE, faults: ALL_DYNAMO_FAULTS }) },
+    ...options,
+  });
+}
 export { simNameOf } from '../../shared/local/simulators/simulatedKinds';
 
 export type Spec = JobSpec & { pool: string };
