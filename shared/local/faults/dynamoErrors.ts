@@ -9,7 +9,16 @@
  */
 
 /** The operations Sluice sends (adapters, inspect, CLI, bench). */
-export const DYNAMODB_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'TransactWriteItems', 'BatchWriteItem'] as const;
+export const DYNAMODB_OPERATIONS = [
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'TransactWriteItems',
+  'BatchWriteItem',
+] as const;
 export type DynamoOperation = (typeof DYNAMODB_OPERATIONS)[number];
 
 export const DynamoErrorClass = {

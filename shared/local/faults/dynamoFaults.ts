@@ -133,7 +133,12 @@ export function installDynamoFaults(client: MiddlewareClient, options: DynamoFau
  * written (by default), at `rate`, and never more than `maxInARow` times in a row on one item (so the SDK's and the
  * adapters' retries always get through: a test's answer never depends on luck).
  */
-export function randomFaults(options: { seed: number; rate: number; faults?: readonly DynamoFault[]; maxInARow?: number }): DynamoFaultPolicy {
+export function randomFaults(options: {
+  seed: number;
+  rate: number;
+  faults?: readonly DynamoFault[];
+  maxInARow?: number;
+}): DynamoFaultPolicy {
   const random = seededRandom(options.seed);
   const faults = options.faults ?? NOTHING_WRITTEN_FAULTS;
   const maxInARow = options.maxInARow ?? 2;
@@ -223,7 +228,10 @@ function itemsOf(operation: string, input: Record<string, unknown>): string[] {
   if (operation === 'PutItem') return [itemKey(input.TableName, input.Item as Marshalled)];
   if (operation === 'UpdateItem' || operation === 'DeleteItem') return [itemKey(input.TableName, input.Key as Marshalled)];
   if (operation === 'BatchWriteItem') {
-    const byTable = (input.RequestItems ?? {}) as Record<string, Array<{ PutRequest?: { Item: Marshalled }; DeleteRequest?: { Key: Marshalled } }>>;
+    const byTable = (input.RequestItems ?? {}) as Record<
+      string,
+      Array<{ PutRequest?: { Item: Marshalled }; DeleteRequest?: { Key: Marshalled } }>
+    >;
     return Object.entries(byTable).flatMap(([table, requests]) =>
       requests.map((r) => itemKey(table, r.PutRequest?.Item ?? r.DeleteRequest?.Key)),
     );

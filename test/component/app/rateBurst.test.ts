@@ -58,62 +58,66 @@ const ENGINES: Array<[string, () => DynamoDBDocumentClient]> = [
   ['dynalite with the fault layer (conflicts as on DynamoDB)', () => fixtures().doc],
 ];
 
-test.each(ENGINES)('40 first deliveries at once on a rated pool (%s): none dropped, every one registered, then every one starts', async (_, engine) => {
-  const doc = engine();
-  const table = await fixtures().table();
-  try {
-    const queue = new RecordingJobQueue(systemClock);
-    const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock: systemClock }));
-    await new DynamoLeaseStore(doc, table.name).createPool(POOL, 1000, 10); // 100 starts a second
-    const ids = Array.from({ length: JOBS }, (_, i) => `j${String(i).padStart(2, '0')}`);
-    const body = (id: string) => JSON.stringify({ kind: 'appflow', pool: POOL, id, flowName: `flow-${id}` });
+test.each(ENGINES)(
+  '40 first deliveries at once on a rated pool (%s): none dropped, every one registered, then every one starts',
+  async (_, engine) => {
+    const doc = engine();
+    const table = await fixtures().table();
+    try {
+      const queue = new RecordingJobQueue(systemClock);
+      const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock: systemClock }));
+      await new DynamoLeaseStore(doc, table.name).createPool(POOL, 1000, 10); // 100 starts a second
+      const ids = Array.from({ length: JOBS }, (_, i) => `j${String(i).padStart(2, '0')}`);
+      const body = (id: string) => JSON.stringify({ kind: 'appflow', pool: POOL, id, flowName: `flow-${id}` });
 
-    const ledger = new DynamoJobLedger(doc, table.name);
-    const dropped: string[] = [];
-    /** One delivery, as the event source takes it: handled (deleted), or thrown (it comes back). */
-    const deliver = async (acquirer: Acquirer, message: { messageId: string; body: string; jobId?: string }) => {
-      try {
-        const result = await acquirer.process(message);
-        // Handled: the message is deleted. Its job must be registered by now (started, parked, or dead-lettered).
-        if (message.jobId && !(await ledger.get(message.jobId))) dropped.push(`${message.jobId} (${result})`);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-
-    // Act: the burst, every delivery in its own acquirer environment.
-    const firsts = ids.map((id) => ({ messageId: `m-${id}`, body: body(id), jobId: id }));
-    const handled = await Promise.all(firsts.map((m, i) => deliver(acquirerOn(doc, table.name, queue, starters, i + 1), m)));
-
-    // Assess: no first delivery answered "handled" for a job that was not registered.
-    expect(dropped).toEqual([]);
-
-    // Then every job gets in: deliveries that failed come back (SQS), and what the acquirers sent (the rate's tick,
-    // retries) is delivered once its delay has passed, until every job runs.
-    const acquirer = acquirerOn(doc, table.name, queue, starters, 99);
-    type Pending = { messageId: string; body: string; jobId?: string; availableAt: number };
-    const comeBack = (m: Omit<Pending, 'availableAt'>): Pending => ({ ...m, availableAt: Date.now() + VISIBILITY_TIMEOUT_MS });
-    const pending: Pending[] = firsts.filter((_, i) => !handled[i]).map(comeBack);
-    await waitFor(
-      'every job of the burst running',
-      async () => {
-        const sent = queue.takeSent().map((m: SentMessage) => ({ ...m, availableAt: (m.sentAt ?? 0) + m.delaySeconds * 1000 }));
-        pending.push(...sent);
-        const due = pending.filter((m) => m.availableAt <= Date.now());
-        for (const message of due) {
-          pending.splice(pending.indexOf(message), 1);
-          if (!(await deliver(acquirer, message))) pending.push(comeBack(message));
+      const ledger = new DynamoJobLedger(doc, table.name);
+      const dropped: string[] = [];
+      /** One delivery, as the event source takes it: handled (deleted), or thrown (it comes back). */
+      const deliver = async (acquirer: Acquirer, message: { messageId: string; body: string; jobId?: string }) => {
+        try {
+          const result = await acquirer.process(message);
+          // Handled: the message is deleted. Its job must be registered by now (started, parked, or dead-lettered).
+          if (message.jobId && !(await ledger.get(message.jobId))) dropped.push(`${message.jobId} (${result})`);
+          return true;
+        } catch {
+          return false;
         }
-        const states = await Promise.all(ids.map(async (id) => (await ledger.get(id))?.state));
-        return states.every((state) => state === JobState.Running);
-      },
-      60_000,
-    );
-    expect(dropped).toEqual([]);
-    const runs = Object.values(starters).flatMap((starter) => [...starter.runs.values()]);
-    expect(runs.map((run) => run.jobId).sort()).toEqual(ids); // each once
-  } finally {
-    await table.drop();
-  }
-}, 120_000);
+      };
+
+      // Act: the burst, every delivery in its own acquirer environment.
+      const firsts = ids.map((id) => ({ messageId: `m-${id}`, body: body(id), jobId: id }));
+      const handled = await Promise.all(firsts.map((m, i) => deliver(acquirerOn(doc, table.name, queue, starters, i + 1), m)));
+
+      // Assess: no first delivery answered "handled" for a job that was not registered.
+      expect(dropped).toEqual([]);
+
+      // Then every job gets in: deliveries that failed come back (SQS), and what the acquirers sent (the rate's tick,
+      // retries) is delivered once its delay has passed, until every job runs.
+      const acquirer = acquirerOn(doc, table.name, queue, starters, 99);
+      type Pending = { messageId: string; body: string; jobId?: string; availableAt: number };
+      const comeBack = (m: Omit<Pending, 'availableAt'>): Pending => ({ ...m, availableAt: Date.now() + VISIBILITY_TIMEOUT_MS });
+      const pending: Pending[] = firsts.filter((_, i) => !handled[i]).map(comeBack);
+      await waitFor(
+        'every job of the burst running',
+        async () => {
+          const sent = queue.takeSent().map((m: SentMessage) => ({ ...m, availableAt: (m.sentAt ?? 0) + m.delaySeconds * 1000 }));
+          pending.push(...sent);
+          const due = pending.filter((m) => m.availableAt <= Date.now());
+          for (const message of due) {
+            pending.splice(pending.indexOf(message), 1);
+            if (!(await deliver(acquirer, message))) pending.push(comeBack(message));
+          }
+          const states = await Promise.all(ids.map(async (id) => (await ledger.get(id))?.state));
+          return states.every((state) => state === JobState.Running);
+        },
+        60_000,
+      );
+      expect(dropped).toEqual([]);
+      const runs = Object.values(starters).flatMap((starter) => [...starter.runs.values()]);
+      expect(runs.map((run) => run.jobId).sort()).toEqual(ids); // each once
+    } finally {
+      await table.drop();
+    }
+  },
+  120_000,
+);

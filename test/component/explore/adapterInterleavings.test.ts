@@ -1,5 +1,5 @@
 import { explore } from '../../support/explore/run';
-import type { ScenarioOptions } from '../../support/explore/scenario';
+import { ADAPTER_FAMILIES } from '../../support/explore/families';
 
 /**
  * Explored interleavings on the real DynamoDB adapters (test/support/explore/dynamoWorld.ts): the same services,
@@ -15,16 +15,6 @@ import type { ScenarioOptions } from '../../support/explore/scenario';
  */
 const RUNS = Number(process.env.SLUICE_ADAPTER_EXPLORE_RUNS ?? 12);
 const SEED = Number(process.env.SLUICE_EXPLORE_SEED ?? 8);
-
-export const ADAPTER_FAMILIES: Array<[string, ScenarioOptions]> = [
-  [
-    'pools with a busy start rate, bursts losing every race for the counter (contention), throttled starts',
-    { ratedPools: true, faults: ['contended', 'throttle'], limitChanges: false },
-  ],
-  ['every documented DynamoDB error, answers lost after the write applied, invocations dying at any request', { faults: ['dynamo', 'lost', 'crash'], limitChanges: false }],
-  ['limits lowered, raised and paused, with every fault', {}],
-  ['several limits per job, weights, start rates, priorities and fair turns, with every fault', { flowControl: true }],
-];
 
 describe(`explored interleavings on the DynamoDB adapters (${RUNS} scenarios per family; seed ${SEED})`, () => {
   test.each(ADAPTER_FAMILIES)(

@@ -54,7 +54,8 @@ function faulty(fault: DynamoFault) {
 
 const bump = (TableName: string) =>
   new UpdateCommand({ TableName, Key: { pk: 'a', sk: 'a' }, UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': 1 } });
-const count = async (TableName: string) => (await doc.send(new GetCommand({ TableName, Key: { pk: 'a', sk: 'a' }, ConsistentRead: true }))).Item?.n;
+const count = async (TableName: string) =>
+  (await doc.send(new GetCommand({ TableName, Key: { pk: 'a', sk: 'a' }, ConsistentRead: true }))).Item?.n;
 
 test('throttling and a server error before the write: the SDK retries, the write applies once', async () => {
   for (const fault of [DynamoFault.Throttle, DynamoFault.ServerError]) {

@@ -24,7 +24,14 @@ import { FakeStarter } from '../fakes/fakeStarter';
 import { ManualClock, seededRandom, T0 } from '../fakes/manualClock';
 import { RecordingJobQueue } from '../fakes/recordingJobQueue';
 import { createSluiceTable } from '../table';
-import { EXPLORE_SETTINGS, type ExploreServices, type ExploreWorld, type ExploreWorldOptions, type Observer, type PortWrapper } from './world';
+import {
+  EXPLORE_SETTINGS,
+  type ExploreServices,
+  type ExploreWorld,
+  type ExploreWorldOptions,
+  type Observer,
+  type PortWrapper,
+} from './world';
 
 /**
  * The explored world on the real DynamoDB adapters (shared/adapters/dynamodb) against dynalite with its transaction
@@ -77,7 +84,10 @@ function client(endpoint: string): DynamoDBClient {
   return new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, retryStrategy: RETRY_AT_ONCE as never });
 }
 
-export async function makeDynamoWorld<Inv extends object>(options: ExploreWorldOptions, hooks: RequestHooks<Inv>): Promise<DynamoExploreWorld<Inv>> {
+export async function makeDynamoWorld<Inv extends object>(
+  options: ExploreWorldOptions,
+  hooks: RequestHooks<Inv>,
+): Promise<DynamoExploreWorld<Inv>> {
   const settings: SluiceSettings = {
     ...EXPLORE_SETTINGS,
     pools: options.pools,
@@ -113,13 +123,15 @@ export async function makeDynamoWorld<Inv extends object>(options: ExploreWorldO
     if (!inv) return next(args);
     blocked++;
     let released = false;
-    return hooks.request(inv, request, () => {
-      released = true;
-      blocked--;
-      return next(args).finally(() => (dirty = true));
-    }).finally(() => {
-      if (!released) blocked--; // refused without being sent (a crash before it)
-    });
+    return hooks
+      .request(inv, request, () => {
+        released = true;
+        blocked--;
+        return next(args).finally(() => (dirty = true));
+      })
+      .finally(() => {
+        if (!released) blocked--; // refused without being sent (a crash before it)
+      });
   };
   scheduledClient.middlewareStack.add(count as never, { step: 'initialize', name: 'exploreInFlight', priority: 'high' } as never);
   scheduledClient.middlewareStack.add(schedule as never, { step: 'deserialize', name: 'exploreSchedule', priority: 'low' } as never);
@@ -215,7 +227,7 @@ export async function makeDynamoWorld<Inv extends object>(options: ExploreWorldO
     async settle() {
       // Every request sent by an invocation is either blocked at its scheduled step or answered and done with; the
       // continuations after an answer run up to their next port call or request (the fakes only use microtasks).
-      for (let quiet = 0; quiet < 3; ) {
+      for (let quiet = 0; quiet < 3;) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         quiet = inFlight === blocked ? quiet + 1 : 0;
       }
@@ -226,15 +238,17 @@ export async function makeDynamoWorld<Inv extends object>(options: ExploreWorldO
       const { Item } = await plain.send(new GetCommand({ TableName: table, Key: { pk, sk }, ConsistentRead: true }));
       if (Item?.intervalMs === undefined) return false;
       const tat = Number(Item.tat ?? 0);
-      await plain.send(
-        new UpdateCommand({
-          TableName: table,
-          Key: { pk, sk },
-          UpdateExpression: 'SET tat = :next',
-          ConditionExpression: 'tat = :tat',
-          ExpressionAttributeValues: { ':tat': tat, ':next': Math.max(tat, clock.now()) + Number(Item.intervalMs) },
-        }),
-      ).catch(() => undefined);
+      await plain
+        .send(
+          new UpdateCommand({
+            TableName: table,
+            Key: { pk, sk },
+            UpdateExpression: 'SET tat = :next',
+            ConditionExpression: 'tat = :tat',
+            ExpressionAttributeValues: { ':tat': tat, ':next': Math.max(tat, clock.now()) + Number(Item.intervalMs) },
+          }),
+        )
+        .catch(() => undefined);
       dirty = true;
       return true;
     },

@@ -7,7 +7,9 @@ import { CANCELLATION_REASON_CODES, DYNAMODB_ERRORS, DYNAMODB_OPERATIONS } from 
 function sdkThrows(operation: string): string[] {
   const dir = path.dirname(require.resolve('@aws-sdk/client-dynamodb/package.json'));
   const text = fs.readFileSync(path.join(dir, 'dist-types', 'commands', `${operation}Command.d.ts`), 'utf8');
-  return [...new Set([...text.matchAll(/@throws \{@link (\w+)\}/g)].map((m) => m[1]!))].filter((name) => name !== 'DynamoDBServiceException');
+  return [...new Set([...text.matchAll(/@throws \{@link (\w+)\}/g)].map((m) => m[1]!))].filter(
+    (name) => name !== 'DynamoDBServiceException',
+  );
 }
 
 describe('every error of every DynamoDB operation Sluice calls is in the table', () => {
