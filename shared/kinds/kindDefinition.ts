@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RunCompletion } from '../domain/job';
 import type { JobStarter } from '../ports/jobStarter';
+import type { AnyOperationErrors } from './apiErrors';
 
 /**
  * A job kind, whole: everything Sluice needs to gate one kind of long job. Each kind is a folder of shared/kinds/
@@ -38,8 +39,20 @@ export interface KindDefinition<Kind extends string = string, Key extends string
   readonly sdkService: string;
   /** Other SDK services its starter calls that the local simulator plays too (their endpoints point at it locally). */
   readonly moreSdkServices?: readonly string[];
-  /** The start errors the API documents and how Sluice takes each (the conformance suite checks every one). */
-  readonly startErrors: StartErrorCodes;
+  /**
+   * Every operation its starter calls (start, the lookup of an earlier run, status, stop) with every error the API can
+   * answer and how Sluice takes each (shared/kinds/apiErrors.ts; the kind's `apiErrors.ts`). A unit test holds them to
+   * the SDK clients' exception classes; the error suite drives each through the starter against the simulator.
+   */
+  readonly apiErrors: readonly AnyOperationErrors[];
+  /**
+   * How long after a job's first start call a resumed start still finds the run an earlier call may have started (seconds):
+   * the lifetime of the kind's idempotency token, or how long its API lists a run after it ended. Past it, a resumed
+   * start could run the job twice, so the retry budget (RETRY_FOR_SECONDS) must end well before it (shared/config/
+   * settings.ts refuses a longer one). Undefined when a resumed start is safe however late (callback jobs: the user's
+   * system dedupes by token).
+   */
+  readonly startRetryWindowSeconds?: number;
   /** Makes this kind's starter (loads its SDK adapter on first call). */
   starter(options: StarterOptions): Promise<JobStarter>;
 }

@@ -12,12 +12,19 @@ export const RunStatus = {
    * for it. The reconciler gives its slot back only once that answer cannot be the API's eventual consistency.
    */
   Gone: 'gone',
+  /** The run ended without ever starting, for want of capacity (RunOutcome.NotStarted): retry the job like a refused start. */
+  NotStarted: 'not-started',
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+/** What a stop did (JobStarter.stop). */
+export const StopResult = { Stopped: 'stopped', AlreadyEnded: 'already-ended' } as const;
+export type StopResult = (typeof StopResult)[keyof typeof StopResult];
 
 export function outcomeOf(status: RunStatus): RunOutcome | undefined {
   if (status === RunStatus.Succeeded) return 'succeeded';
   if (status === RunStatus.Failed) return 'failed';
+  if (status === RunStatus.NotStarted) return 'not-started';
   return undefined;
 }
 
@@ -47,7 +54,11 @@ export interface JobStarter {
   readonly kind: JobKind;
   start(job: JobSpec, options?: StartOptions): Promise<{ executionId: string }>;
   status(job: JobSpec, executionId: string, options?: StatusOptions): Promise<RunStatus>;
-  stop(job: JobSpec, executionId: string): Promise<void>;
+  /**
+   * Stops the run. Answers what it did when the API tells (StopResult: stopped, or nothing left to stop); throws a
+   * JobApiError when the stop failed and the run may still be going (shared/errors.ts).
+   */
+  stop(job: JobSpec, executionId: string): Promise<StopResult | void>;
 }
 
 export type JobStarters = Readonly<Record<JobKind, JobStarter>>;
