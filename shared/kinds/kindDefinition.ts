@@ -94,7 +94,10 @@ export interface IgnoredEvent {
 export const isIgnored = <C extends RunCompletion<string>>(value: C | IgnoredEvent): value is IgnoredEvent => 'ignored' in value;
 
 export interface KindEvents {
-  /** The rules its subscriber is subscribed with: exactly these, in serverless.yml (a test fails on drift). */
+  /**
+   * The rules its subscriber is subscribed with: exactly these, in serverless.yml (a test fails on drift). A rule may
+   * name the kind's stage parameters as `${param:NAME}` (a wildcard of the names Sluice may start): rulesOf renders them.
+   */
   readonly rules: readonly EventRule[];
   /**
    * The function of serverless.yml the rules invoke: the releaser unless named (the callback kind's reports go to
@@ -103,6 +106,28 @@ export interface KindEvents {
   readonly subscriber?: string;
   /** Reads one event these rules match. Throws InvalidEventError for a malformed one. */
   parse(event: unknown): RunCompletion<string> | IgnoredEvent;
+}
+
+const PARAM = /\$\{param:([^}]+)\}/g;
+
+/**
+ * A kind's rules as a stage deploys them: each `${param:NAME}` replaced by the value of the stage parameter NAME, which
+ * the kind must declare (iam.params); by default the kind's own defaults.
+ */
+export function rulesOf(kind: Pick<KindDefinition, 'kind' | 'events' | 'iam'>, params: Readonly<Record<string, unknown>> = kind.iam.params): EventRule[] {
+  const render = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return value.replace(PARAM, (_, name: string) => {
+        if (!Object.hasOwn(kind.iam.params, name)) throw new Error(`${kind.kind}: a rule names param ${name} the kind does not declare`);
+        const given = params[name];
+        if (given === undefined) throw new Error(`${kind.kind}: no value for param ${name}`);
+        return String(given);
+      });
+    if (Array.isArray(value)) return value.map(render);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v)]));
+    return value;
+  };
+  return kind.events.rules.map((rule) => render(rule) as EventRule);
 }
 
 /**
