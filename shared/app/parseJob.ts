@@ -3,7 +3,11 @@ import { JobSpecSchema } from '../kinds/registry';
 import { InvalidJobError } from '../errors';
 import { describeIssues } from '../domain/zodIssues';
 
-/** SQS's own limit is 256 KiB; a job spec is a few hundred bytes, so anything near the limit is a mistake. */
+/**
+ * SQS's own limit is 1 MiB (since August 2025; 256 KiB before:
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html); a job spec is a
+ * few hundred bytes, so anything near this cap is a mistake.
+ */
 export const MAX_JOB_BYTES = 64 * 1024;
 
 /**

@@ -22,7 +22,9 @@ const MAX_ATTRIBUTE_BYTES = 1000;
 
 /**
  * A dead-lettered copy keeps at most this much of the original body, so body plus attributes always fit in an SQS
- * message (256 KiB on AWS), whatever the original's size. A job spec is at most 64 KiB, so a runnable spec is never cut.
+ * message (1 MiB on AWS since August 2025, 256 KiB before, so within either:
+ * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html), whatever the
+ * original's size. A job spec is at most 64 KiB, so a runnable spec is never cut.
  */
 export const MAX_DEAD_LETTER_BODY_BYTES = 64 * 1024;
 
