@@ -147,9 +147,13 @@ export class Faults {
 
   /** Uses up one call fault of `operation` (KindFaults.failCalls), if any applies to `name`: the error to answer with. */
   takeCallFault(kind: JobKind, operation: string, name = ''): { error: SimErrorName; message: string } | undefined {
-    const calls = this.state[kind].failCalls as Record<string, StartFault> | undefined;
+    const f = this.state[kind];
+    const calls = f.failCalls as Record<string, StartFault> | undefined;
     const taken = useUp(calls?.[operation], name);
-    if (taken?.spent) delete calls![operation];
+    if (taken?.spent) {
+      delete calls![operation];
+      if (Object.keys(calls!).length === 0) delete f.failCalls;
+    }
     return taken && { error: taken.error, message: taken.message };
   }
 
