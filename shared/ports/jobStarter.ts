@@ -37,6 +37,13 @@ export interface StartOptions {
    * is bounded by a page count only.
    */
   requestedSince?: number;
+  /**
+   * The job's previous run ended without ever starting (RunOutcome.NotStarted: ECS found no capacity for its task) and
+   * the job is started again: start a new run, not that one again. A kind whose idempotency token would answer with the
+   * previous run (ECS's client token, kept 24 hours) derives another token from it, the same one on every retry of
+   * this start.
+   */
+  replacesRun?: string;
 }
 
 export interface StatusOptions {

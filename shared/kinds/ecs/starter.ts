@@ -3,7 +3,7 @@ import { jobApiClient } from '../../adapters/awsClients';
 import { startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
 import { type JobSpec, RunOutcome } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
-import { type JobStarter, RunStatus } from '../../ports/jobStarter';
+import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { StopResult } from '../apiErrors';
 import { DESCRIBE_TASKS, RUN_TASK, STOP_TASK, TASK_NOT_PLACED } from './apiErrors';
 import { clientTokenOf, ECS_KIND, type EcsJob, startedByOf } from './spec';
@@ -44,14 +44,16 @@ interface SdkError {
  * ECS tasks: RunTask (count 1) with a client token derived from the job id (clientTokenOf) and startedBy marking the
  * task as Sluice's (startedByOf). Within the token's 24 hours a repeated start returns the first call's task; one with
  * other parameters is refused with ConflictException naming it, and that task is the job's. A RunTask answered with
- * `failures` and no task placed nothing: a definite refusal (TaskNotPlaced), retried later like throttling.
+ * `failures` and no task placed nothing: a definite refusal (TaskNotPlaced), retried later like throttling. A task that
+ * was created but never started (RunOutcome.NotStarted) is replaced by a start with its own token
+ * (StartOptions.replacesRun), since the job's token would answer with that task for 24 hours.
  */
 export class EcsStarter implements JobStarter {
   readonly kind = ECS_KIND;
 
   constructor(private readonly ecs: ECSClient) {}
 
-  async start(job: JobSpec): Promise<{ executionId: string }> {
+  async start(job: JobSpec, options: StartOptions = {}): Promise<{ executionId: string }> {
     const spec = ecsJobOf(job);
     const what = `RunTask ${spec.taskDefinition} on ${spec.cluster}`;
     let out: RunTaskCommandOutput;
@@ -61,7 +63,7 @@ export class EcsStarter implements JobStarter {
           cluster: spec.cluster,
           taskDefinition: spec.taskDefinition,
           count: 1,
-          clientToken: clientTokenOf(spec.id),
+          clientToken: clientTokenOf(spec.id, options.replacesRun),
           startedBy: startedByOf(spec.id),
           launchType: spec.launchType,
           capacityProviderStrategy: spec.capacityProviderStrategy,

@@ -103,6 +103,24 @@ test('a task a capacity provider could not place stops with TaskFailedToStart RE
   await expect(starter.stop(spec, executionId)).resolves.toBe('already-ended');
 });
 
+test("a start replacing a task that never started gets a token of its own: a new task, found again when repeated", async () => {
+  sim.setFaults({ ecs: { failStartsAfterStarting: { count: 1, error: 'RESOURCE:CPU', message: 'no capacity' } } });
+  const spec = job('noroom-2', 'slow-etl', { launchType: undefined, capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }] });
+  const { executionId: first } = await starter.start(spec);
+  await waitFor('the task to stop', async () => (await starter.status(spec, first)) === RunStatus.NotStarted, 5_000, 5);
+  // The job's own token answers with the task that never started, for 24 hours: a retry must not use it.
+  expect((await starter.start(spec, { mayHaveStarted: true })).executionId).toBe(first);
+  const { executionId: second } = await starter.start(spec, { replacesRun: first });
+  expect(second).not.toBe(first);
+  expect(await starter.status(spec, second)).toBe(RunStatus.InProgress);
+  // A resumed start of that retry (its answer lost, say) finds the same new task: one task per retry.
+  expect((await starter.start(spec, { replacesRun: first, mayHaveStarted: true })).executionId).toBe(second);
+  expect(sim.runs().filter((r) => r.kind === 'ecs' && r.args.startedBy === startedByOf('noroom-2'))).toHaveLength(2);
+  expect(clientTokenOf('noroom-2', first)).toMatch(/^sluiceh-[!-~]+-[0-9a-f]{20}$/);
+  expect(clientTokenOf('noroom-2', first).length).toBeLessThanOrEqual(64);
+  await starter.stop(spec, second);
+});
+
 test('a task that failed to start for another reason (an image that cannot be pulled) is a failed run', () => {
   const stopped = (stoppedReason: string) => ({
     lastStatus: 'STOPPED',
@@ -138,7 +156,7 @@ test('client tokens and startedBy markers stay within ECS rules for every id Slu
     expect(startedByOf(id)).toMatch(/^sluice[A-Za-z0-9_-]{1,122}$/);
   }
   expect(clientTokenOf('x'.repeat(57))).toBe(`sluice-${'x'.repeat(57)}`);
-  expect(new Set(ids.map(clientTokenOf)).size).toBe(ids.length);
+  expect(new Set(ids.map((id) => clientTokenOf(id))).size).toBe(ids.length);
   expect(new Set(ids.map(startedByOf)).size).toBe(ids.length);
   expect(startedByOf('org:acme')).not.toBe(startedByOf('org_acme'));
 });
