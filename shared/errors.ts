@@ -53,8 +53,30 @@ export class PermanentStartError extends SluiceError {
  */
 export class ContentionError extends SluiceError {}
 
+/**
+ * A job API call other than a start (a run's status, a stop) failed, as the kind's error table takes it
+ * (shared/kinds/apiErrors.ts): `transient` may pass by asking again; `permanent` is Sluice's request or permissions
+ * (a misconfiguration), which asking again will not fix. Either way the run may still be going.
+ */
+export class JobApiError extends SluiceError {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly take: 'transient' | 'permanent',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Configuration the functions were given is unusable (a missing variable, a malformed pools map). */
 export class ConfigurationError extends SluiceError {}
+
+/**
+ * RETRY_FOR_SECONDS lets a start be resumed later than a kind can find the run an earlier start call made (AppFlow's
+ * client token lasts 8 hours): a resumed start could then run the job twice.
+ */
+export class RetryWindowTooLongError extends ConfigurationError {}
 
 /** `npm start`'s command line is wrong (an unknown flag, a value out of range): one line and a usage hint, exit 2. */
 export class StartUsageError extends SluiceError {}

@@ -4,8 +4,10 @@ import type { StartErrorCodes } from '../kinds/kindDefinition';
 const NO_CODES: StartErrorCodes = { refused: [], uncertain: [], permanent: [] };
 
 /*
- * The errors every AWS API shares, and the documented errors of the AppFlow and Glue start calls (each kind's own
- * codes are in its KindDefinition.startErrors and win over these; see shared/kinds/):
+ * A start error classifier for callers without an operation's table (the explorer's scenarios). The starters take
+ * every error by their kind's tables instead (shared/kinds/<kind>/apiErrors.ts, through shared/adapters/apiErrors.ts),
+ * which name every error each call can return. The errors every AWS API shares, and those of the AppFlow and Glue
+ * start calls:
  * - AppFlow StartFlow: ConflictException (409), InternalServerException (500), ResourceNotFoundException (404),
  *   ServiceQuotaExceededException (402); throttling comes as ThrottlingException (429).
  *   https://docs.aws.amazon.com/appflow/1.0/APIReference/API_StartFlow.html
@@ -67,7 +69,7 @@ const isOneOf = (list: readonly string[], code: string) => list.includes(code);
 export function classifyStartError(
   error: unknown,
   what: string,
-  /** The kind's own documented codes (its KindDefinition.startErrors), checked before the shared lists. */
+  /** Codes of the call's own, checked before the shared lists. */
   kindCodes: StartErrorCodes = NO_CODES,
 ): TransientStartError | PermanentStartError {
   const e = (error ?? {}) as SdkError;

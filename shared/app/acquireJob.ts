@@ -297,6 +297,7 @@ export class Acquirer {
       ({ executionId } = await this.deps.starters[spec.kind].start(spec, {
         mayHaveStarted: mayHaveStartedBefore,
         requestedSince: record.firstStartAt,
+        ...(record.replacesRun !== undefined && { replacesRun: record.replacesRun }),
       }));
     } catch (error) {
       if (error instanceof TransientStartError || error instanceof PermanentStartError)

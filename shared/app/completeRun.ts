@@ -2,7 +2,10 @@ import { onCompletion } from '../domain/decisions';
 import { demandOf, type RunCompletion, RunOutcome } from '../domain/job';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
-import type { RunRef } from '../ports/jobLedger';
+import type { JobRecord, RunRef } from '../ports/jobLedger';
+import { retryDelaySeconds, withinRetryBudget } from '../domain/backoff';
+import { encodeJobBody } from '../domain/jobBody';
+import type { Waiter } from '../domain/waiting';
 import { MetricName, type SluiceDeps } from './deps';
 import { HAND_OFF_CANDIDATES, HandOff, type StartHandedOff } from './handOff';
 import { jobEnded } from './jobSetEnds';
@@ -75,6 +78,11 @@ export class CompleteRun {
         return CompletionResult.AlreadyDone;
       }
       const now = clock.now();
+      if (completion.outcome === RunOutcome.NotStarted && decision.step === 'complete') {
+        const retried = await this.retryNotStarted(record!, completion, round === 0 ? oldest : undefined);
+        if (retried !== undefined) return retried;
+        continue; // the record changed under us: read it again
+      }
       const failed = completion.outcome !== RunOutcome.Succeeded;
       const to = decision.step === 'giveBack' ? PROTOCOL.giveBack.to : failed ? JobState.Failed : JobState.Succeeded;
       const move = {
@@ -96,5 +104,43 @@ export class CompleteRun {
       // The record changed under us (the acquirer recorded the run, a duplicate event won): read it again.
     }
     throw new Error(`completion of ${completion.kind} ${completion.executionId} kept losing races`);
+  }
+
+  /**
+   * A run that ended without ever starting (an ECS task that found no capacity: RunOutcome.NotStarted) is a refused
+   * start, not a failed run: within the job's retry budget it is retried as one (protocol step notStarted). Its retry
+   * is sent first, then the job goes back to queued, giving its slot up (handed to the first waiter): a crash between
+   * leaves the message, which meets a job still holding its slot and resumes it once claimable. Past the budget the job
+   * ends failed, as any run that failed. Undefined when the record changed meanwhile (read it again).
+   */
+  private async retryNotStarted(
+    record: JobRecord,
+    completion: RunCompletion,
+    oldest: Promise<Waiter[]> | undefined,
+  ): Promise<CompletionResult | undefined> {
+    const { clock, settings, queue, log, metrics } = this.deps;
+    const now = clock.now();
+    const detail = completion.detail ?? 'the run never started';
+    const keys = { jobId: record.jobId, pool: record.pool, kind: record.kind, executionId: completion.executionId };
+    if (!withinRetryBudget(record.firstStartAt ?? now, now, settings.backoff)) {
+      const move = { jobId: record.jobId, version: record.version, to: JobState.Failed, patch: { executionId: completion.executionId, endedAt: now, lastError: `${detail} (retries used up)` } };
+      if (!(await this.handOff.release(demandOf(record.spec), move, oldest))) return undefined;
+      log.warn('run never started and the job is out of retries: failed', keys);
+      await jobEnded(this.deps, record.spec);
+      return CompletionResult.Released;
+    }
+    const attempts = record.attempts + 1;
+    const delay = retryDelaySeconds(attempts, settings.backoff, this.deps.random);
+    await queue.send(encodeJobBody(record.spec), delay);
+    const move = {
+      jobId: record.jobId,
+      version: record.version,
+      to: PROTOCOL.notStarted.to,
+      patch: { attempts, lastError: detail, replacesRun: completion.executionId, startRequested: false },
+    };
+    if (!(await this.handOff.release(demandOf(record.spec), move, oldest))) return undefined;
+    metrics.count(MetricName.Retries, 1, record.pool);
+    log.warn('run never started (no capacity): the job is retried', { ...keys, attempts, delaySeconds: delay, detail });
+    return CompletionResult.Released;
   }
 }

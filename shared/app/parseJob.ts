@@ -5,8 +5,9 @@ import { InvalidJobError } from '../errors';
 import { describeIssues } from '../domain/zodIssues';
 
 /**
- * The largest job spec Sluice takes, in UTF-8 bytes. SQS takes messages of up to 1 MiB (body and attributes); a job spec
- * is a few hundred bytes, so anything near this is a mistake. Both the body delivered and the job's body as Sluice
+ * The largest job spec Sluice takes, in UTF-8 bytes. SQS takes messages of up to 1 MiB, body and attributes (since
+ * August 2025; 256 KiB before: https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html);
+ * a job spec is a few hundred bytes, so anything near this is a mistake. Both the body delivered and the job's body as Sluice
  * writes it (encodeJobBody: its defaults, `pool` and `id`, filled in) must fit: every body Sluice sends again (a
  * retry, a wake-up, the reconciler's and the loader's copies) is that encoding, so a job that was taken always fits on
  * every later delivery and is never refused while it holds a slot.

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { HandOffStart, type SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
 import { parseRate } from '../domain/rate';
-import { ConfigurationError } from '../errors';
+import { SQS_MAX_DELAY_SECONDS } from '../domain/backoff';
+import { ConfigurationError, RetryWindowTooLongError } from '../errors';
 import { type JobKind, KINDS } from '../kinds/registry';
 
 /** The variable holding a kind's maximum run time in seconds: MAX_RUN_SECONDS_APPFLOW, MAX_RUN_SECONDS_SFN, ... */
@@ -97,7 +98,37 @@ export function parseRates(json: string): Record<string, number> {
   return rates;
 }
 
+/** Time allowed for the last retry's delivery (SQS, the acquirer's visibility timeout) past its delay. */
+export const RETRY_DELIVERY_MARGIN_SECONDS = 15 * 60;
+
+/**
+ * The longest RETRY_FOR_SECONDS a kind allows: its start retry window (KindDefinition.startRetryWindowSeconds: AppFlow's
+ * client token lasts 8 hours) less the longest retry delay (a retry sent just before the budget ends arrives that much
+ * later and resumes the start) and a margin for its delivery. Undefined for a kind whose resumed starts are safe
+ * however late.
+ */
+export function longestRetryForSeconds(windowSeconds: number | undefined, maxDelaySeconds: number): number | undefined {
+  if (windowSeconds === undefined) return undefined;
+  return windowSeconds - Math.min(maxDelaySeconds, SQS_MAX_DELAY_SECONDS) - RETRY_DELIVERY_MARGIN_SECONDS;
+}
+
+/** Refuses a retry budget that would let a resumed start outlive a kind's idempotency (RetryWindowTooLongError). */
+function checkRetryWindow(retryForSeconds: number, maxDelaySeconds: number): void {
+  for (const kind of KINDS) {
+    const window = kind.startRetryWindowSeconds;
+    const longest = longestRetryForSeconds(window, maxDelaySeconds);
+    if (longest === undefined || retryForSeconds <= longest) continue;
+    throw new RetryWindowTooLongError(
+      `RETRY_FOR_SECONDS (stage parameter retryForSeconds) is ${retryForSeconds} s, but a resumed start of ${kind.title} finds ` +
+        `the run an earlier start call made for only ${window} s after the first call: with the last retry up to ` +
+        `${Math.min(maxDelaySeconds, SQS_MAX_DELAY_SECONDS)} s late and ${RETRY_DELIVERY_MARGIN_SECONDS} s for its delivery, ` +
+        `the job could run twice. Set it to at most ${longest} s.`,
+    );
+  }
+}
+
 export function settingsFrom(env: SluiceEnv): SluiceSettings {
+  checkRetryWindow(env.RETRY_FOR_SECONDS, env.RETRY_MAX_SECONDS);
   return {
     pools: parsePools(env.POOLS),
     keyLimits: parsePools(env.KEY_LIMITS, 'KEY_LIMITS', 'key prefix'),

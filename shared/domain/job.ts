@@ -43,7 +43,16 @@ export const base = {
 export type { AppFlowJob, GlueJob, JobKind, JobSpec } from '../kinds/registry';
 
 /** Outcome of a finished run, as the completion event or the status API reports it. */
-export const RunOutcome = { Succeeded: 'succeeded', Failed: 'failed' } as const;
+export const RunOutcome = {
+  Succeeded: 'succeeded',
+  Failed: 'failed',
+  /**
+   * The service created the run but it never started, for want of capacity, and nothing of it ran: an ECS task placed
+   * through a capacity provider that stopped with TaskFailedToStart and a RESOURCE:* reason. Not a failed run: the
+   * job is to be retried like a refused start (its slot given back, the job sent again with backoff).
+   */
+  NotStarted: 'not-started',
+} as const;
 export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome];
 
 /** A completion event reduced to what the releaser needs. */

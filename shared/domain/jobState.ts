@@ -44,8 +44,8 @@ export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
   // Starting -> starting: a new attempt takes over (the last one died, or its retry is due). Back to queued when a start
   // was refused (the slot is freed for the backoff). Straight to an end when the run's completion beats "running".
   [JobState.Starting]: [JobState.Starting, JobState.Running, JobState.Queued, JobState.Dead, JobState.Succeeded, JobState.Failed],
-  // Running -> running: a heartbeat of a callback job's run.
-  [JobState.Running]: [JobState.Running, JobState.Succeeded, JobState.Failed],
+  // Running -> running: a heartbeat of a callback job's run. Back to queued when its run never started (no capacity).
+  [JobState.Running]: [JobState.Running, JobState.Succeeded, JobState.Failed, JobState.Queued],
   [JobState.Succeeded]: [],
   [JobState.Failed]: [],
   // Dead -> dead: the slot kept for a run of unknown outcome is given back, or that run is found.

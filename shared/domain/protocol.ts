@@ -163,6 +163,13 @@ export const PROTOCOL = {
     slot: SlotEffect.Keep,
     when: "a callback job's run reports it is alive: heartbeatAt moves its heartbeat deadline (conditioned on running this run, no version read)",
   },
+  notStarted: {
+    by: 'releaser, reconciler',
+    from: [Starting, Running],
+    to: Queued,
+    slot: SlotEffect.Release,
+    when: 'its run ended without ever starting (an ECS task with no capacity for it): retried like a refused start, its retry sent first; its next start replaces that run (replacesRun)',
+  },
   giveBack: {
     by: 'releaser, reconciler',
     from: [Dead],

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RunCompletion } from '../domain/job';
 import type { JobStarter } from '../ports/jobStarter';
+import type { AnyOperationErrors } from './apiErrors';
 
 /**
  * A job kind, whole: everything Sluice needs to gate one kind of long job. Each kind is a folder of shared/kinds/
@@ -38,8 +39,20 @@ export interface KindDefinition<Kind extends string = string, Key extends string
   readonly sdkService: string;
   /** Other SDK services its starter calls that the local simulator plays too (their endpoints point at it locally). */
   readonly moreSdkServices?: readonly string[];
-  /** The start errors the API documents and how Sluice takes each (the conformance suite checks every one). */
-  readonly startErrors: StartErrorCodes;
+  /**
+   * Every operation its starter calls (start, the lookup of an earlier run, status, stop) with every error the API can
+   * answer and how Sluice takes each (shared/kinds/apiErrors.ts; the kind's `apiErrors.ts`). A unit test holds them to
+   * the SDK clients' exception classes; the error suite drives each through the starter against the simulator.
+   */
+  readonly apiErrors: readonly AnyOperationErrors[];
+  /**
+   * How long after a job's first start call a resumed start still finds the run an earlier call may have started (seconds):
+   * the lifetime of the kind's idempotency token, or how long its API lists a run after it ended. Past it, a resumed
+   * start could run the job twice, so the retry budget (RETRY_FOR_SECONDS) must end well before it (shared/config/
+   * settings.ts refuses a longer one). Undefined when a resumed start is safe however late (callback jobs: the user's
+   * system dedupes by token).
+   */
+  readonly startRetryWindowSeconds?: number;
   /** Makes this kind's starter (loads its SDK adapter on first call). */
   starter(options: StarterOptions): Promise<JobStarter>;
 }
@@ -81,7 +94,10 @@ export interface IgnoredEvent {
 export const isIgnored = <C extends RunCompletion<string>>(value: C | IgnoredEvent): value is IgnoredEvent => 'ignored' in value;
 
 export interface KindEvents {
-  /** The rules its subscriber is subscribed with: exactly these, in serverless.yml (a test fails on drift). */
+  /**
+   * The rules its subscriber is subscribed with: exactly these, in serverless.yml (a test fails on drift). A rule may
+   * name the kind's stage parameters as `${param:NAME}` (a wildcard of the names Sluice may start): rulesOf renders them.
+   */
   readonly rules: readonly EventRule[];
   /**
    * The function of serverless.yml the rules invoke: the releaser unless named (the callback kind's reports go to
@@ -90,6 +106,28 @@ export interface KindEvents {
   readonly subscriber?: string;
   /** Reads one event these rules match. Throws InvalidEventError for a malformed one. */
   parse(event: unknown): RunCompletion<string> | IgnoredEvent;
+}
+
+const PARAM = /\$\{param:([^}]+)\}/g;
+
+/**
+ * A kind's rules as a stage deploys them: each `${param:NAME}` replaced by the value of the stage parameter NAME, which
+ * the kind must declare (iam.params); by default the kind's own defaults.
+ */
+export function rulesOf(kind: Pick<KindDefinition, 'kind' | 'events' | 'iam'>, params: Readonly<Record<string, unknown>> = kind.iam.params): EventRule[] {
+  const render = (value: unknown): unknown => {
+    if (typeof value === 'string')
+      return value.replace(PARAM, (_, name: string) => {
+        if (!Object.hasOwn(kind.iam.params, name)) throw new Error(`${kind.kind}: a rule names param ${name} the kind does not declare`);
+        const given = params[name];
+        if (given === undefined) throw new Error(`${kind.kind}: no value for param ${name}`);
+        return String(given);
+      });
+    if (Array.isArray(value)) return value.map(render);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v)]));
+    return value;
+  };
+  return kind.events.rules.map((rule) => render(rule) as EventRule);
 }
 
 /**

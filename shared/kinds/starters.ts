@@ -1,5 +1,5 @@
 import type { JobSpec } from '../domain/job';
-import type { JobStarter, JobStarters, RunStatus, StartOptions, StatusOptions } from '../ports/jobStarter';
+import type { JobStarter, JobStarters, RunStatus, StartOptions, StatusOptions, StopResult } from '../ports/jobStarter';
 import type { StarterOptions } from './kindDefinition';
 import { type JobKind, KINDS } from './registry';
 
@@ -33,7 +33,7 @@ export class LazyStarter implements JobStarter {
     return (await this.real()).status(job, executionId, options);
   }
 
-  async stop(job: JobSpec, executionId: string): Promise<void> {
+  async stop(job: JobSpec, executionId: string): Promise<StopResult | void> {
     return (await this.real()).stop(job, executionId);
   }
 }

@@ -44,6 +44,11 @@ export interface JobRecord {
   waitRank?: number;
   /** Dead: when its copy was sent to the DLQ (a dead job without it has its copy sent when its message comes back). */
   deadLetteredAt?: number;
+  /**
+   * Queued again because its run ended without ever starting (RunOutcome.NotStarted): that run's id. Its next start
+   * replaces it (StartOptions.replacesRun: ECS answers the job's own client token with the dead task for a day).
+   */
+  replacesRun?: string;
   /** Running: the last heartbeat its run sent (callback jobs): its heartbeat deadline counts from it. */
   heartbeatAt?: number;
 }
@@ -62,6 +67,7 @@ export type RecordPatch = Partial<
     | 'attempt'
     | 'claimableAt'
     | 'leaseUntil'
+    | 'replacesRun'
     | 'deadLetteredAt'
     | 'waitRank'
   >

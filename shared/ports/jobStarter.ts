@@ -12,12 +12,19 @@ export const RunStatus = {
    * for it. The reconciler gives its slot back only once that answer cannot be the API's eventual consistency.
    */
   Gone: 'gone',
+  /** The run ended without ever starting, for want of capacity (RunOutcome.NotStarted): retry the job like a refused start. */
+  NotStarted: 'not-started',
 } as const;
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
+
+/** What a stop did (JobStarter.stop). */
+export const StopResult = { Stopped: 'stopped', AlreadyEnded: 'already-ended' } as const;
+export type StopResult = (typeof StopResult)[keyof typeof StopResult];
 
 export function outcomeOf(status: RunStatus): RunOutcome | undefined {
   if (status === RunStatus.Succeeded) return 'succeeded';
   if (status === RunStatus.Failed) return 'failed';
+  if (status === RunStatus.NotStarted) return 'not-started';
   return undefined;
 }
 
@@ -30,6 +37,13 @@ export interface StartOptions {
    * is bounded by a page count only.
    */
   requestedSince?: number;
+  /**
+   * The job's previous run ended without ever starting (RunOutcome.NotStarted: ECS found no capacity for its task) and
+   * the job is started again: start a new run, not that one again. A kind whose idempotency token would answer with the
+   * previous run (ECS's client token, kept 24 hours) derives another token from it, the same one on every retry of
+   * this start.
+   */
+  replacesRun?: string;
 }
 
 export interface StatusOptions {
@@ -47,7 +61,11 @@ export interface JobStarter {
   readonly kind: JobKind;
   start(job: JobSpec, options?: StartOptions): Promise<{ executionId: string }>;
   status(job: JobSpec, executionId: string, options?: StatusOptions): Promise<RunStatus>;
-  stop(job: JobSpec, executionId: string): Promise<void>;
+  /**
+   * Stops the run. Answers what it did when the API tells (StopResult: stopped, or nothing left to stop); throws a
+   * JobApiError when the stop failed and the run may still be going (shared/errors.ts).
+   */
+  stop(job: JobSpec, executionId: string): Promise<StopResult | void>;
   /**
    * For a kind that knows a job's run id before its start (a callback job's token, made from the job id): the id a start
    * of `job` returns. A job given up after a start of unknown outcome then has that run recorded (`giveUpKeep` and its

@@ -1,7 +1,7 @@
 import type { KindDefinition } from '../kindDefinition';
 import { appflowEvents } from './events';
 import { APPFLOW_KIND, AppFlowJobSchema } from './spec';
-import { APPFLOW_START_ERRORS } from './startErrors';
+import { APPFLOW_API_ERRORS } from './apiErrors';
 
 const FLOWS = 'arn:${AWS::Partition}:appflow:${AWS::Region}:${AWS::AccountId}:flow/${param:allowedFlowPattern}';
 
@@ -20,6 +20,8 @@ export const appflow: KindDefinition<typeof APPFLOW_KIND, 'AppFlow', typeof AppF
     reconciler: [{ sid: 'FlowStatus', actions: ['appflow:DescribeFlowExecutionRecords', 'appflow:CancelFlowExecutions'], resource: FLOWS }],
   },
   sdkService: 'appflow',
-  startErrors: APPFLOW_START_ERRORS,
+  apiErrors: APPFLOW_API_ERRORS,
+  /** StartFlow's client token is idempotent for 8 hours (API_StartFlow.html, clientToken): a later resumed start would start a second run. */
+  startRetryWindowSeconds: 8 * 3600,
   starter: async (options) => (await import('./starter')).createStarter(options),
 };

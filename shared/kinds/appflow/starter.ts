@@ -6,12 +6,13 @@ import {
 } from '@aws-sdk/client-appflow';
 import { AppflowClient } from '@aws-sdk/client-appflow';
 import { jobApiClient } from '../../adapters/awsClients';
-import { classifyStartError } from '../../adapters/startErrors';
+import { startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
 import type { JobSpec } from '../../domain/job';
 import { PermanentStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StatusOptions } from '../../ports/jobStarter';
+import { StopResult } from '../apiErrors';
 import type { StarterOptions } from '../kindDefinition';
-import { APPFLOW_START_ERRORS } from './startErrors';
+import { CANCEL_FLOW_EXECUTIONS, DESCRIBE_FLOW_EXECUTION_RECORDS, START_FLOW } from './apiErrors';
 import { APPFLOW_KIND } from './spec';
 
 /** AppFlow execution statuses (DescribeFlowExecutionRecords). */
@@ -66,7 +67,7 @@ export class AppFlowStarter implements JobStarter {
     try {
       ({ executionId } = await this.appflow.send(new StartFlowCommand({ flowName, clientToken: `sluice-${job.id}` })));
     } catch (error) {
-      throw classifyStartError(error, `StartFlow ${flowName}`, APPFLOW_START_ERRORS);
+      throw startFailure(START_FLOW, error, `StartFlow ${flowName}`);
     }
     // Only on-demand flows return an execution id; a scheduled or event flow cannot be run by Sluice.
     if (!executionId) throw new PermanentStartError(`StartFlow ${flowName} returned no executionId: is the flow on-demand?`, 'NotOnDemand');
@@ -76,9 +77,10 @@ export class AppFlowStarter implements JobStarter {
   /**
    * Looks for the run in DescribeFlowExecutionRecords. AppFlow does not document the order of the records: the lookup
    * stops at a page older than `requestedSince` (less the clock margin) only while every record so far came newest
-   * first; once one does not, nothing is assumed and it reads on to the end or the page cap. It answers Unknown
-   * when the run is not listed, and also, with a warning, when the cap ran out first (the reconciler then keeps the
-   * slot until the maximum run time).
+   * first; once one does not, nothing is assumed and it reads on to the end or the page cap. It answers Gone when the
+   * run is not listed (the records were read to their end, or to records older than the run can be) or the flow does
+   * not exist, and Unknown, with a warning, when the cap ran out first (the reconciler then keeps the slot). Another
+   * failed call throws JobApiError (DESCRIBE_FLOW_EXECUTION_RECORDS says which).
    */
   async status(job: JobSpec, executionId: string, options: StatusOptions = {}): Promise<RunStatus> {
     const flowName = flowNameOf(job);
@@ -86,15 +88,20 @@ export class AppFlowStarter implements JobStarter {
     const order = new NewestFirstCheck();
     let nextToken: string | undefined;
     for (let page = 0; page < this.maxStatusPages; page++) {
-      const out = await this.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName, maxResults: RECORDS_PER_PAGE, nextToken }));
+      let out;
+      try {
+        out = await this.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName, maxResults: RECORDS_PER_PAGE, nextToken }));
+      } catch (error) {
+        return statusFailure(DESCRIBE_FLOW_EXECUTION_RECORDS, error, `DescribeFlowExecutionRecords ${flowName}`);
+      }
       const records = out.flowExecutions ?? [];
       const found = records.find((e) => e.executionId === executionId);
       if (found) return mapStatus(found.executionStatus);
       order.see(records);
       const allOlder = olderThan !== undefined && records.length > 0 && records.every((r) => (startedAt(r) ?? Infinity) < olderThan);
-      if (allOlder && order.holds) return RunStatus.Unknown;
+      if (allOlder && order.holds) return RunStatus.Gone;
       nextToken = out.nextToken;
-      if (!nextToken) return RunStatus.Unknown;
+      if (!nextToken) return RunStatus.Gone;
     }
     this.warn('AppFlow run lookup gave up: the run may exist but was not found', {
       flowName,
@@ -106,8 +113,15 @@ export class AppFlowStarter implements JobStarter {
     return RunStatus.Unknown;
   }
 
-  async stop(job: JobSpec, executionId: string): Promise<void> {
-    await this.appflow.send(new CancelFlowExecutionsCommand({ flowName: flowNameOf(job), executionIds: [executionId] }));
+  /** A run AppFlow lists as not cancellable (`invalidExecutions`: it is not in progress) had already ended. */
+  async stop(job: JobSpec, executionId: string): Promise<StopResult> {
+    const flowName = flowNameOf(job);
+    try {
+      const out = await this.appflow.send(new CancelFlowExecutionsCommand({ flowName, executionIds: [executionId] }));
+      return out.invalidExecutions?.includes(executionId) ? StopResult.AlreadyEnded : StopResult.Stopped;
+    } catch (error) {
+      return stopFailure(CANCEL_FLOW_EXECUTIONS, error, `CancelFlowExecutions ${flowName}`);
+    }
   }
 }
 

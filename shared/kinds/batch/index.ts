@@ -1,7 +1,7 @@
 import { ANY_RESOURCE, type KindDefinition } from '../kindDefinition';
 import { batchEvents } from './events';
 import { BATCH_KIND, BatchJobSchema } from './spec';
-import { BATCH_START_ERRORS } from './startErrors';
+import { BATCH_API_ERRORS } from './apiErrors';
 
 /** Job definitions (every revision) and job queues Sluice may submit to. */
 const JOB_DEFINITIONS =
@@ -38,6 +38,11 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
     ],
   },
   sdkService: 'batch',
-  startErrors: BATCH_START_ERRORS,
+  apiErrors: BATCH_API_ERRORS,
+  /**
+   * Batch lists an ended job for only about a day (ListJobs, DescribeJobs): a resumed start later than that after the
+   * first submission could miss the earlier job and submit a second.
+   */
+  startRetryWindowSeconds: 24 * 3600,
   starter: async () => (await import('./starter')).createStarter(),
 };

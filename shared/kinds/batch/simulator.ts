@@ -6,24 +6,34 @@ import { pageNewestFirst, SimServiceError } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
 import { jobIdOfName } from '../runNames';
+import { errorStatus } from '../../local/simulators/errorStatus';
+import { BATCH_API_ERRORS } from './apiErrors';
 import { BATCH_STATE_CHANGE } from './events';
+import { isListed } from './listing';
 import { jobDetail, jobSummary } from './simJob';
 import { BATCH_KIND, definitionNameOf } from './spec';
 
 /**
  * AWS Batch as the simulator plays it: REST-JSON, POST /v1/submitjob, /v1/describejobs, /v1/listjobs, /v1/terminatejob.
  * Errors carry their code in the `x-amzn-errortype` header and `{"message": ...}`: ClientException 400, ServerException
- * 500, TooManyRequestsException 429. A run's name is its job definition's name; jobs have UUID ids, no client token.
- * ListJobs takes a job queue and at most one filter (JOB_NAME: case-insensitive, `*` at the end for a prefix;
- * JOB_DEFINITION; AFTER_CREATED_AT; BEFORE_CREATED_AT), newest first; without a filter only jobStatus (RUNNING).
+ * 500, TooManyRequestsException 429 (errorStatus). A run's name is its job definition's name; jobs have UUID ids, no
+ * client token. ListJobs takes a job queue and at most one filter (JOB_NAME: case-insensitive, `*` at the end for a
+ * prefix; JOB_DEFINITION; AFTER_CREATED_AT; BEFORE_CREATED_AT), newest first; without a filter only jobStatus (RUNNING).
+ * A job that ended more than a day ago (in the simulator's time, options.now) is forgotten, as Batch does
+ * (shared/kinds/batch/listing.ts): ListJobs and DescribeJobs leave it out, TerminateJob does not find it.
  */
 const PATHS = ['/v1/submitjob', '/v1/describejobs', '/v1/listjobs', '/v1/terminatejob'];
+const OPERATION_AT: Record<string, string> = {
+  '/v1/submitjob': 'SubmitJob',
+  '/v1/describejobs': 'DescribeJobs',
+  '/v1/listjobs': 'ListJobs',
+  '/v1/terminatejob': 'TerminateJob',
+};
 const CONTENT_TYPE = 'application/json';
-const HTTP_STATUS: Record<string, number> = { ServerException: 500, TooManyRequestsException: 429, ThrottlingException: 429 };
 const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
 export function sendBatchError(res: ServerResponse, name: string, message: string): void {
-  sendJson(res, HTTP_STATUS[name] ?? 400, { message }, CONTENT_TYPE, { 'x-amzn-errortype': name });
+  sendJson(res, errorStatus('@aws-sdk/client-batch', name, BATCH_API_ERRORS), { message }, CONTENT_TYPE, { 'x-amzn-errortype': name });
 }
 
 const client = (message: string) => new SimServiceError('ClientException', message);
@@ -39,8 +49,15 @@ function text(input: Record<string, unknown>, field: string): string {
 const stopReasons = new WeakMap<RunEngine, Map<string, string>>();
 const reasonOf = (engine: RunEngine, jobId: string) => stopReasons.get(engine)?.get(jobId);
 
-/** A queue's jobs, newest first. */
-const jobsOfQueue = (engine: RunEngine, queue: string) => engine.list(BATCH_KIND).filter((r) => r.args.jobQueue === queue);
+/** A job Batch still knows (not ended more than a day ago), or undefined. */
+function knownJob(engine: RunEngine, jobId: string) {
+  const run = engine.find(BATCH_KIND, jobId);
+  return run && isListed(run.endedAt, engine.now()) ? run : undefined;
+}
+
+/** A queue's jobs Batch still lists, newest first. */
+const jobsOfQueue = (engine: RunEngine, queue: string) =>
+  engine.list(BATCH_KIND).filter((r) => r.args.jobQueue === queue && isListed(r.endedAt, engine.now()));
 
 function listFilter(input: Record<string, unknown>): (run: ReturnType<typeof jobsOfQueue>[number]) => boolean {
   const filters = input.filters;
@@ -72,6 +89,7 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
   try {
     const input = parseObject(req.body);
     if (!input) throw client('Request body is not a JSON object');
+    engine.failCall(BATCH_KIND, OPERATION_AT[req.path] ?? req.path, typeof input.jobDefinition === 'string' ? definitionNameOf(input.jobDefinition) : '');
     switch (req.path) {
       case '/v1/submitjob': {
         const jobName = text(input, 'jobName');
@@ -91,7 +109,7 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
         if (engine.faults.takeStatusThrottle(BATCH_KIND)) throw new SimServiceError('TooManyRequestsException', 'Too Many Requests');
         const ids = input.jobs;
         if (!Array.isArray(ids) || ids.length > 100) throw client('jobs must hold at most 100 job ids');
-        const runs = ids.flatMap((id: unknown) => (typeof id === 'string' ? (engine.find(BATCH_KIND, id) ?? []) : []));
+        const runs = ids.flatMap((id: unknown) => (typeof id === 'string' ? (knownJob(engine, id) ?? []) : []));
         sendJson(res, 200, { jobs: runs.map((r) => jobDetail(engine.ctx, r, reasonOf(engine, r.executionId))) }, CONTENT_TYPE);
         return;
       }
@@ -110,7 +128,7 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
       case '/v1/terminatejob': {
         const jobId = text(input, 'jobId');
         const reason = text(input, 'reason');
-        const run = engine.find(BATCH_KIND, jobId);
+        const run = knownJob(engine, jobId);
         if (!run) throw client(`Job ${jobId} not found`);
         const reasons = stopReasons.get(engine) ?? new Map<string, string>();
         stopReasons.set(engine, reasons.set(jobId, reason));

@@ -7,12 +7,14 @@ import {
   TerminateJobCommand,
 } from '@aws-sdk/client-batch';
 import { jobApiClient } from '../../adapters/awsClients';
-import { classifyStartError } from '../../adapters/startErrors';
+import { lookupFailure, startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
 import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
+import { ReadTake, StopResult } from '../apiErrors';
+import { DESCRIBE_JOBS, LIST_JOBS, SUBMIT_JOB, TERMINATE_JOB } from './apiErrors';
+import { ENDED_JOB_LISTED_MS } from './listing';
 import { BATCH_KIND, type BatchJob, jobNameOf } from './spec';
-import { BATCH_START_ERRORS } from './startErrors';
 
 /** A Batch job's status (DescribeJobs): SUBMITTED, PENDING (dependencies), RUNNABLE (waiting for compute), STARTING, RUNNING, then SUCCEEDED or FAILED. */
 export const BatchJobStatus = {
@@ -32,6 +34,8 @@ const JOBS_PER_PAGE = 100;
 export const CLOCK_SKEW_MARGIN_MS = 5 * 60_000;
 /** The code of the TransientStartError thrown when the search for an earlier submission reached its page cap. */
 export const JOB_LOOKUP_LIMIT = 'JobLookupLimit';
+/** The code of the TransientStartError thrown when an earlier submission could have ended and dropped out of ListJobs. */
+export const JOB_LOOKUP_EXPIRED = 'JobLookupExpired';
 
 function batchJobOf(job: JobSpec): BatchJob {
   if (job.kind !== BATCH_KIND) throw new PermanentStartError(`job ${job.id} is not a Batch job`, 'WrongKind');
@@ -44,19 +48,23 @@ function batchJobOf(job: JobSpec): BatchJob {
  * with the JOB_NAME filter (newest first; the filter ignores case, so names are compared exactly here), skipping jobs
  * created before the job's first start request (less a clock margin), which belong to an earlier use of the id. A
  * search that fails or reaches its page cap proves nothing: it throws a TransientStartError that is not definite, and
- * the job keeps its slot and tries again rather than submit a second job.
+ * the job keeps its slot and tries again rather than submit a second job. Nor can a search made more than a day after
+ * the job's first start request (ENDED_JOB_LISTED_MS): an earlier job may have run, ended and dropped out of ListJobs
+ * since (the kind's startRetryWindowSeconds keeps retries well inside that day).
  */
 export class BatchStarter implements JobStarter {
   readonly kind = BATCH_KIND;
   private readonly maxLookupPages: number;
   private readonly pageSize: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly batch: BatchClient,
-    options: { maxLookupPages?: number; pageSize?: number } = {},
+    options: { maxLookupPages?: number; pageSize?: number; now?: () => number } = {},
   ) {
     this.maxLookupPages = options.maxLookupPages ?? MAX_LOOKUP_PAGES;
     this.pageSize = options.pageSize ?? JOBS_PER_PAGE;
+    this.now = options.now ?? Date.now;
   }
 
   async start(job: JobSpec, options: StartOptions = {}): Promise<{ executionId: string }> {
@@ -82,31 +90,54 @@ export class BatchStarter implements JobStarter {
         }),
       ));
     } catch (error) {
-      throw classifyStartError(error, `SubmitJob ${spec.jobDefinition} to ${spec.jobQueue}`, BATCH_START_ERRORS);
+      throw startFailure(SUBMIT_JOB, error, `SubmitJob ${spec.jobDefinition} to ${spec.jobQueue}`);
     }
     // No id in an answer: a job may have been submitted all the same, and the next try looks for it by name.
     if (!jobId) throw new TransientStartError(`SubmitJob ${spec.jobDefinition} returned no jobId`, 'NoRunId', { definite: false });
     return { executionId: jobId };
   }
 
+  /**
+   * Gone when DescribeJobs leaves the job out: Batch does not know it, or no longer (a job ended more than about a day
+   * ago, ENDED_JOB_LISTED_MS). Another failure throws JobApiError (DESCRIBE_JOBS).
+   */
   async status(job: JobSpec, executionId: string): Promise<RunStatus> {
     batchJobOf(job);
-    const { jobs } = await this.batch.send(new DescribeJobsCommand({ jobs: [executionId] }));
-    // Unknown: DescribeJobs leaves out ids it does not know (or no longer keeps).
-    return mapStatus(jobs?.find((j) => j.jobId === executionId)?.status);
+    let jobs;
+    try {
+      ({ jobs } = await this.batch.send(new DescribeJobsCommand({ jobs: [executionId] })));
+    } catch (error) {
+      return statusFailure(DESCRIBE_JOBS, error, `DescribeJobs ${executionId}`);
+    }
+    const found = jobs?.find((j) => j.jobId === executionId);
+    return found ? mapStatus(found.status) : RunStatus.Gone;
   }
 
-  async stop(job: JobSpec, executionId: string): Promise<void> {
+  async stop(job: JobSpec, executionId: string): Promise<StopResult> {
     batchJobOf(job);
-    await this.batch.send(new TerminateJobCommand({ jobId: executionId, reason: 'stopped by Sluice (past its maximum run time)' }));
+    try {
+      await this.batch.send(new TerminateJobCommand({ jobId: executionId, reason: 'stopped by Sluice (past its maximum run time)' }));
+      return StopResult.Stopped;
+    } catch (error) {
+      return stopFailure(TERMINATE_JOB, error, `TerminateJob ${executionId}`);
+    }
   }
 
   /** The id of the job an earlier call submitted for this job, or undefined when the queue has none. */
   private async findJob(spec: BatchJob, jobName: string, requestedSince: number | undefined): Promise<string | undefined> {
     const olderThan = requestedSince === undefined ? undefined : requestedSince - CLOCK_SKEW_MARGIN_MS;
+    if (olderThan !== undefined && this.now() - olderThan >= ENDED_JOB_LISTED_MS) {
+      throw new TransientStartError(
+        `ListJobs ${spec.jobQueue}: the first start of job ${spec.id} was requested ${new Date(requestedSince!).toISOString()}, ` +
+          'so an earlier job of that name may have ended and dropped out of ListJobs; not submitting another',
+        JOB_LOOKUP_EXPIRED,
+        { definite: false },
+      );
+    }
     let nextToken: string | undefined;
     for (let page = 0; page < this.maxLookupPages; page++) {
       const out = await this.lookupPage(spec, jobName, nextToken);
+      if (out === ReadTake.Gone) return undefined;
       const jobs = out.jobSummaryList ?? [];
       const found = jobs.find((j) => j.jobName === jobName && (olderThan === undefined || (j.createdAt ?? Infinity) >= olderThan));
       if (found?.jobId) return found.jobId;
@@ -123,7 +154,11 @@ export class BatchStarter implements JobStarter {
     );
   }
 
-  private async lookupPage(spec: BatchJob, jobName: string, nextToken: string | undefined): Promise<ListJobsCommandOutput> {
+  private async lookupPage(
+    spec: BatchJob,
+    jobName: string,
+    nextToken: string | undefined,
+  ): Promise<ListJobsCommandOutput | typeof ReadTake.Gone> {
     try {
       return await this.batch.send(
         new ListJobsCommand({
@@ -134,12 +169,10 @@ export class BatchStarter implements JobStarter {
         }),
       );
     } catch (error) {
-      // A failed search proves nothing about an earlier submission: never definite.
-      const classified = classifyStartError(error, `ListJobs ${spec.jobQueue}`, BATCH_START_ERRORS);
-      if (classified instanceof TransientStartError && classified.definite) {
-        throw new TransientStartError(classified.message, classified.code, { cause: error, definite: false });
-      }
-      throw classified;
+      // A failed search proves nothing about an earlier submission: never definite (LIST_JOBS).
+      const failure = lookupFailure(LIST_JOBS, error, `ListJobs ${spec.jobQueue}`);
+      if (failure === ReadTake.Gone) return failure;
+      throw failure;
     }
   }
 }

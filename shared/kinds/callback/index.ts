@@ -2,7 +2,7 @@ import type { KindDefinition } from '../kindDefinition';
 import { callbackDeadline } from './deadline';
 import { callbackEvents } from './events';
 import { CALLBACK_KIND, CallbackJobSchema, describeTarget, MAX_TIMEOUT_SECONDS } from './spec';
-import { CALLBACK_START_ERRORS } from './startErrors';
+import { CALLBACK_API_ERRORS } from './apiErrors';
 
 const QUEUES = 'arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${param:allowedCallbackQueuePattern}';
 const BUSES = 'arn:${AWS::Partition}:events:${AWS::Region}:${AWS::AccountId}:event-bus/${param:allowedCallbackBusPattern}';
@@ -42,6 +42,6 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
   },
   sdkService: 'lambda',
   moreSdkServices: ['eventbridge'],
-  startErrors: CALLBACK_START_ERRORS,
+  apiErrors: CALLBACK_API_ERRORS,
   starter: async () => (await import('./starter')).createStarter(),
 };

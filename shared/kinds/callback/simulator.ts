@@ -6,7 +6,9 @@ import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
 import { CANCEL_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
+import { errorStatus } from '../../local/simulators/errorStatus';
 import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../ports/eventPublisher';
+import { CALLBACK_API_ERRORS, GET_SECRET_VALUE, INVOKE, PUT_EVENTS, SEND_MESSAGE } from './apiErrors';
 import { CALLBACK_REPORT } from './reports';
 import { CALLBACK_KIND, targetOf } from './spec';
 
@@ -23,20 +25,24 @@ import { CALLBACK_KIND, targetOf } from './spec';
  * - EventBridge PutEvents (AWS JSON 1.1, `AWSEvents.PutEvents`): entries from source `sluice`; the run's name is the bus's.
  * - SQS SendMessage (AWS JSON 1.0, `AmazonSQS.SendMessage`): the run's name is the queue's. (In the local stack the
  *   SQS endpoint is the emulator, so this channel is reached only when AWS_ENDPOINT_URL_SQS names the simulator.)
+ * - Secrets Manager GetSecretValue (AWS JSON 1.1, `secretsmanager.GetSecretValue`), the token secret a start reads when
+ *   CALLBACK_TOKEN_SECRET_ARN names one: any secret id has a string value (reached when AWS_ENDPOINT_URL_SECRETS_MANAGER
+ *   names the simulator).
+ * Every error is answered in its channel's shape, with the status the SDK's model gives it (errorStatus); a fault of
+ * PutEvents whose name is a failed entry's ErrorCode (apiErrors.ts: HTTP 200) is answered as PutEvents answers a failed
+ * entry, 200 with FailedEntryCount 1.
  */
 /** Sluice's own events, put on the bus as they are (not callback starts). */
 const OWN_DETAIL_TYPES: readonly string[] = Object.values(SluiceDetailType);
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
-const PUT_EVENTS = 'AWSEvents.PutEvents';
-const SEND_MESSAGE = 'AmazonSQS.SendMessage';
-const SERVER_FAULTS = new Set(['ServiceException', 'InternalFailure', 'InternalException', 'ServiceUnavailable', 'InternalError']);
-const LAMBDA_STATUS: Record<string, number> = {
-  ResourceNotFoundException: 404,
-  TooManyRequestsException: 429,
-  RequestTooLargeException: 413,
-};
+const PUT_EVENTS_TARGET = 'AWSEvents.PutEvents';
+const SEND_MESSAGE_TARGET = 'AmazonSQS.SendMessage';
+const GET_SECRET_VALUE_TARGET = 'secretsmanager.GetSecretValue';
 
-type Channel = 'lambda' | 'eventBus' | 'sqs';
+type Channel = 'lambda' | 'eventBus' | 'sqs' | 'secrets';
+
+/** Each channel's operation (its error table: shared/kinds/callback/apiErrors.ts). */
+const OPERATION = { lambda: INVOKE, eventBus: PUT_EVENTS, sqs: SEND_MESSAGE, secrets: GET_SECRET_VALUE } as const;
 
 const STATUS: Record<SimOutcome, string> = { succeeded: 'SUCCEEDED', failed: 'FAILED', timeout: 'TIMED_OUT', stopped: 'CANCELLED' };
 const REASON: Partial<Record<SimOutcome, string>> = {
@@ -48,16 +54,47 @@ const REASON: Partial<Record<SimOutcome, string>> = {
 const invalid = (name: string, message: string) => new SimServiceError(name, message);
 
 function sendChannelError(res: ServerResponse, channel: Channel, name: string, message: string): void {
-  const status = SERVER_FAULTS.has(name) ? 500 : 400;
+  const op = OPERATION[channel];
+  const status = errorStatus(op.client, name, CALLBACK_API_ERRORS);
   if (channel === 'lambda') {
-    sendJson(res, LAMBDA_STATUS[name] ?? status, { Type: status === 500 ? 'Service' : 'User', message }, 'application/json', {
-      'x-amzn-errortype': name,
-    });
+    sendJson(res, status, { Type: status >= 500 ? 'Service' : 'User', message }, 'application/json', { 'x-amzn-errortype': name });
   } else if (channel === 'sqs') {
     sendJson(res, status, { __type: `com.amazonaws.sqs#${name}`, message }, 'application/x-amz-json-1.0');
+  } else if (channel === 'eventBus' && status === 200) {
+    sendJson(res, 200, { FailedEntryCount: 1, Entries: [{ ErrorCode: name, ErrorMessage: message }] }, 'application/x-amz-json-1.1');
   } else {
     sendJson(res, status, { __type: name, message }, 'application/x-amz-json-1.1');
   }
+}
+
+/** The channel of a request, by its path or X-Amz-Target. */
+function channelOf(req: SimRequest): Channel {
+  if (INVOKE_PATH.test(req.path)) return 'lambda';
+  if (req.target === SEND_MESSAGE_TARGET) return 'sqs';
+  if (req.target === GET_SECRET_VALUE_TARGET) return 'secrets';
+  return 'eventBus';
+}
+
+/** The name a call is about (the function, queue, bus or secret), for a fault's namePrefix. */
+function calledName(req: SimRequest, channel: Channel): string {
+  const input = channel === 'lambda' ? undefined : parseObject(req.body);
+  if (channel === 'lambda') return decodeURIComponent(INVOKE_PATH.exec(req.path)?.[1] ?? '');
+  if (channel === 'sqs') return /\/([^/]+)$/.exec(String(input?.QueueUrl ?? ''))?.[1] ?? '';
+  if (channel === 'secrets') return String(input?.SecretId ?? '');
+  const entries = input?.Entries;
+  return Array.isArray(entries) ? String((entries[0] as Record<string, unknown> | undefined)?.EventBusName ?? 'default') : '';
+}
+
+/** GetSecretValue: every secret id has a string value (the simulator keeps no secrets of its own). */
+function secretValue(req: SimRequest, res: ServerResponse): void {
+  const secretId = String(parseObject(req.body)?.SecretId ?? '');
+  if (secretId === '') throw invalid('InvalidParameterException', 'SecretId is required');
+  sendJson(
+    res,
+    200,
+    { ARN: secretId, Name: secretId.split(':').pop(), SecretString: `simulated-secret-of-${secretId}`, VersionId: randomUUID() },
+    'application/x-amz-json-1.1',
+  );
 }
 
 /** The message a request carries, and the name of the target it reached. */
@@ -70,7 +107,7 @@ function readRequest(req: SimRequest): { channel: Channel; name: string; message
   }
   const input = parseObject(req.body);
   if (!input) throw invalid('SerializationException', 'Request body is not a JSON object');
-  if (req.target === SEND_MESSAGE) {
+  if (req.target === SEND_MESSAGE_TARGET) {
     const queueUrl = String(input.QueueUrl ?? '');
     const name = /\/([^/]+)$/.exec(queueUrl)?.[1];
     if (!name) throw invalid('InvalidAddress', `The address ${queueUrl} is not valid for this endpoint.`);
@@ -117,7 +154,7 @@ function accepted(res: ServerResponse, channel: Channel, body: string): void {
  * EventBridge's too: put on the local bus as they are, where users' rules (and the tests) see them.
  */
 function ownEvents(engine: RunEngine, req: SimRequest): boolean {
-  if (req.target !== PUT_EVENTS) return false;
+  if (req.target !== PUT_EVENTS_TARGET) return false;
   const entries = (parseObject(req.body)?.Entries ?? []) as Array<Record<string, unknown>>;
   // By detail type: a callback start may carry any detail type its spec names.
   const own = (e: Record<string, unknown>) => e.Source === SLUICE_EVENT_SOURCE && OWN_DETAIL_TYPES.includes(String(e.DetailType));
@@ -139,9 +176,11 @@ function ownEvents(engine: RunEngine, req: SimRequest): boolean {
 }
 
 async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): Promise<void> {
-  const channel: Channel = INVOKE_PATH.test(req.path) ? 'lambda' : req.target === SEND_MESSAGE ? 'sqs' : 'eventBus';
+  const channel = channelOf(req);
   try {
     if (ownEvents(engine, req)) return accepted(res, channel, '');
+    engine.failCall(CALLBACK_KIND, OPERATION[channel].operation, calledName(req, channel));
+    if (channel === 'secrets') return secretValue(req, res);
     const { name, message } = readRequest(req);
     if (message.type === 'start') {
       const args = {
@@ -167,9 +206,13 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
 
 export const simulated: SimulatedKind = {
   kind: CALLBACK_KIND,
-  serves: (req) => (req.method === 'POST' && INVOKE_PATH.test(req.path)) || req.target === PUT_EVENTS || req.target === SEND_MESSAGE,
+  serves: (req) =>
+    (req.method === 'POST' && INVOKE_PATH.test(req.path)) ||
+    req.target === PUT_EVENTS_TARGET ||
+    req.target === SEND_MESSAGE_TARGET ||
+    req.target === GET_SECRET_VALUE_TARGET,
   handle,
-  sendError: (res, name, message) => sendJson(res, SERVER_FAULTS.has(name) ? 500 : 400, { __type: name, message }, 'application/json'),
+  sendError: (res, name, message) => sendJson(res, errorStatus(INVOKE.client, name, CALLBACK_API_ERRORS), { __type: name, message }, 'application/json'),
   status: (phase, outcome) => (phase === 'ended' ? STATUS[outcome ?? 'failed'] : phase === 'stopping' ? 'CANCELLING' : 'RUNNING'),
   // The token is the run's id: Sluice knows it before the system answers (an Event invoke answers nothing).
   newExecutionId: (_name, _ctx, token) => token ?? randomUUID(),

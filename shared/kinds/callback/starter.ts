@@ -1,12 +1,13 @@
-import { classifyStartError } from '../../adapters/startErrors';
+import { startFailure, stopFailure } from '../../adapters/apiErrors';
 import type { JobSpec } from '../../domain/job';
-import { PermanentStartError, TransientStartError } from '../../errors';
+import { ConfigurationError, PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
+import { StopResult } from '../apiErrors';
+import { CANCEL_OPERATION, GET_SECRET_VALUE, SEND_OPERATION } from './apiErrors';
 import { cancelMessage, startMessage, type TargetMessage } from './messages';
 import { tokenSecret } from './secret';
 import type { TargetSender } from './send/sender';
 import { CALLBACK_KIND, type CallbackJob, describeTarget, type TargetType, targetOf } from './spec';
-import { CALLBACK_START_ERRORS } from './startErrors';
 import { allowedTargetsFrom, type AllowedTargets, refusedTarget } from './targets';
 import { tokenOf } from './token';
 
@@ -45,20 +46,12 @@ export class CallbackStarter implements JobStarter {
     try {
       token = tokenOf(await this.options.secret(), spec.id);
     } catch (error) {
-      // Nothing was sent: a refusal, tried again with the job's backoff.
-      throw new TransientStartError(
-        `callback job ${spec.id}: the token secret cannot be read: ${String(error)}`,
-        'TokenSecretUnavailable',
-        {
-          cause: error,
-          definite: true,
-        },
-      );
+      throw secretFailure(error, spec.id);
     }
     try {
       await this.send(spec, startMessage(spec, token, this.options.callbackQueueUrl));
     } catch (error) {
-      throw classifyStartError(error, `start of callback job ${spec.id} at ${describeTarget(spec.target)}`, CALLBACK_START_ERRORS);
+      throw startFailure(SEND_OPERATION[targetOf(spec.target).type], error, `start of callback job ${spec.id} at ${describeTarget(spec.target)}`);
     }
     return { executionId: token };
   }
@@ -77,9 +70,14 @@ export class CallbackStarter implements JobStarter {
   }
 
   /** Sends a cancel with the run's token to the job's target (what the user's system does with it is its own). */
-  async stop(job: JobSpec, executionId: string): Promise<void> {
+  async stop(job: JobSpec, executionId: string): Promise<StopResult> {
     const spec = callbackJobOf(job);
-    await this.send(spec, cancelMessage(spec, executionId, 'stopped by Sluice: past its deadline'));
+    try {
+      await this.send(spec, cancelMessage(spec, executionId, 'stopped by Sluice: past its deadline'));
+      return StopResult.Stopped;
+    } catch (error) {
+      return stopFailure(CANCEL_OPERATION[targetOf(spec.target).type], error, `cancel of callback job ${spec.id} at ${describeTarget(spec.target)}`);
+    }
   }
 
   private async send(spec: CallbackJob, message: TargetMessage): Promise<void> {
@@ -87,6 +85,22 @@ export class CallbackStarter implements JobStarter {
     const sender = await this.options.senders[type]();
     await sender.send(address, message, 'detailType' in spec.target ? { detailType: spec.target.detailType } : {});
   }
+}
+
+/**
+ * The token secret could not be read: nothing was sent, so whatever is not permanent (GET_SECRET_VALUE) is a refusal,
+ * tried again with the job's backoff. A secret that is not configured (TokenSecretUnavailable) is retried too: the
+ * stage's configuration, not the job, is wrong.
+ */
+function secretFailure(error: unknown, jobId: string): TransientStartError | PermanentStartError {
+  const what = `callback job ${jobId}: reading the token secret`;
+  if (error instanceof ConfigurationError) {
+    return new TransientStartError(`${what}: ${error.message}`, 'TokenSecretUnavailable', { cause: error, definite: true });
+  }
+  const failure = startFailure(GET_SECRET_VALUE, error, what);
+  return failure instanceof TransientStartError && !failure.definite
+    ? new TransientStartError(failure.message, failure.code, { cause: error, definite: true })
+    : failure;
 }
 
 /** Loads each target's sender (and its SDK) on its first use. */

@@ -1,7 +1,7 @@
 import type { KindDefinition } from '../kindDefinition';
 import { ecsEvents } from './events';
 import { ECS_KIND, EcsJobSchema } from './spec';
-import { ECS_START_ERRORS } from './startErrors';
+import { ECS_API_ERRORS } from './apiErrors';
 
 /** Task definitions (every revision) Sluice may run. */
 const TASK_DEFINITIONS =
@@ -33,6 +33,8 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
     reconciler: [{ sid: 'EcsTaskStatus', actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resource: TASKS }],
   },
   sdkService: 'ecs',
-  startErrors: ECS_START_ERRORS,
+  apiErrors: ECS_API_ERRORS,
+  /** RunTask's client token is valid for 24 hours (API_RunTask.html, clientToken): a later resumed start would start a second task. */
+  startRetryWindowSeconds: 24 * 3600,
   starter: async () => (await import('./starter')).createStarter(),
 };

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { EventContext } from '../../local/simulators/events';
 import type { SimOutcome, SimRun } from '../../local/simulators/model';
-import { ESSENTIAL_CONTAINER_EXITED } from './taskOutcome';
+import { ESSENTIAL_CONTAINER_EXITED, TASK_FAILED_TO_START } from './taskOutcome';
 
 /**
  * An ECS task as the simulator describes it, from its run: one container, `main`. A run that ended reports STOPPED with
  * the stop code and exit code its outcome implies (succeeded: exit 0; failed: exit 1; timeout: killed for memory, 137;
  * stopped: UserInitiated, 143); a run whose status was set to STOPPED without ending (setStatus) reports a container
- * with no exit code yet. Times are epoch milliseconds here; the API sends seconds, the event ISO strings.
+ * with no exit code yet. A task that never started (`failedToStart`: a capacity provider found no capacity) reports
+ * STOPPED with stop code TaskFailedToStart, that reason, and a container that never ran (no exit code). Times are epoch
+ * milliseconds here; the API sends seconds, the event ISO strings.
  */
 export const SIM_CONTAINER = 'main';
 
@@ -41,10 +43,11 @@ export function simTask(
   ctx: EventContext,
   run: Readonly<Pick<SimRun, 'executionId' | 'name' | 'args' | 'status' | 'startedAt' | 'endedAt' | 'outcome' | 'startCallAt'>>,
   stopReason: string | undefined,
+  failedToStart?: string,
 ): SimTask {
   const { executionId: taskArn, args } = run;
   const ended = run.endedAt !== undefined ? (run.outcome ?? 'failed') : undefined;
-  const exit = ended ? EXIT[ended] : undefined;
+  const exit = ended && failedToStart === undefined ? EXIT[ended] : undefined;
   const revision = /:(\d+)$/.exec(args.taskDefinition ?? '')?.[1] ?? '1';
   return {
     taskArn,
@@ -57,13 +60,15 @@ export function simTask(
     launchType: args.launchType ?? 'FARGATE',
     createdAt: run.startCallAt,
     startedAt: run.startedAt,
-    ...(ended
-      ? {
-          stoppedAt: run.endedAt!,
-          stopCode: ended === 'stopped' ? 'UserInitiated' : ESSENTIAL_CONTAINER_EXITED,
-          stoppedReason: ended === 'stopped' ? (stopReason ?? 'Task stopped by user') : 'Essential container in task exited',
-        }
-      : {}),
+    ...(ended && failedToStart !== undefined
+      ? { stoppedAt: run.endedAt!, stopCode: TASK_FAILED_TO_START, stoppedReason: failedToStart }
+      : ended
+        ? {
+            stoppedAt: run.endedAt!,
+            stopCode: ended === 'stopped' ? 'UserInitiated' : ESSENTIAL_CONTAINER_EXITED,
+            stoppedReason: ended === 'stopped' ? (stopReason ?? 'Task stopped by user') : 'Essential container in task exited',
+          }
+        : {}),
     containers: [
       {
         containerArn: `arn:aws:ecs:${ctx.region}:${ctx.account}:container/${createHash('md5').update(taskArn).digest('hex')}`,

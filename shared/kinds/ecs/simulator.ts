@@ -6,17 +6,22 @@ import { SimServiceError } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
 import { jobIdOfName } from '../runNames';
+import { errorStatus } from '../../local/simulators/errorStatus';
+import { ECS_API_ERRORS } from './apiErrors';
 import { ECS_TASK_STATE_CHANGE } from './events';
 import { apiTask, clusterArnOf, eventTask, simTask } from './simTask';
 import { ECS_KIND, familyOf } from './spec';
 
 /**
  * ECS as the simulator plays it: AWS JSON 1.1, `X-Amz-Target: AmazonEC2ContainerServiceV20141113.<Operation>`; errors
- * are HTTP 400 (500 for ServerException) with `{"__type": "<ErrorName>", "message": "..."}`. RunTask (count 1),
+ * are HTTP 400 (500 for ServerException; errorStatus) with `{"__type": "<ErrorName>", "message": "..."}`. RunTask (count 1),
  * DescribeTasks, StopTask. A run's name is its task definition's family; its client token the RunTask's. A token is
  * kept 24 hours (per family here, per cluster on ECS): the same parameters get the first task back, others a
  * ConflictException naming it. A start fault whose error is a placement reason (`RESOURCE:CPU`, `RESOURCE:MEMORY`,
- * `AGENT`, ...) is answered as ECS does: 200, no task, `failures`.
+ * `AGENT`, ...) is answered as ECS does: 200, no task, `failures`. A failStartsAfterStarting fault with a placement
+ * reason is what a capacity provider does when it finds no capacity: RunTask answers 200 with the task (PROVISIONING),
+ * which then stops with stop code TaskFailedToStart and that reason, its container never run
+ * (https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html).
  */
 const TARGET_PREFIX = 'AmazonEC2ContainerServiceV20141113.';
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
@@ -32,12 +37,15 @@ class TokenConflict extends SimServiceError {
 }
 
 export function sendEcsError(res: ServerResponse, name: string, message: string, extra: Record<string, unknown> = {}): void {
-  sendJson(res, name === 'ServerException' ? 500 : 400, { __type: name, message, ...extra }, CONTENT_TYPE);
+  sendJson(res, errorStatus('@aws-sdk/client-ecs', name, ECS_API_ERRORS), { __type: name, message, ...extra }, CONTENT_TYPE);
 }
 
 const invalid = (message: string) => new SimServiceError('InvalidParameterException', message);
 const clusterOf = (value: unknown): string =>
   typeof value === 'string' && value !== '' ? value.slice(value.lastIndexOf('/') + 1) : 'default';
+
+/** Tasks that never started (a capacity provider found no capacity), with their stop reason. Task ARNs are unique. */
+const failedToStart = new Map<string, string>();
 
 /** Why a run was stopped (StopTask's reason), per simulator. */
 const stopReasons = new WeakMap<RunEngine, Map<string, string>>();
@@ -76,9 +84,19 @@ async function runTask(engine: RunEngine, input: Record<string, unknown>, res: S
     );
   } catch (e) {
     if (!(e instanceof SimServiceError) || !PLACEMENT_REASON.test(e.errorName)) throw e;
+    if (e.createdExecutionId !== undefined) return provisionedButNotStarted(engine, e.createdExecutionId, `${e.errorName}: ${e.message}`, res);
     const failure = { arn: clusterArnOf(engine.ctx, cluster), reason: e.errorName, detail: e.message };
     sendJson(res, 200, { tasks: [], failures: [failure] }, CONTENT_TYPE);
   }
+}
+
+/** The task is answered as created (PROVISIONING), then stops at once with TaskFailedToStart and `reason`. */
+function provisionedButNotStarted(engine: RunEngine, taskArn: string, reason: string, res: ServerResponse): void {
+  engine.setStatus(ECS_KIND, taskArn, 'PROVISIONING');
+  const run = engine.find(ECS_KIND, taskArn)!;
+  sendJson(res, 200, { tasks: [apiTask(simTask(engine.ctx, run, undefined))], failures: [] }, CONTENT_TYPE);
+  failedToStart.set(taskArn, reason);
+  engine.stop(ECS_KIND, run.name, [taskArn]);
 }
 
 async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): Promise<void> {
@@ -86,6 +104,7 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
   try {
     const input = parseObject(req.body);
     if (!input) throw new SimServiceError('SerializationException', 'Request body is not a JSON object');
+    engine.failCall(ECS_KIND, operation, typeof input.taskDefinition === 'string' ? familyOf(input.taskDefinition) : '');
     switch (operation) {
       case 'RunTask':
         return await runTask(engine, input, res);
@@ -98,7 +117,9 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
           res,
           200,
           {
-            tasks: found.flatMap(([arn, run]) => (run ? [apiTask(simTask(engine.ctx, run, reasonOf(engine, String(arn))))] : [])),
+            tasks: found.flatMap(([arn, run]) =>
+              run ? [apiTask(simTask(engine.ctx, run, reasonOf(engine, String(arn)), failedToStart.get(String(arn))))] : [],
+            ),
             failures: found.flatMap(([arn, run]) => (run ? [] : [{ arn, reason: 'MISSING' }])),
           },
           CONTENT_TYPE,
@@ -115,7 +136,8 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
         }
         engine.stop(ECS_KIND, run.name, [run.executionId]);
         const now = engine.find(ECS_KIND, run.executionId)!;
-        sendJson(res, 200, { task: apiTask(simTask(engine.ctx, now, reasonOf(engine, run.executionId))) }, CONTENT_TYPE);
+        const task = simTask(engine.ctx, now, reasonOf(engine, run.executionId), failedToStart.get(run.executionId));
+        sendJson(res, 200, { task: apiTask(task) }, CONTENT_TYPE);
         return;
       }
       default:
@@ -145,7 +167,7 @@ export const simulated: SimulatedKind = {
     time: eventTime(run.endedAt!),
     region: ctx.region,
     resources: [run.executionId],
-    detail: eventTask(simTask(ctx, run, undefined)),
+    detail: eventTask(simTask(ctx, run, undefined, failedToStart.get(run.executionId))),
   }),
   checkName: (name) => (FAMILY.test(name) ? undefined : invalid(`Invalid revision number or family: ${name}`)),
   jobIdOf: (run) => jobIdOfName(run.clientToken) ?? jobIdOfName(run.args.startedBy),

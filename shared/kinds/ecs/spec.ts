@@ -88,9 +88,12 @@ export type EcsJob = z.infer<typeof EcsJobSchema>;
  * RunTask's client token for a job: up to 64 ASCII characters 33-126 (every character of a job id is one), so
  * `sluice-<id>` for ids up to 57 characters, the hashed form beyond (runNames.ts). ECS keeps a token for 24 hours, per
  * cluster: a RunTask with the same token and parameters in that time returns the first call's task, with other
- * parameters it is refused with ConflictException naming that task.
+ * parameters it is refused with ConflictException naming that task. A start that replaces a task that never started
+ * (StartOptions.replacesRun) gets a token of its own, made from the job id and that task (always the hashed form: a
+ * job id has no NUL), so it starts a new task, and finds that one again when repeated.
  */
-export const clientTokenOf = (jobId: string): string => nameOfJob(jobId, { maxLength: 64, allowed: /[!-~]/ });
+export const clientTokenOf = (jobId: string, replacesRun?: string): string =>
+  nameOfJob(replacesRun === undefined ? jobId : `${jobId}\0${replacesRun}`, { maxLength: 64, allowed: /[!-~]/ });
 
 /**
  * The task's `startedBy`: up to 128 letters, digits, `-`, `/`, `_`. Every task Sluice starts carries one starting with

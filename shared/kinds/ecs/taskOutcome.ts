@@ -11,9 +11,18 @@ import { RunOutcome } from '../../domain/job';
  * code (UserInitiated, TaskFailedToStart, SpotInterruption, ...), a container with a non-zero exit code, or one with no
  * exit code at all (it never started, or was lost with its instance). A sidecar in a task Sluice gates must therefore
  * exit 0 when ECS stops it (SIGTERM), or the run is reported failed.
+ *
+ * One stopped task is no run at all: a task placed through a capacity provider waits in PROVISIONING for capacity and,
+ * when none comes, stops with `TaskFailedToStart` and a placement reason (`RESOURCE:CPU`, `RESOURCE:MEMORY`, ...): its
+ * containers never ran. That is a refused start, not a failed run (RunOutcome.NotStarted): the job is retried with
+ * backoff like a RunTask answered with `failures`. Other TaskFailedToStart reasons (an image that cannot be pulled, a
+ * secret that cannot be read) are the task's own failures.
  */
 export const STOPPED = 'STOPPED';
 export const ESSENTIAL_CONTAINER_EXITED = 'EssentialContainerExited';
+export const TASK_FAILED_TO_START = 'TaskFailedToStart';
+/** ECS's placement reasons (RESOURCE:CPU, RESOURCE:MEMORY, RESOURCE:PORTS, ...), or a capacity provider without capacity. */
+const NO_CAPACITY = /\bRESOURCE:[A-Z]+|EMPTY CAPACITY PROVIDER/i;
 
 export interface TaskView {
   readonly lastStatus?: string | null | undefined;
@@ -38,6 +47,9 @@ export function taskOutcome(task: TaskView): TaskOutcome | undefined {
   if (task.lastStatus !== STOPPED) return undefined;
   const failed = (detail: string): TaskOutcome => ({ outcome: RunOutcome.Failed, detail: detail.slice(0, MAX_DETAIL) });
   const reason = task.stoppedReason ? `: ${task.stoppedReason}` : '';
+  if (task.stopCode === TASK_FAILED_TO_START && NO_CAPACITY.test(task.stoppedReason ?? '')) {
+    return { outcome: RunOutcome.NotStarted, detail: `not started for want of capacity (${task.stopCode})${reason}`.slice(0, MAX_DETAIL) };
+  }
   if (task.stopCode && task.stopCode !== ESSENTIAL_CONTAINER_EXITED) return failed(`STOPPED (${task.stopCode})${reason}`);
   const containers = task.containers ?? [];
   if (containers.length === 0) return failed(`STOPPED with no container reported${reason}`);

@@ -8,11 +8,16 @@ export const GLUE_STATE_CHANGE = { source: 'aws.glue', detailType: 'Glue Job Sta
 /** The only states Glue emits an event for; ERROR and WAITING produce none (the reconciler asks GetJobRun). */
 export const GLUE_TERMINAL_STATES = ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'STOPPED'] as const;
 
+/**
+ * Terminal state changes of the Glue jobs Sluice may start only: the event names its job (`jobName`), matched by the
+ * stage parameter allowedGlueJobPattern with EventBridge's wildcard filter, so the account's other jobs never invoke
+ * the releaser.
+ */
 const rules: readonly EventRule[] = [
   {
     source: [GLUE_STATE_CHANGE.source],
     'detail-type': [GLUE_STATE_CHANGE.detailType],
-    detail: { state: [...GLUE_TERMINAL_STATES] },
+    detail: { state: [...GLUE_TERMINAL_STATES], jobName: [{ wildcard: '${param:allowedGlueJobPattern}' }] },
   },
 ];
 

@@ -1,7 +1,7 @@
 import type { KindDefinition } from '../kindDefinition';
 import { glueEvents } from './events';
 import { GLUE_KIND, GlueJobSchema } from './spec';
-import { GLUE_START_ERRORS } from './startErrors';
+import { GLUE_API_ERRORS } from './apiErrors';
 
 const JOBS = 'arn:${AWS::Partition}:glue:${AWS::Region}:${AWS::AccountId}:job/${param:allowedGlueJobPattern}';
 
@@ -21,6 +21,6 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
     reconciler: [{ sid: 'GlueJobStatus', actions: ['glue:GetJobRun', 'glue:BatchStopJobRun'], resource: JOBS }],
   },
   sdkService: 'glue',
-  startErrors: GLUE_START_ERRORS,
+  apiErrors: GLUE_API_ERRORS,
   starter: async () => (await import('./starter')).createStarter(),
 };

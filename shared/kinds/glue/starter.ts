@@ -7,12 +7,13 @@ import {
   StartJobRunCommand,
 } from '@aws-sdk/client-glue';
 import { jobApiClient } from '../../adapters/awsClients';
-import { classifyStartError } from '../../adapters/startErrors';
+import { lookupFailure, startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
 import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
+import { classifyApiError, ReadTake, StopResult, StopTake } from '../apiErrors';
+import { BATCH_STOP_JOB_RUN, GET_JOB_RUN, GET_JOB_RUNS, START_JOB_RUN } from './apiErrors';
 import { GLUE_KIND, type GlueJob } from './spec';
-import { GLUE_START_ERRORS } from './startErrors';
 
 /**
  * Glue job run states (GetJobRun). ERROR, WAITING and EXPIRED produce no event, so the reconciler must ask. WAITING is a
@@ -77,17 +78,40 @@ export class GlueStarter implements JobStarter {
       return { executionId: JobRunId };
     } catch (error) {
       if (error instanceof PermanentStartError) throw error;
-      throw classifyStartError(error, `StartJobRun ${glueJob.jobName}`, GLUE_START_ERRORS);
+      throw startFailure(START_JOB_RUN, error, `StartJobRun ${glueJob.jobName}`);
     }
   }
 
+  /** Gone when Glue says the run or its job does not exist; another failure throws JobApiError (GET_JOB_RUN). */
   async status(job: JobSpec, executionId: string): Promise<RunStatus> {
-    const { JobRun } = await this.glue.send(new GetJobRunCommand({ JobName: glueJobOf(job).jobName, RunId: executionId }));
-    return mapState(JobRun?.JobRunState);
+    const { jobName } = glueJobOf(job);
+    try {
+      const { JobRun } = await this.glue.send(new GetJobRunCommand({ JobName: jobName, RunId: executionId }));
+      return mapState(JobRun?.JobRunState);
+    } catch (error) {
+      return statusFailure(GET_JOB_RUN, error, `GetJobRun ${jobName} ${executionId}`);
+    }
   }
 
-  async stop(job: JobSpec, executionId: string): Promise<void> {
-    await this.glue.send(new BatchStopJobRunCommand({ JobName: glueJobOf(job).jobName, JobRunIds: [executionId] }));
+  /**
+   * A run BatchStopJobRun could not stop comes back in its `Errors` (with an ErrorCode), not as an exception: it is
+   * taken as already ended (Glue stops only runs in progress), unless its code is one to try again on.
+   */
+  async stop(job: JobSpec, executionId: string): Promise<StopResult> {
+    const { jobName } = glueJobOf(job);
+    const what = `BatchStopJobRun ${jobName} ${executionId}`;
+    let listed: { ErrorDetail?: { ErrorCode?: string | undefined; ErrorMessage?: string | undefined } | undefined } | undefined;
+    try {
+      const out = await this.glue.send(new BatchStopJobRunCommand({ JobName: jobName, JobRunIds: [executionId] }));
+      listed = out.Errors?.find((e) => e.JobRunId === executionId);
+    } catch (error) {
+      return stopFailure(BATCH_STOP_JOB_RUN, error, what);
+    }
+    if (!listed) return StopResult.Stopped;
+    const error = { name: listed.ErrorDetail?.ErrorCode, message: listed.ErrorDetail?.ErrorMessage };
+    return classifyApiError(BATCH_STOP_JOB_RUN, error).take === StopTake.Transient
+      ? stopFailure(BATCH_STOP_JOB_RUN, error, what)
+      : StopResult.AlreadyEnded;
   }
 
   /**
@@ -95,13 +119,15 @@ export class GlueStarter implements JobStarter {
    * "in chronological order, with the newest jobs returned first"), so once a whole page started before
    * `requestedSince` (less the clock margin) no later page can hold the job's run. Without `requestedSince`, or on a job
    * that busy, the search ends at maxLookupPages and throws a TransientStartError that is not definite: the caller
-   * keeps the slot and retries, rather than start a second run.
+   * keeps the slot and retries, rather than start a second run. A job Glue says does not exist has no run either (the
+   * start that follows fails for it); any other failure of the search proves nothing (GET_JOB_RUNS).
    */
   private async findRun(job: GlueJob, requestedSince: number | undefined): Promise<string | undefined> {
     const olderThan = requestedSince === undefined ? undefined : requestedSince - CLOCK_SKEW_MARGIN_MS;
     let NextToken: string | undefined;
     for (let page = 0; page < this.maxLookupPages; page++) {
       const out = await this.lookupPage(job, NextToken);
+      if (out === ReadTake.Gone) return undefined;
       const runs = out.JobRuns ?? [];
       const run = runs.find((r) => r.Arguments?.[JOB_ID_ARGUMENT] === job.id);
       if (run?.Id) return run.Id;
@@ -121,16 +147,13 @@ export class GlueStarter implements JobStarter {
     );
   }
 
-  private async lookupPage(job: GlueJob, NextToken: string | undefined): Promise<GetJobRunsCommandOutput> {
+  private async lookupPage(job: GlueJob, NextToken: string | undefined): Promise<GetJobRunsCommandOutput | typeof ReadTake.Gone> {
     try {
       return await this.glue.send(new GetJobRunsCommand({ JobName: job.jobName, MaxResults: RUNS_PER_PAGE, NextToken }));
     } catch (error) {
-      // A failed search proves nothing about an earlier run: never definite.
-      const classified = classifyStartError(error, `GetJobRuns ${job.jobName}`, GLUE_START_ERRORS);
-      if (classified instanceof TransientStartError && classified.definite) {
-        throw new TransientStartError(classified.message, classified.code, { cause: error, definite: false });
-      }
-      throw classified;
+      const failure = lookupFailure(GET_JOB_RUNS, error, `GetJobRuns ${job.jobName}`);
+      if (failure === ReadTake.Gone) return failure;
+      throw failure;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { KindDefinition } from '../kindDefinition';
 import { sfnEvents } from './events';
 import { SFN_KIND, SfnJobSchema } from './spec';
-import { SFN_START_ERRORS } from './startErrors';
+import { SFN_API_ERRORS } from './apiErrors';
 
 const STATE_MACHINES = 'arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${param:allowedStateMachinePattern}';
 /** Executions of those state machines, named by Sluice (`sluice-<id>`, `sluiceh-<hash>`). */
@@ -29,6 +29,8 @@ export const sfn: KindDefinition<typeof SFN_KIND, 'StepFunctions', typeof SfnJob
     reconciler: [{ sid: 'ExecutionStatus', actions: ['states:DescribeExecution', 'states:StopExecution'], resource: EXECUTIONS }],
   },
   sdkService: 'sfn',
-  startErrors: SFN_START_ERRORS,
+  apiErrors: SFN_API_ERRORS,
+  /** An execution name stays taken for 90 days after the execution closed (API_StartExecution.html, name): a resumed start finds it that long. */
+  startRetryWindowSeconds: 90 * 24 * 3600,
   starter: async () => (await import('./starter')).createStarter(),
 };

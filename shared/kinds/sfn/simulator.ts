@@ -5,18 +5,19 @@ import { epochSeconds, parseObject, sendJson } from '../../local/simulators/http
 import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
 import type { RunEngine } from '../../local/simulators/runEngine';
 import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
+import { errorStatus } from '../../local/simulators/errorStatus';
+import { SFN_API_ERRORS } from './apiErrors';
 import { SFN_STATUS_CHANGE } from './events';
 import { SFN_KIND } from './spec';
 
 /**
  * Step Functions as the simulator plays it: AWS JSON 1.0, `X-Amz-Target: AWSStepFunctions.<Operation>`; errors are
- * HTTP 400 (500 for server faults) with `{"__type": "<ErrorName>", "message": "..."}`. StartExecution,
+ * HTTP 400 (500 for server faults; errorStatus) with `{"__type": "<ErrorName>", "message": "..."}`. StartExecution,
  * DescribeExecution, StopExecution, DescribeStateMachine. A run's name is its state machine's name; its client token
  * the execution name. State machines whose name starts with `express` are EXPRESS (the rest STANDARD).
  */
 const TARGET_PREFIX = 'AWSStepFunctions.';
 const CONTENT_TYPE = 'application/x-amz-json-1.0';
-const SERVER_FAULTS = new Set(['InternalFailure', 'ServiceUnavailable', 'InternalServerException']);
 const STATE_MACHINE_ARN = /^arn:aws[a-z-]*:states:([a-z0-9-]+):(\d{12}):stateMachine:([A-Za-z0-9_-]{1,80})$/;
 const EXECUTION_ARN = /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:execution:[A-Za-z0-9_-]{1,80}:[^:]{1,80}$/;
 /** Execution names: no whitespace, brackets, wildcards, `"#%\^|~`$&,;:/` or control characters; 1-80 characters. */
@@ -30,7 +31,7 @@ const FAILURE: Partial<Record<SimOutcome, { error: string; cause: string }>> = {
 };
 
 export function sendSfnError(res: ServerResponse, name: string, message: string): void {
-  sendJson(res, SERVER_FAULTS.has(name) ? 500 : 400, { __type: name, message }, CONTENT_TYPE);
+  sendJson(res, errorStatus('@aws-sdk/client-sfn', name, SFN_API_ERRORS), { __type: name, message }, CONTENT_TYPE);
 }
 
 const invalid = (name: string, message: string) => new SimServiceError(name, message);
@@ -58,6 +59,8 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
   try {
     const input = parseObject(req.body);
     if (!input) throw invalid('SerializationException', 'Request body is not a JSON object');
+    const named = input.stateMachineArn ?? input.executionArn;
+    engine.failCall(SFN_KIND, operation, typeof named === 'string' ? (named.split(':')[6] ?? '') : '');
     switch (operation) {
       case 'StartExecution': {
         const machine = stateMachineOf(engine, input.stateMachineArn);

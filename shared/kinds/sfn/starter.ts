@@ -6,12 +6,13 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { jobApiClient } from '../../adapters/awsClients';
-import { classifyStartError } from '../../adapters/startErrors';
+import { startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
 import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus } from '../../ports/jobStarter';
+import { StopResult } from '../apiErrors';
+import { DESCRIBE_EXECUTION, DESCRIBE_STATE_MACHINE, START_EXECUTION, STOP_EXECUTION } from './apiErrors';
 import { executionArnOf, executionNameOf, SFN_KIND, type SfnJob } from './spec';
-import { SFN_START_ERRORS } from './startErrors';
 
 /** DescribeExecution's status values. */
 export const SfnExecutionStatus = {
@@ -60,30 +61,35 @@ export class SfnStarter implements JobStarter {
     } catch (error) {
       if (error instanceof PermanentStartError) throw error;
       if (nameOf(error) === 'ExecutionAlreadyExists') return { executionId: await this.earlierExecution(spec, name) };
-      throw classifyStartError(error, `StartExecution ${spec.stateMachineArn}`, SFN_START_ERRORS);
+      throw startFailure(START_EXECUTION, error, `StartExecution ${spec.stateMachineArn}`);
     }
   }
 
+  /** Gone when the execution does not exist (ExecutionDoesNotExist); another failure throws JobApiError (DESCRIBE_EXECUTION). */
   async status(job: JobSpec, executionId: string): Promise<RunStatus> {
     sfnJobOf(job);
     try {
       const { status } = await this.sfn.send(new DescribeExecutionCommand({ executionArn: executionId }));
       return mapStatus(status);
     } catch (error) {
-      if (nameOf(error) === 'ExecutionDoesNotExist') return RunStatus.Unknown;
-      throw error;
+      return statusFailure(DESCRIBE_EXECUTION, error, `DescribeExecution ${executionId}`);
     }
   }
 
-  async stop(job: JobSpec, executionId: string): Promise<void> {
+  async stop(job: JobSpec, executionId: string): Promise<StopResult> {
     sfnJobOf(job);
-    await this.sfn.send(
-      new StopExecutionCommand({
-        executionArn: executionId,
-        error: 'Sluice.Stopped',
-        cause: 'stopped by Sluice (past its maximum run time)',
-      }),
-    );
+    try {
+      await this.sfn.send(
+        new StopExecutionCommand({
+          executionArn: executionId,
+          error: 'Sluice.Stopped',
+          cause: 'stopped by Sluice (past its maximum run time)',
+        }),
+      );
+      return StopResult.Stopped;
+    } catch (error) {
+      return stopFailure(STOP_EXECUTION, error, `StopExecution ${executionId}`);
+    }
   }
 
   /** The execution a name already belongs to: the job's own, started by an earlier call. */
@@ -114,7 +120,7 @@ export class SfnStarter implements JobStarter {
         ));
       } catch (error) {
         // Nothing was started yet: a refusal here is as definite as one of StartExecution.
-        throw classifyStartError(error, `DescribeStateMachine ${spec.stateMachineArn}`, SFN_START_ERRORS);
+        throw startFailure(DESCRIBE_STATE_MACHINE, error, `DescribeStateMachine ${spec.stateMachineArn}`);
       }
       this.types.set(spec.stateMachineArn, type);
     }

@@ -5,6 +5,13 @@
  * equals-ignore-case), equals-ignore-case, wildcard, anything-but (value, list, prefix, suffix, equals-ignore-case,
  * wildcard), exists, numeric ranges, and $or. Not supported: cidr (rejected as invalid, so a rule never silently
  * fails to match).
+ *
+ * Wildcard, as EventBridge's matcher (Event Ruler) defines it
+ * (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns-content-based-filtering.html#eb-filtering-wildcard-matching,
+ * https://github.com/aws/event-ruler#wildcard-matching): on string values only, `*` matches any run of characters
+ * (none included) and may appear any number of times, but never twice in a row (`**` is refused); `\*` is a literal
+ * asterisk and `\\` a literal backslash; a backslash before anything else is refused. Every other character, `?`
+ * included, matches only itself.
  */
 
 /** A pattern as it comes from JSON or YAML; `assertValidPattern` checks its shape at run time. */
@@ -59,7 +66,7 @@ function matchValue(rule: unknown, value: Primitive): boolean {
     case 'equals-ignore-case': // a list only inside anything-but
       return typeof value === 'string' && [argument].flat().some((a) => lower(a as string) === lower(value));
     case 'wildcard':
-      return typeof value === 'string' && wildcardRegExp(argument as string).test(value);
+      return typeof value === 'string' && wildcardRegExp(parseWildcard(argument as string)).test(value);
     case 'numeric':
       return typeof value === 'number' && numericTest(argument as unknown[], value);
     case 'anything-but':
@@ -97,9 +104,37 @@ function numericTest(conditions: readonly unknown[], value: number): boolean {
   return true;
 }
 
-function wildcardRegExp(glob: string): RegExp {
-  const escaped = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`, 's');
+/** A wildcard pattern's pieces (literal strings, and WILD for each `*`), or why EventBridge refuses it. */
+const WILD = Symbol('wildcard');
+type WildcardPiece = string | typeof WILD;
+
+function parseWildcard(pattern: string): WildcardPiece[] | { invalid: string } {
+  const pieces: WildcardPiece[] = [];
+  let literal = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const next = pattern[i + 1];
+      if (next !== '*' && next !== '\\') return { invalid: 'a backslash may only escape * or \\' };
+      literal += next;
+      i++;
+    } else if (c === '*') {
+      if (pieces[pieces.length - 1] === WILD && literal === '') return { invalid: 'consecutive wildcard characters are not allowed' };
+      if (literal !== '') pieces.push(literal);
+      literal = '';
+      pieces.push(WILD);
+    } else {
+      literal += c;
+    }
+  }
+  if (literal !== '') pieces.push(literal);
+  return pieces;
+}
+
+function wildcardRegExp(pieces: WildcardPiece[] | { invalid: string }): RegExp {
+  if (!Array.isArray(pieces)) throw new InvalidEventPatternError(pieces.invalid);
+  const source = pieces.map((p) => (p === WILD ? '.*' : p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
+  return new RegExp(`^${source}$`, 's');
 }
 
 const lower = (s: string) => s.toLowerCase();
@@ -144,8 +179,11 @@ function assertValidRule(rule: unknown, at: string): void {
       if (!isString && !isIgnoreCase) fail(at, `${name} takes a string or {"equals-ignore-case": string}`);
       return;
     case 'equals-ignore-case':
+      if (!isString) fail(at, `${name} takes a string`);
+      return;
     case 'wildcard':
       if (!isString) fail(at, `${name} takes a string`);
+      assertValidWildcard(argument, at);
       return;
     case 'exists':
       if (typeof argument !== 'boolean') fail(at, 'exists takes true or false');
@@ -168,7 +206,10 @@ function assertValidAnythingBut(argument: unknown, at: string): void {
   if (isObject(argument) && Object.keys(argument).length === 1) {
     const [inner] = Object.keys(argument);
     if (inner === 'prefix' || inner === 'suffix' || inner === 'equals-ignore-case' || inner === 'wildcard') {
-      if (typeof argument[inner] === 'string') return;
+      if (typeof argument[inner] === 'string') {
+        if (inner === 'wildcard') assertValidWildcard(argument[inner], at);
+        return;
+      }
       // anything-but equals-ignore-case also takes a list of strings
       const list = argument[inner];
       if (inner === 'equals-ignore-case' && Array.isArray(list) && list.every((v) => typeof v === 'string')) return;
@@ -186,6 +227,11 @@ function assertValidNumeric(argument: unknown, at: string): void {
     ) &&
     (argument.length === 2 || (argument[0] !== '=' && argument[2] !== '='));
   if (!ok) fail(at, 'numeric takes [op, number] or [op, number, op, number] with op one of = < <= > >=');
+}
+
+function assertValidWildcard(pattern: string, at: string): void {
+  const parsed = parseWildcard(pattern);
+  if (!Array.isArray(parsed)) fail(at, `wildcard ${JSON.stringify(pattern)}: ${parsed.invalid}`);
 }
 
 function fail(at: string, message: string): never {

@@ -1,5 +1,7 @@
 import type { ServerResponse } from 'node:http';
+import { APPFLOW_API_ERRORS } from '../../kinds/appflow/apiErrors';
 import { JobKind } from '../../kinds/registry';
+import { errorStatus } from './errorStatus';
 import { flowArn } from './events';
 import { epochSeconds, parseObject, sendJson } from './http';
 import { pageNewestFirst, SimServiceError } from './model';
@@ -9,7 +11,7 @@ import type { RunEngine } from './runEngine';
  * AppFlow speaks REST-JSON. Paths are the ones in the SDK's schemas (client-appflow dist-cjs/schemas/schemas_0.js),
  * not the API names: POST /start-flow, /describe-flow-execution-records, /cancel-flow-executions.
  * Errors: the SDK reads the code from the `x-amzn-errortype` header (then body `code`, then `__type`) and the text
- * from body `message`; the HTTP status follows each error's `httpError` trait.
+ * from body `message`; the HTTP status follows each error's `httpError` trait (errorStatus reads it from the SDK).
  */
 export const APPFLOW_PATHS = {
   StartFlow: '/start-flow',
@@ -18,24 +20,14 @@ export const APPFLOW_PATHS = {
 } as const;
 
 const CONTENT_TYPE = 'application/json';
-
-const HTTP_STATUS: Record<string, number> = {
-  AccessDeniedException: 403,
-  ConflictException: 409,
-  ConnectorAuthenticationException: 401,
-  InternalServerException: 500,
-  ResourceNotFoundException: 404,
-  ServiceQuotaExceededException: 402,
-  ThrottlingException: 429,
-  ValidationException: 400,
-};
+const OPERATION_AT = Object.fromEntries(Object.entries(APPFLOW_PATHS).map(([operation, path]) => [path, operation]));
 
 export function isAppFlowRequest(method: string | undefined, path: string): boolean {
   return method === 'POST' && (Object.values(APPFLOW_PATHS) as string[]).includes(path);
 }
 
 export function sendAppFlowError(res: ServerResponse, name: string, message: string): void {
-  sendJson(res, HTTP_STATUS[name] ?? 400, { message }, CONTENT_TYPE, { 'x-amzn-errortype': name });
+  sendJson(res, errorStatus('@aws-sdk/client-appflow', name, APPFLOW_API_ERRORS), { message }, CONTENT_TYPE, { 'x-amzn-errortype': name });
 }
 
 function requireFlowName(input: Record<string, unknown>): string {
@@ -58,6 +50,7 @@ export async function handleAppFlow(engine: RunEngine, path: string, body: strin
     const input = parseObject(body);
     if (!input) throw new SimServiceError('ValidationException', 'Request body is not a JSON object');
     const flowName = requireFlowName(input);
+    engine.failCall(JobKind.AppFlow, OPERATION_AT[path] ?? path, flowName);
     switch (path) {
       case APPFLOW_PATHS.StartFlow: {
         const clientToken = typeof input.clientToken === 'string' && input.clientToken !== '' ? input.clientToken : undefined;

@@ -8,7 +8,7 @@ import type { RunEngine, RunBehaviour } from './runEngine';
  * A small JSON control API on the same server, for tests in another process than the simulator:
  *   GET  /__sim/records    -> RunRecords (runs, startCalls, emitted, droppedEvents)
  *   GET  /__sim/faults     -> FaultState
- *   POST /__sim/faults     <- FaultPatch (merged, as setFaults)
+ *   POST /__sim/faults     <- FaultPatch (merged, as setFaults; `failCalls` answers any operation with any error)
  *   POST /__sim/reset      (as reset())
  *   POST /__sim/configure  <- the JSON-able part of RunBehaviour (constant durationMs / outcome, glueMaxConcurrentRuns, stopDelayMs)
  *   POST /__sim/delete-flow <- { "flowName": "..." }  (as deleteFlow())

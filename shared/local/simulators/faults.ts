@@ -39,6 +39,14 @@ export interface KindFaults {
   startLatencyMs: number;
   /** The next n status calls (DescribeFlowExecutionRecords / GetJobRun / GetJobRuns) fail with ThrottlingException. */
   throttleStatusCalls: number;
+  /**
+   * Any operation's faults, by the API's operation name (`StartFlow`, `DescribeTasks`, `PutEvents`, ...): its next
+   * `count` calls answer `error` (any name of the kind's error tables, shared/kinds/<kind>/apiErrors.ts) in the
+   * service's own error shape and HTTP status, before the operation does anything (a start call failed this way starts
+   * nothing and is not recorded as a start call). `namePrefix` applies to calls that name a flow / job / state machine
+   * / function. Merged per operation by setFaults; an operation set to undefined clears its fault.
+   */
+  failCalls?: Readonly<Record<string, StartFault | undefined>>;
 }
 
 /**
@@ -63,18 +71,34 @@ export const noFaults = (): KindFaults => ({
 const allNoFaults = (): FaultState => Object.fromEntries(KINDS.map((k) => [k.kind, noFaults()])) as FaultState;
 const isKind = (field: string): boolean => KINDS.some((k) => k.kind === field);
 
+/** Uses up one call of a counted fault that applies to `name`: the error to answer with, and whether it is used up. */
+function useUp(fault: StartFault | undefined, name: string): { error: SimErrorName; message: string; spent: boolean } | undefined {
+  if (!fault || fault.count <= 0) return undefined;
+  if (fault.namePrefix !== undefined && !name.startsWith(fault.namePrefix)) return undefined;
+  fault.count--;
+  return { error: fault.error, message: fault.message ?? `Simulated ${fault.error}`, spent: fault.count === 0 };
+}
+
 function takeCounted(
   f: KindFaults,
   field: 'failStarts' | 'failStartsAfterStarting',
   name: string,
 ): { error: SimErrorName; message: string } | undefined {
-  const fault = f[field];
-  if (!fault || fault.count <= 0) return undefined;
-  if (fault.namePrefix !== undefined && !name.startsWith(fault.namePrefix)) return undefined;
-  const { error, message } = fault;
-  fault.count--;
-  if (fault.count === 0) delete f[field];
-  return { error, message: message ?? `Simulated ${error}` };
+  const taken = useUp(f[field], name);
+  if (taken?.spent) delete f[field];
+  return taken && { error: taken.error, message: taken.message };
+}
+
+/** failCalls merged per operation (`undefined` clears one), each fault copied so the caller's object is never used up. */
+function mergeCalls(...patches: Array<KindFaults['failCalls']>): KindFaults['failCalls'] {
+  const merged: Record<string, StartFault> = {};
+  for (const patch of patches) {
+    for (const [operation, fault] of Object.entries(patch ?? {})) {
+      if (fault === undefined) delete merged[operation];
+      else merged[operation] = { ...fault };
+    }
+  }
+  return Object.keys(merged).length > 0 ? merged : undefined;
 }
 
 export class Faults {
@@ -87,6 +111,9 @@ export class Faults {
       const merged = { ...this.state[kind], ...common, ...own };
       if (merged.failStarts) merged.failStarts = { ...merged.failStarts };
       if (merged.failStartsAfterStarting) merged.failStartsAfterStarting = { ...merged.failStartsAfterStarting };
+      const calls = mergeCalls(this.state[kind].failCalls, common.failCalls, own?.failCalls);
+      if (calls) merged.failCalls = calls;
+      else delete merged.failCalls;
       this.state[kind] = merged;
     }
   }
@@ -116,6 +143,18 @@ export class Faults {
   /** Uses up one failStartsAfterStarting, if any applies to `name`: the error to answer a start that created a run with. */
   takeAnswerFault(kind: JobKind, name: string): { error: SimErrorName; message: string } | undefined {
     return takeCounted(this.state[kind], 'failStartsAfterStarting', name);
+  }
+
+  /** Uses up one call fault of `operation` (KindFaults.failCalls), if any applies to `name`: the error to answer with. */
+  takeCallFault(kind: JobKind, operation: string, name = ''): { error: SimErrorName; message: string } | undefined {
+    const f = this.state[kind];
+    const calls = f.failCalls as Record<string, StartFault> | undefined;
+    const taken = useUp(calls?.[operation], name);
+    if (taken?.spent) {
+      delete calls![operation];
+      if (Object.keys(calls!).length === 0) delete f.failCalls;
+    }
+    return taken && { error: taken.error, message: taken.message };
   }
 
   takeStatusThrottle(kind: JobKind): boolean {

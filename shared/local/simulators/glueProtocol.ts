@@ -1,24 +1,25 @@
 import type { ServerResponse } from 'node:http';
+import { GLUE_API_ERRORS } from '../../kinds/glue/apiErrors';
 import { JobKind } from '../../kinds/registry';
+import { errorStatus } from './errorStatus';
 import { epochSeconds, isStringRecord, parseObject, sendJson } from './http';
 import { pageNewestFirst, SimServiceError } from './model';
 import type { RunEngine } from './runEngine';
 
 /**
  * Glue speaks AWS JSON 1.1: POST / with `X-Amz-Target: AWSGlue.<Operation>`. Errors are HTTP 400 (500 for server
- * faults) with body `{"__type": "<ErrorName>", "Message": "..."}`; the SDK reads `__type` first and Glue's error
- * shapes carry `Message` with a capital M.
+ * faults: errorStatus reads the fault from the SDK) with body `{"__type": "<ErrorName>", "Message": "..."}`; the SDK
+ * reads `__type` first and Glue's error shapes carry `Message` with a capital M.
  */
 export const GLUE_TARGET_PREFIX = 'AWSGlue.';
 const CONTENT_TYPE = 'application/x-amz-json-1.1';
-const SERVER_FAULTS = new Set(['InternalServiceException', 'InternalServerException']);
 
 export function isGlueRequest(method: string | undefined, target: string | undefined): boolean {
   return method === 'POST' && typeof target === 'string' && target.startsWith(GLUE_TARGET_PREFIX);
 }
 
 export function sendGlueError(res: ServerResponse, name: string, message: string): void {
-  sendJson(res, SERVER_FAULTS.has(name) ? 500 : 400, { __type: name, Message: message }, CONTENT_TYPE);
+  sendJson(res, errorStatus('@aws-sdk/client-glue', name, GLUE_API_ERRORS), { __type: name, Message: message }, CONTENT_TYPE);
 }
 
 const invalid = (message: string) => new SimServiceError('InvalidInputException', message);
@@ -60,6 +61,7 @@ export async function handleGlue(engine: RunEngine, target: string, body: string
   try {
     const input = parseObject(body);
     if (!input) throw new SimServiceError('SerializationException', 'Request body is not a JSON object');
+    engine.failCall(JobKind.Glue, operation, typeof input.JobName === 'string' ? input.JobName : '');
     switch (operation) {
       case 'StartJobRun': {
         const jobName = requireString(input, 'JobName');

@@ -200,6 +200,15 @@ export class RunEngine {
   }
 
   /**
+   * Answers the operation's next call fault (Faults.takeCallFault), if one applies to `name`, by throwing it as the
+   * service's error (each protocol calls this first thing for every operation it serves).
+   */
+  failCall(kind: JobKind, operation: string, name = ''): void {
+    const fault = this.faults.takeCallFault(kind, operation, name);
+    if (fault) throw new SimServiceError(fault.error, fault.message);
+  }
+
+  /**
    * False when options.knownNames lists the names of this kind and `name` is not one of them, or when the flow / job
    * was deleted (deleteName).
    */

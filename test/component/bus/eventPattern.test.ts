@@ -97,6 +97,49 @@ describe('string matchers', () => {
     no({ resources: [{ wildcard: 'arn:aws:s3:*' }] });
     yes({ detail: { key: [{ wildcard: 'dir/*.(png)' }] } }, withDetail({ key: 'dir/a.(png)' })); // regex characters are literal
   });
+
+  // https://github.com/aws/event-ruler#wildcard-matching (EventBridge's matcher), the EventBridge content filtering page.
+  test('wildcard: `*` matches any run of characters, none included, anywhere, any number of times', () => {
+    const name = (value: unknown) => withDetail({ 'flow-name': value });
+    const flows = (wildcard: string) => ({ detail: { 'flow-name': [{ wildcard }] } });
+    yes(flows('sluice-*'), name('sluice-accounts'));
+    yes(flows('sluice-*'), name('sluice-'));
+    no(flows('sluice-*'), name('crm-accounts'));
+    no(flows('sluice-*'), name('Sluice-accounts')); // case-sensitive
+    no(flows('sluice-*'), name('xsluice-accounts')); // the whole value
+    yes(flows('*'), name(''));
+    yes(flows('*'), name('anything at all'));
+    yes(flows('*-nightly-*'), name('crm-nightly-2'));
+    no(flows('*-nightly-*'), name('crm-nightly'));
+    yes(flows('a*b*c'), name('abc'));
+    yes(flows('a*b*c'), name('a-b-b-c'));
+    no(flows('a*b*c'), name('a-c'));
+    // Strings only: a number, a missing field, an object never match.
+    no(flows('*'), name(42));
+    no(flows('*'), withDetail({}));
+    no(flows('*'), name({ inner: 'x' }));
+  });
+
+  test('wildcard: `?` is no wildcard (unlike an IAM pattern), `\\*` is a literal asterisk, `\\\\` a literal backslash', () => {
+    const name = (value: string) => withDetail({ jobName: value });
+    const jobs = (wildcard: string) => ({ detail: { jobName: [{ wildcard }] } });
+    yes(jobs('etl-?'), name('etl-?'));
+    no(jobs('etl-?'), name('etl-1'));
+    yes(jobs('a\\*b'), name('a*b'));
+    no(jobs('a\\*b'), name('axb'));
+    yes(jobs('a\\\\*'), name('a\\tail'));
+    no(jobs('a\\\\*'), name('atail'));
+  });
+
+  test.each([
+    ['two wildcards in a row', 'sluice-**'],
+    ['a backslash before another character', 'sluice\\-*'],
+    ['a trailing backslash', 'sluice-\\'],
+    ['a number', 42],
+  ])('wildcard: %s is refused, as PutRule refuses it', (_what, wildcard) => {
+    expect(() => assertValidPattern({ detail: { jobName: [{ wildcard }] } })).toThrow(InvalidEventPatternError);
+    expect(() => assertValidPattern({ detail: { jobName: [{ 'anything-but': { wildcard } }] } })).toThrow(InvalidEventPatternError);
+  });
 });
 
 describe('anything-but', () => {

@@ -2,16 +2,19 @@ import { BatchClient } from '@aws-sdk/client-batch';
 import { TransientStartError } from '../../../shared/errors';
 import { batch } from '../../../shared/kinds/batch';
 import { jobNameOf } from '../../../shared/kinds/batch/spec';
-import { BatchStarter, CLOCK_SKEW_MARGIN_MS, JOB_LOOKUP_LIMIT } from '../../../shared/kinds/batch/starter';
+import { ENDED_JOB_LISTED_MS } from '../../../shared/kinds/batch/listing';
+import { BatchStarter, CLOCK_SKEW_MARGIN_MS, JOB_LOOKUP_EXPIRED, JOB_LOOKUP_LIMIT } from '../../../shared/kinds/batch/starter';
 import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
 import type { JobSpec } from '../../../shared/domain/job';
+import { waitFor } from '../../support/waitFor';
 
 /**
  * What Batch adds to the conformance suite: Batch has no client token, so a resumed start finds the job an earlier
  * call submitted by its name (ListJobs, JOB_NAME): a start whose answer was lost, then a resumed start, gives one job.
  * The search takes only the job's own name (the filter ignores case), only jobs since the job's first start request,
- * and a search that cannot finish submits nothing. The simulator's clock is the test's: no waiting.
+ * and a search that cannot finish submits nothing. Batch forgets a job a day after it ended: its status is then gone,
+ * and a search that late cannot prove there was none. The simulator's clock is the test's (and the starter's): no waiting.
  */
 
 let sim: JobApiSimulator;
@@ -25,7 +28,8 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'batch',
     AWS_ENDPOINT_URL_BATCH: sim.endpoint,
   });
-  starter = await batch.starter({ warn: () => undefined });
+  // The production starter on the test's clock (it tells how long ago a job's first start was requested).
+  starter = new BatchStarter(new BatchClient({ maxAttempts: 1 }), { now: () => now });
 });
 afterAll(() => sim?.close());
 afterEach(() => sim.clearFaults());
@@ -93,22 +97,52 @@ test('a search that fails, or reaches its page cap, is uncertain and submits not
   for (const id of ['SEARCH-2', 'Search-2', 'sEarch-2']) await starter.start(job(id));
   now += 1000;
   const searchedAt = now;
-  const capped = new BatchStarter(new BatchClient({ maxAttempts: 1 }), { maxLookupPages: 2, pageSize: 1 });
+  const capped = new BatchStarter(new BatchClient({ maxAttempts: 1 }), { maxLookupPages: 2, pageSize: 1, now: () => now });
   const error = await capped.start(job('search-2'), { mayHaveStarted: true }).catch((e: unknown) => e);
   expect(error).toMatchObject({ code: JOB_LOOKUP_LIMIT, definite: false });
   expect(submitsSince(searchedAt)).toEqual([]);
 });
 
-test('a job Batch no longer keeps has an unknown status', async () => {
+test('Batch forgets a job a day after it ended: its status is then gone, and its stop finds nothing to stop', async () => {
   const spec = job('gone-1');
   const { executionId } = await starter.start(spec);
-  sim.reset();
-  // A job in progress is kept; one that ended is forgotten after a while.
+  // A job in progress is kept however long it runs.
+  now += 2 * ENDED_JOB_LISTED_MS;
   expect(await starter.status(spec, executionId)).toBe(RunStatus.InProgress);
   await starter.stop(spec, executionId);
-  sim.reset();
-  expect(await starter.status(spec, executionId)).toBe(RunStatus.Unknown);
+  now += ENDED_JOB_LISTED_MS - 1;
+  expect(await starter.status(spec, executionId)).toBe(RunStatus.Failed);
+  now += 1;
+  expect(await starter.status(spec, executionId)).toBe(RunStatus.Gone);
+  await expect(starter.stop(spec, executionId)).resolves.toBe('already-ended');
 });
+
+test('a resumed start a day after the first start request submits nothing: an earlier job may have ended and dropped out', async () => {
+  const requestedSince = now;
+  sim.setFaults({ batch: { failStartsAfterStarting: { count: 1, error: 'ServerException' } } });
+  const spec = job('late-1', 'quick-etl');
+  await expect(starter.start(spec, { requestedSince })).rejects.toMatchObject({ code: 'ServerException', definite: false });
+  const [earlier] = jobsNamed(jobNameOf('late-1'));
+  await waitForEnd(earlier!.executionId);
+  // A day after it ended Batch no longer lists the earlier job: a search cannot tell it was there.
+  now += ENDED_JOB_LISTED_MS;
+  expect(await starter.status(spec, earlier!.executionId)).toBe(RunStatus.Gone);
+  const resumedAt = now;
+  const error = await starter.start(spec, { mayHaveStarted: true, requestedSince }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(TransientStartError);
+  expect(error).toMatchObject({ code: JOB_LOOKUP_EXPIRED, definite: false });
+  expect(submitsSince(resumedAt)).toEqual([]);
+  expect(jobsNamed(jobNameOf('late-1'))).toHaveLength(1);
+  // Within the day (less the clock margin) the search still proves it: the earlier job is found.
+  const recent = job('late-2', 'quick-etl');
+  const { executionId } = await starter.start(recent, { requestedSince: now });
+  now += ENDED_JOB_LISTED_MS - CLOCK_SKEW_MARGIN_MS - 1;
+  await expect(starter.start(recent, { mayHaveStarted: true, requestedSince: resumedAt })).resolves.toEqual({ executionId });
+});
+
+/** The simulator ends a `quick-` job after 50 ms of real time (its clock is the test's, its timers are real). */
+const waitForEnd = (executionId: string) =>
+  waitFor(`the end of job ${executionId}`, () => sim.runs().find((r) => r.executionId === executionId)?.endedAt !== undefined, 10_000, 5);
 
 test('job names stay within Batch rules for every id Sluice accepts, one per id', () => {
   const ids = ['a', 'A.b_c-d', 'org:acme:order-7', 'x'.repeat(121), 'x'.repeat(122), 'z'.repeat(128), 'Order-1', 'order-1'];

@@ -1,6 +1,7 @@
 import { TransientStartError } from '../../../shared/errors';
 import { ecs } from '../../../shared/kinds/ecs';
 import { clientTokenOf, startedByOf } from '../../../shared/kinds/ecs/spec';
+import { taskOutcome } from '../../../shared/kinds/ecs/taskOutcome';
 import { matchesPattern } from '../../../shared/local/bus';
 import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
@@ -88,12 +89,57 @@ test("the task carries the job's startedBy marker: its stop event matches the re
   expect(ecs.events.rules.some((rule) => matchesPattern(rule, foreign))).toBe(false);
 });
 
-test('a task ECS no longer knows (stopped over an hour ago) has an unknown status', async () => {
+test('a task a capacity provider could not place stops with TaskFailedToStart RESOURCE:MEMORY: it did not start (not a failed run)', async () => {
+  sim.setFaults({ ecs: { failStartsAfterStarting: { count: 1, error: 'RESOURCE:MEMORY', message: 'no capacity within the provisioning timeout' } } });
+  const spec = job('noroom-1', 'ok-etl', { launchType: undefined, capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }] });
+  // RunTask answered with the task (PROVISIONING): the start is recorded, a run id known.
+  const { executionId } = await starter.start(spec);
+  const { event } = await waitFor('the stop event', () => sim.emitted().find((e) => e.executionId === executionId), 5_000, 5);
+  expect(event.detail).toMatchObject({ stopCode: 'TaskFailedToStart', stoppedReason: expect.stringContaining('RESOURCE:MEMORY') });
+  expect(ecs.events.rules.some((rule) => matchesPattern(rule, event))).toBe(true);
+  expect(ecs.events.parse(event)).toMatchObject({ executionId, outcome: 'not-started' });
+  expect(await starter.status(spec, executionId)).toBe(RunStatus.NotStarted);
+  // Nothing is left to stop.
+  await expect(starter.stop(spec, executionId)).resolves.toBe('already-ended');
+});
+
+test("a start replacing a task that never started gets a token of its own: a new task, found again when repeated", async () => {
+  sim.setFaults({ ecs: { failStartsAfterStarting: { count: 1, error: 'RESOURCE:CPU', message: 'no capacity' } } });
+  const spec = job('noroom-2', 'slow-etl', { launchType: undefined, capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }] });
+  const { executionId: first } = await starter.start(spec);
+  await waitFor('the task to stop', async () => (await starter.status(spec, first)) === RunStatus.NotStarted, 5_000, 5);
+  // The job's own token answers with the task that never started, for 24 hours: a retry must not use it.
+  expect((await starter.start(spec, { mayHaveStarted: true })).executionId).toBe(first);
+  const { executionId: second } = await starter.start(spec, { replacesRun: first });
+  expect(second).not.toBe(first);
+  expect(await starter.status(spec, second)).toBe(RunStatus.InProgress);
+  // A resumed start of that retry (its answer lost, say) finds the same new task: one task per retry.
+  expect((await starter.start(spec, { replacesRun: first, mayHaveStarted: true })).executionId).toBe(second);
+  expect(sim.runs().filter((r) => r.kind === 'ecs' && r.args.startedBy === startedByOf('noroom-2'))).toHaveLength(2);
+  expect(clientTokenOf('noroom-2', first)).toMatch(/^sluiceh-[!-~]+-[0-9a-f]{20}$/);
+  expect(clientTokenOf('noroom-2', first).length).toBeLessThanOrEqual(64);
+  await starter.stop(spec, second);
+});
+
+test('a task that failed to start for another reason (an image that cannot be pulled) is a failed run', () => {
+  const stopped = (stoppedReason: string) => ({
+    lastStatus: 'STOPPED',
+    stopCode: 'TaskFailedToStart',
+    stoppedReason,
+    containers: [{ name: 'main', reason: 'CannotPullContainerError' }],
+  });
+  expect(taskOutcome(stopped('CannotPullContainerError: pull image manifest has been retried 5 time(s)'))?.outcome).toBe('failed');
+  expect(taskOutcome(stopped('ResourceInitializationError: unable to pull secrets'))?.outcome).toBe('failed');
+  expect(taskOutcome(stopped('RESOURCE:CPU'))?.outcome).toBe('not-started');
+  expect(taskOutcome({ ...stopped('RESOURCE:MEMORY'), stopCode: 'EssentialContainerExited' })?.outcome).toBe('failed');
+});
+
+test('a task ECS no longer knows (stopped over an hour ago) is gone: DescribeTasks answers it MISSING', async () => {
   const spec = job('gone-1', 'ok-etl');
   const { executionId } = await starter.start(spec);
   await waitFor('the task to stop', async () => (await starter.status(spec, executionId)) === RunStatus.Succeeded, 5_000, 5);
   sim.reset();
-  expect(await starter.status(spec, executionId)).toBe(RunStatus.Unknown);
+  expect(await starter.status(spec, executionId)).toBe(RunStatus.Gone);
 });
 
 test('the spec takes a launch type or a capacity provider strategy, not both', () => {
@@ -110,7 +156,7 @@ test('client tokens and startedBy markers stay within ECS rules for every id Slu
     expect(startedByOf(id)).toMatch(/^sluice[A-Za-z0-9_-]{1,122}$/);
   }
   expect(clientTokenOf('x'.repeat(57))).toBe(`sluice-${'x'.repeat(57)}`);
-  expect(new Set(ids.map(clientTokenOf)).size).toBe(ids.length);
+  expect(new Set(ids.map((id) => clientTokenOf(id))).size).toBe(ids.length);
   expect(new Set(ids.map(startedByOf)).size).toBe(ids.length);
   expect(startedByOf('org:acme')).not.toBe(startedByOf('org_acme'));
 });

@@ -1,5 +1,5 @@
 import { maxRunSecondsEnv } from '../../../shared/config/settings';
-import { ANY_RESOURCE, type IamStatement, type KindDefinition, mayNameAnyResource } from '../../../shared/kinds/kindDefinition';
+import { ANY_RESOURCE, type IamStatement, type KindDefinition, mayNameAnyResource, rulesOf } from '../../../shared/kinds/kindDefinition';
 import { KINDS } from '../../../shared/kinds/registry';
 import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
 import { asList, type PolicyStatement } from './cfn';
@@ -46,11 +46,17 @@ function rendered(kind: KindDefinition, statement: IamStatement, params: Record<
   return { Sid: statement.sid, Effect: 'Allow', Action: [...statement.actions], Resource };
 }
 
-test('each function listens to exactly the rules of the kinds whose events it takes, on every stage', () => {
+/** A stage's parameters as serverless print resolves them: its own over the defaults. */
+const paramsOf = (definition: typeof dev, stage: string) => ({ ...definition.params!.default, ...definition.params![stage] });
+
+test('each function listens to exactly the rules of the kinds whose events it takes, on every stage (its parameters in them)', () => {
   const subscribers = new Set([RELEASER, ...KINDS.map(subscriberOf)]);
-  for (const definition of [dev, local]) {
+  for (const [definition, stage] of [
+    [dev, 'dev'],
+    [local, 'local'],
+  ] as const) {
     for (const fn of subscribers) {
-      const expected = KINDS.filter((k) => subscriberOf(k) === fn).flatMap((k) => k.events.rules);
+      const expected = KINDS.filter((k) => subscriberOf(k) === fn).flatMap((k) => rulesOf(k, paramsOf(definition, stage)));
       const patterns = (definition.functions[fn]?.events ?? [])
         .filter((e) => 'eventBridge' in e)
         .map((e) => (e.eventBridge as { pattern: unknown }).pattern);
@@ -58,6 +64,13 @@ test('each function listens to exactly the rules of the kinds whose events it ta
       expect(patterns).toEqual(expect.arrayContaining(expected as object[]));
     }
   }
+});
+
+test("the AppFlow and Glue rules take only the flows and jobs Sluice may start; the local stage's take every name", () => {
+  const names = (definition: typeof dev, stage: string) =>
+    KINDS.filter((k) => k.kind === 'appflow' || k.kind === 'glue').map((k) => JSON.stringify(rulesOf(k, paramsOf(definition, stage))));
+  expect(names(dev, 'dev').every((rule) => rule.includes('{"wildcard":"sluice-*"}'))).toBe(true);
+  expect(names(local, 'local').every((rule) => rule.includes('{"wildcard":"*"}'))).toBe(true);
 });
 
 test('no two kinds listen to one event source (the releaser picks the parser by source)', () => {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { GLUE_TERMINAL_STATES, parseCompletionEvent } from '../../../shared/kinds/completionEvents';
-import { mayNameAnyResource } from '../../../shared/kinds/kindDefinition';
+import { mayNameAnyResource, rulesOf } from '../../../shared/kinds/kindDefinition';
 import { KINDS } from '../../../shared/kinds/registry';
 import { GaugeName } from '../../../shared/adapters/powertools/poolGauges';
 import { MetricName } from '../../../shared/app/deps';
@@ -180,7 +180,9 @@ describe('completion events', () => {
   });
   const matchingRules = (event: unknown) => patterns().filter((p) => matchesPattern(p, event)).length;
   /** The rules of the kinds whose events the releaser reads (the others name their own subscriber function). */
-  const releaserKindRules = () => KINDS.filter((k) => k.events.subscriber === undefined).flatMap((k) => k.events.rules);
+  /** The rules of the kinds whose events the releaser reads, with the packaged stage's name patterns (the defaults). */
+  const releaserKindRules = (params?: Record<string, unknown>) =>
+    KINDS.filter((k) => k.events.subscriber === undefined).flatMap((k) => rulesOf(k, params));
 
   test('EventBridge may invoke the releaser only from its own rules, each named by reference', () => {
     const permissions = ofType('AWS::Lambda::Permission').filter(
@@ -204,19 +206,29 @@ describe('completion events', () => {
     }
   });
 
-  test('the deployed patterns are the ones the local event bus routes by', () => {
+  test('the deployed patterns are the ones the local event bus routes by, but for the local stage name patterns', () => {
     const localPatterns = (local.functions.releaser!.events ?? []).map((e) => (e.eventBridge as { pattern: unknown }).pattern);
+    const { params } = local as { params?: Record<string, Record<string, unknown>> };
+    const localParams = { ...params?.default, ...params?.local };
     expect(localPatterns).toHaveLength(releaserKindRules().length);
-    expect(patterns()).toEqual(expect.arrayContaining(localPatterns as object[]));
-    expect(localPatterns).toEqual(expect.arrayContaining(patterns()));
+    expect(localPatterns).toEqual(expect.arrayContaining(releaserKindRules(localParams)));
+    expect(releaserKindRules(localParams)).toEqual(expect.arrayContaining(localPatterns as object[]));
   });
 
   test('the patterns are the rules of the kinds whose parsers read the events (shared/kinds/registry.ts)', () => {
     expect(patterns()).toEqual(expect.arrayContaining(releaserKindRules() as object[]));
     expect(patterns()).toEqual(
       expect.arrayContaining([
-        { source: ['aws.appflow'], 'detail-type': ['AppFlow End Flow Run Report'] },
-        { source: ['aws.glue'], 'detail-type': ['Glue Job State Change'], detail: { state: [...GLUE_TERMINAL_STATES] } },
+        {
+          source: ['aws.appflow'],
+          'detail-type': ['AppFlow End Flow Run Report'],
+          detail: { 'flow-name': [{ wildcard: 'sluice-*' }] },
+        },
+        {
+          source: ['aws.glue'],
+          'detail-type': ['Glue Job State Change'],
+          detail: { state: [...GLUE_TERMINAL_STATES], jobName: [{ wildcard: 'sluice-*' }] },
+        },
       ]),
     );
   });
@@ -239,6 +251,8 @@ describe('completion events', () => {
     ['Glue RUNNING', glueChange('RUNNING')],
     ['Glue STARTING', glueChange('STARTING')],
     ['a Glue crawler event', { ...glueChange('SUCCEEDED'), 'detail-type': 'Glue Crawler State Change' }],
+    ["another flow's End report (not allowedFlowPattern)", { ...appflowEnd('Execution Successful'), detail: { ...appflowEnd('x').detail, 'flow-name': 'crm-accounts' } }],
+    ["another Glue job's end (not allowedGlueJobPattern)", { ...glueChange('SUCCEEDED'), detail: { ...glueChange('SUCCEEDED').detail, jobName: 'nightly' } }],
     ['the same detail type from a custom source', { ...glueChange('SUCCEEDED'), source: 'my.app' }],
   ])('%s: matched by no rule', (_, event) => {
     expect(matchingRules(event)).toBe(0);

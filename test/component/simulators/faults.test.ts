@@ -7,7 +7,7 @@ import {
   StartJobRunCommand,
   ThrottlingException as GlueThrottling,
 } from '@aws-sdk/client-glue';
-import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
+import { jobApiSimulatorControl, startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
 import { rejection, sdkClients, waitFor } from './support';
 
 let sim: JobApiSimulator;
@@ -195,6 +195,38 @@ test('throttleStatusCalls throttles the status API', async () => {
   sim.setFaults({ glue: { throttleStatusCalls: 1 } });
   expect(await rejection(clients.glue.send(new GetJobRunCommand({ JobName: 'job', RunId: JobRunId })))).toBeInstanceOf(GlueThrottling);
   await expect(clients.glue.send(new GetJobRunCommand({ JobName: 'job', RunId: JobRunId }))).resolves.toHaveProperty('JobRun');
+});
+
+test('failCalls answers the next n calls of one operation with any error, in its HTTP status; merged per operation, cleared by undefined', async () => {
+  sim.setFaults({ glue: { failCalls: { GetJobRuns: { count: 2, error: 'AccessDeniedException', message: 'no glue:GetJobRuns' } } } });
+  sim.setFaults({ glue: { failCalls: { GetJobRun: { count: 1, error: 'OperationTimeoutException' } } } });
+  const { JobRunId } = await startJob('job'); // another operation: untouched
+  const denied = await rejection(clients.glue.send(new GetJobRunsCommand({ JobName: 'job' })));
+  expect(denied).toBeInstanceOf(AccessDeniedException);
+  expect([denied.message, denied.$metadata?.httpStatusCode]).toEqual(['no glue:GetJobRuns', 400]);
+  expect(sim.faults().glue.failCalls).toMatchObject({ GetJobRuns: { count: 1 }, GetJobRun: { count: 1 } });
+  const timedOut = await rejection(clients.glue.send(new GetJobRunCommand({ JobName: 'job', RunId: JobRunId! })));
+  expect(timedOut.name).toBe('OperationTimeoutException');
+  sim.setFaults({ glue: { failCalls: { GetJobRuns: undefined } } });
+  expect(sim.faults().glue.failCalls).toBeUndefined();
+  await clients.glue.send(new GetJobRunsCommand({ JobName: 'job' }));
+  // An error the SDK does not model comes with the common errors' status; a REST-JSON one with its own.
+  sim.setFaults({ appflow: { failCalls: { DescribeFlowExecutionRecords: { count: 1, error: 'ServiceUnavailable' } } } });
+  const unavailable = await rejection(clients.appflow.send(new DescribeFlowExecutionRecordsCommand({ flowName: 'flow' })));
+  expect([unavailable.name, unavailable.$metadata?.httpStatusCode]).toEqual(['ServiceUnavailable', 503]);
+  sim.setFaults({ appflow: { failCalls: { StartFlow: { count: 1, error: 'ServiceQuotaExceededException' } } } });
+  const quota = await rejection(startFlow());
+  expect([quota.name, quota.$metadata?.httpStatusCode]).toEqual(['ServiceQuotaExceededException', 402]);
+  expect(sim.runs().map((r) => r.kind)).toEqual(['glue']);
+});
+
+test('failCalls through the control API (a simulator in another process): the same fault, as JSON', async () => {
+  const control = jobApiSimulatorControl(sim.endpoint);
+  const state = await control.setFaults({ appflow: { failCalls: { StartFlow: { count: 1, error: 'ConflictException', message: 'busy' } } } });
+  expect(state.appflow.failCalls).toEqual({ StartFlow: { count: 1, error: 'ConflictException', message: 'busy' } });
+  const conflict = await rejection(startFlow());
+  expect([conflict.name, conflict.message, conflict.$metadata?.httpStatusCode]).toEqual(['ConflictException', 'busy', 409]);
+  expect((await control.faults()).appflow.failCalls).toBeUndefined();
 });
 
 test('an emit that throws or rejects is recorded and does not crash anything', async () => {

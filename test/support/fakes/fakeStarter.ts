@@ -88,13 +88,13 @@ export class FakeStarter implements JobStarter {
     return `${this.kind}-run-of-${jobId}`;
   }
 
-  async start(job: JobSpec, options: { mayHaveStarted?: boolean } = {}): Promise<{ executionId: string }> {
+  async start(job: JobSpec, options: { mayHaveStarted?: boolean; replacesRun?: string } = {}): Promise<{ executionId: string }> {
     await tick();
     if (this.onStart) await this.onStart(job);
     const mayHaveStarted = options.mayHaveStarted ?? false;
     const failure = mayHaveStarted && this.options.failFreshStartsOnly ? undefined : this.failures.shift();
     if (failure?.kind === 'lost') {
-      const run = this.startRun(job, mayHaveStarted);
+      const run = this.startRun(job, mayHaveStarted, options.replacesRun);
       this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'lost', executionId: run.executionId });
       throw new TransientStartError(`start of ${job.id}: ${failure.code} (fake: the run started, its answer was lost)`, failure.code, {
         definite: false,
@@ -106,14 +106,19 @@ export class FakeStarter implements JobStarter {
       if (failure.kind === 'transient') throw new TransientStartError(`start of ${job.id} throttled (fake)`, failure.code);
       throw new PermanentStartError(`start of ${job.id} rejected (fake)`, failure.code);
     }
-    const run = this.startRun(job, mayHaveStarted);
+    const run = this.startRun(job, mayHaveStarted, options.replacesRun);
     return { executionId: run.executionId };
   }
 
-  /** What a successful start does: returns the job's earlier run when the API would find it, else creates one. */
-  private startRun(job: JobSpec, mayHaveStarted: boolean): FakeRun {
+  /**
+   * What a successful start does: returns the job's earlier run when the API would find it, else creates one. A start
+   * that replaces a run (StartOptions.replacesRun: ECS's token made anew) finds only runs started after that one.
+   */
+  private startRun(job: JobSpec, mayHaveStarted: boolean, replacesRun?: string): FakeRun {
     if (this.options.idempotent || mayHaveStarted) {
-      const earlier = this.runsOf(job.id)[0];
+      const runs = this.runsOf(job.id);
+      const replaced = replacesRun === undefined ? -1 : runs.findIndex((run) => run.executionId === replacesRun);
+      const earlier = replaced < 0 ? runs[0] : runs[replaced + 1];
       if (earlier) {
         this.startCalls.push({ jobId: job.id, mayHaveStarted, result: 'existing', executionId: earlier.executionId });
         return earlier;

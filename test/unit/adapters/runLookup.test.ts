@@ -150,9 +150,9 @@ describe('AppFlowStarter.status: finding a run in the execution records', () => 
     await expect(new AppFlowStarter(appflow, quiet).status(flowJob, 'ours')).resolves.toBe(RunStatus.InProgress);
   });
 
-  test('with requestedSince and records newest first, stops at the first page older than the request', async () => {
+  test('with requestedSince and records newest first, stops at the first page older than the request: the run is gone', async () => {
     const { appflow, calls } = fakeAppFlow([...recordsBefore(150, T0 + 3600_000), ...recordsBefore(10_000, T0 - 6 * MINUTE, 'o')]);
-    await expect(new AppFlowStarter(appflow, quiet).status(flowJob, 'gone', { requestedSince: T0 })).resolves.toBe(RunStatus.Unknown);
+    await expect(new AppFlowStarter(appflow, quiet).status(flowJob, 'gone', { requestedSince: T0 })).resolves.toBe(RunStatus.Gone);
     expect(calls.describe).toBe(3);
   });
 
@@ -178,10 +178,10 @@ describe('AppFlowStarter.status: finding a run in the execution records', () => 
     });
   });
 
-  test('a run not listed at all is Unknown without a warning', async () => {
+  test('a run not listed at all (the records read to their end) is gone, without a warning', async () => {
     const warn = jest.fn();
     const { appflow } = fakeAppFlow(recordsBefore(30, T0));
-    await expect(new AppFlowStarter(appflow, { warn }).status(flowJob, 'ours')).resolves.toBe(RunStatus.Unknown);
+    await expect(new AppFlowStarter(appflow, { warn }).status(flowJob, 'ours')).resolves.toBe(RunStatus.Gone);
     expect(warn).not.toHaveBeenCalled();
   });
 });

@@ -33,10 +33,9 @@ describe('job states', () => {
     for (const state of ADMITTABLE_STATES) expect(canMove(state, 'reserved')).toBe(true);
   });
 
-  test('a running job only ends (or notes a heartbeat); it never goes back to queued or starting', () => {
-    expect([...TRANSITIONS.running].sort()).toEqual(['failed', 'running', 'succeeded']);
+  test('a running job ends, notes a heartbeat, or goes back to queued when its run never started; never to starting', () => {
+    expect([...TRANSITIONS.running].sort()).toEqual(['failed', 'queued', 'running', 'succeeded']);
     expect(canMove('running', 'starting')).toBe(false);
-    expect(canMove('running', 'queued')).toBe(false);
   });
 
   test('sourcesOf is the exact inverse of TRANSITIONS', () => {
@@ -45,7 +44,7 @@ describe('job states', () => {
       expect(sourcesOf(to).sort()).toEqual(expected.sort());
     }
     expect(sourcesOf('running').sort()).toEqual(['running', 'starting']);
-    expect(sourcesOf('queued').sort()).toEqual(['scheduled', 'starting']);
+    expect(sourcesOf('queued').sort()).toEqual(['running', 'scheduled', 'starting']);
     expect(sourcesOf('starting').sort()).toEqual(['queued', 'reserved', 'scheduled', 'starting']);
     // Only jobs that hold no slot can be cancelled; a scheduled job is never handed a slot (not admittable).
     expect(sourcesOf('cancelled').sort()).toEqual(['queued', 'scheduled', 'waiting']);

@@ -1,5 +1,12 @@
-import { parsePools, readEnv, settingsFrom } from '../../../shared/config/settings';
-import { ConfigurationError } from '../../../shared/errors';
+import {
+  longestRetryForSeconds,
+  parsePools,
+  readEnv,
+  RETRY_DELIVERY_MARGIN_SECONDS,
+  settingsFrom,
+} from '../../../shared/config/settings';
+import { ConfigurationError, RetryWindowTooLongError } from '../../../shared/errors';
+import { KINDS } from '../../../shared/kinds/registry';
 
 const required = { TABLE_NAME: 'sluice-dev', QUEUE_URL: 'https://sqs/jobs', DLQ_URL: 'https://sqs/dlq' };
 
@@ -72,6 +79,25 @@ describe('settings', () => {
       reconcileConcurrency: 3,
       handOffStart: 'queue',
     });
+  });
+
+  test("a retry budget a resumed AppFlow start would outlive (its client token lasts 8 hours) is refused at load", () => {
+    // The last retry can arrive RETRY_MAX_SECONDS after the budget ends, and delivery takes up to 15 minutes more.
+    const longest = 8 * 3600 - 900 - RETRY_DELIVERY_MARGIN_SECONDS;
+    expect(settingsFrom(readEnv({ ...required, RETRY_FOR_SECONDS: String(longest) })).backoff.retryForSeconds).toBe(longest);
+    const load = (retryFor: number, maxDelay = 900) =>
+      () => settingsFrom(readEnv({ ...required, RETRY_FOR_SECONDS: String(retryFor), RETRY_MAX_SECONDS: String(maxDelay) }));
+    expect(load(longest + 1)).toThrow(RetryWindowTooLongError);
+    expect(load(longest + 1)).toThrow(ConfigurationError);
+    expect(load(9 * 3600)).toThrow(/RETRY_FOR_SECONDS .* is 32400 s, but a resumed start of AppFlow flows .* Set it to at most 27000 s/);
+    // A shorter maximum delay leaves more of the window to the budget.
+    expect(load(longest + 600, 300)).not.toThrow();
+  });
+
+  test('each kind whose resumed start has a time limit declares it; the default budget fits every one', () => {
+    const windows = Object.fromEntries(KINDS.map((k) => [k.kind, k.startRetryWindowSeconds]));
+    expect(windows).toEqual({ appflow: 8 * 3600, glue: undefined, sfn: 90 * 86_400, ecs: 86_400, batch: 86_400, callback: undefined });
+    for (const kind of KINDS) expect(longestRetryForSeconds(kind.startRetryWindowSeconds, 900) ?? Infinity).toBeGreaterThan(6 * 3600);
   });
 
   test.each(['TABLE_NAME', 'QUEUE_URL', 'DLQ_URL'])('a missing %s is a ConfigurationError naming it', (name) => {
