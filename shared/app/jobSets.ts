@@ -76,8 +76,9 @@ export class JobSetRunner {
     if (!set) throw new UnknownJobSetError(`no job set '${request.set}' is declared`);
     const byHand = request.invocationId !== undefined;
     const run = byHand ? runOfInvocation(request.invocationId!) : runOfScheduledTime(request.scheduledTime ?? '');
-    // A paused set skips its scheduled fires; a run asked for by hand goes ahead.
-    if (!byHand && (await store.isPaused(set.name))) {
+    // A paused set skips its scheduled fires; a run asked for by hand goes ahead. A fire already under way (its run
+    // written by an attempt that died, retried by Lambda) finishes: a pause stops the next fires, not one half sent.
+    if (!byHand && (await store.isPaused(set.name)) && !(await store.getRun(set.name, run))) {
       this.deps.log.info('job set paused: scheduled run skipped', { set: set.name, run });
       return { result: FireResult.Paused, run };
     }

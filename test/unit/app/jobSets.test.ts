@@ -133,6 +133,26 @@ describe('job sets', () => {
     expect(world.ledger.peek((event!.detail.failedIds as string[])[0]!)!.state).toBe(JobState.Dead);
   });
 
+  test('a fire that died part way and is retried after its set was paused still sends the rest: pausing stops the next fires', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    const queue = {
+      send: world.queue.send.bind(world.queue),
+      deadLetter: world.queue.deadLetter.bind(world.queue),
+      sendAll: async (bodies: readonly string[]) => {
+        for (const body of bodies.slice(0, 4)) await world.queue.send(body);
+        throw new SimulatedCrash('queue.sendAll');
+      },
+    };
+    await expect(runner(world, { ...world.deps, queue }).fire({ set: 'nightly', scheduledTime: AT })).rejects.toThrow(SimulatedCrash);
+    await world.setRuns.setPaused('nightly', true);
+    // Lambda's retry of the same fire
+    expect(await runner(world).fire({ set: 'nightly', scheduledTime: AT })).toMatchObject({ result: FireResult.Enqueued, created: false });
+    await runAll(world);
+    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
+    // the next fire of the paused set is skipped
+    expect(await runner(world).fire({ set: 'nightly', scheduledTime: '2026-11-28T02:00:00Z' })).toMatchObject({ result: FireResult.Paused });
+  });
+
   test('a paused set skips its scheduled fires; a run by hand goes ahead, once per invocation id', async () => {
     const world = makeDeps();
     await world.setRuns.setPaused('nightly', true);
