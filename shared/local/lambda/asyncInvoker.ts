@@ -11,7 +11,7 @@ import {
   invocationRecord,
   isExpired,
 } from './asyncRules';
-import { runInvocation } from './invocation';
+import { type InvocationScope, runInvocation } from './invocation';
 
 /**
  * Lambda's asynchronous invocation for the local stack (the rules are shared/local/lambda/asyncRules.ts, with the AWS
@@ -98,6 +98,7 @@ export class AsyncInvoker {
   private readonly waits = new Map<NodeJS.Timeout, (proceed: boolean) => void>();
   private readonly processing = new Set<Promise<unknown>>();
   private readonly abandoned = new Set<Promise<unknown>>();
+  private readonly live = new Set<InvocationScope>();
   private drainWaiters: Array<() => void> = [];
   private closed = false;
   private readonly timeScale: number;
@@ -164,7 +165,10 @@ export class AsyncInvoker {
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
-  /** Refuses new events, drops those waiting for a retry, and waits for the attempts running (abandoned ones too). */
+  /**
+   * Refuses new events, drops those waiting for a retry, and shuts down the attempts running as Lambda shuts down an
+   * environment: abandoned (their AWS calls refused from now on), then waited for until they settle.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const [timer, proceed] of this.waits) {
@@ -172,7 +176,9 @@ export class AsyncInvoker {
       proceed(false);
     }
     this.waits.clear();
-    await Promise.allSettled([...this.processing, ...this.abandoned]);
+    for (const scope of this.live) scope.abandon('the local stack stopped');
+    // An attempt abandoned just now joins `abandoned` as its event settles: wait until both are empty.
+    while (this.processing.size + this.abandoned.size > 0) await Promise.allSettled([...this.processing, ...this.abandoned]);
   }
 
   private function(functionName: string): AsyncFunction {
@@ -223,15 +229,21 @@ export class AsyncInvoker {
       return { record: { startedAt, endedAt: this.now(), outcome: AttemptOutcome.Throttled, error: error.message }, error };
     }
     const timeoutMs = fault?.kind === 'timeout' ? fault.afterMs : fn.timeoutMs;
+    let scope: InvocationScope | undefined;
     const result = await runInvocation({
       functionName,
       timeoutMs,
+      onStart: (started) => {
+        scope = started;
+        this.live.add(started);
+      },
       run: () =>
         fault?.kind === 'fail'
           ? Promise.reject(new InjectedFaultError(`fault injection: ${functionName} failed before its handler ran`))
           : this.options.dispatch(functionName, event, this.options.context(functionName, timeoutMs)),
       onAbandoned: (still) => this.trackAbandoned(still),
     });
+    this.live.delete(scope!);
     const endedAt = this.now();
     if (result.ok) return { record: { startedAt, endedAt, outcome: AttemptOutcome.Succeeded }, value: result.value };
     return {

@@ -60,7 +60,8 @@ export interface RunInvocationOptions {
 
 /**
  * Runs one invocation in its own scope with its function's timeout. A timeout is a failed invocation (the caller
- * retries it by its own rules) and the scope is abandoned; a scope abandoned another way (a fault) fails the same way.
+ * retries it by its own rules) and the scope is abandoned; a scope abandoned another way (the stack stopping, a test)
+ * fails the same way, with the reason it was given (`timedOut` false).
  */
 export async function runInvocation(options: RunInvocationOptions): Promise<InvocationResult> {
   const scope = new InvocationScope(options.functionName);
@@ -69,13 +70,15 @@ export async function runInvocation(options: RunInvocationOptions): Promise<Invo
   const seconds = (options.timeoutMs / 1000).toFixed(2);
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
+  let timedOut = false;
   const ended = new Promise<'abandoned'>((resolve) => {
     timer = setTimeout(() => {
+      timedOut = true;
       scope.abandon(`timed out after ${seconds} s`);
-      resolve('abandoned');
     }, options.timeoutMs);
     onAbort = () => resolve('abandoned');
-    scope.signal.addEventListener('abort', onAbort, { once: true });
+    if (scope.abandoned) resolve('abandoned'); // by onStart
+    else scope.signal.addEventListener('abort', onAbort, { once: true });
   });
   const answered = running.then((value) => ({ value }));
   answered.catch(() => undefined); // read by the race, or never (abandoned first): not an unhandled rejection
@@ -83,7 +86,9 @@ export async function runInvocation(options: RunInvocationOptions): Promise<Invo
     const first = await Promise.race([answered, ended]);
     if (first !== 'abandoned') return { ok: true, value: first.value };
     options.onAbandoned?.(running.catch(() => undefined));
-    return { ok: false, error: new FunctionTimeoutError(`Task timed out after ${seconds} seconds`), timedOut: true };
+    // Lambda's own wording for a timeout; any other end (the stack stopping, a fault) says why
+    const error = timedOut ? new FunctionTimeoutError(`Task timed out after ${seconds} seconds`) : (scope.signal.reason as Error);
+    return { ok: false, error, timedOut };
   } catch (error) {
     return { ok: false, error, timedOut: false };
   } finally {

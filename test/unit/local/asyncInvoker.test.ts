@@ -19,6 +19,11 @@ import { createLambdaContext } from '../../../shared/local/poller';
  */
 const TIME_SCALE = 0.0005;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Resolves when the current invocation is abandoned (never otherwise). */
+function untilAbandonedHere(): Promise<void> {
+  const signal = currentInvocation()!.signal;
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+}
 async function waitUntil(done: () => boolean): Promise<void> {
   while (!done()) await sleep(5);
 }
@@ -206,7 +211,7 @@ describe('the timeout', () => {
         await client.send(new ListQueuesCommand({})).catch((error: unknown) => void refused.push(error));
       },
     });
-    expect(result).toMatchObject({ ok: false, timedOut: true });
+    expect(result).toMatchObject({ ok: false, timedOut: false, error: expect.any(InvocationAbandonedError) });
     expect(sent).toEqual(['ListQueuesCommand']);
     await waitUntil(() => refused.length === 1);
     expect(String(refused[0])).toContain('abandoned: a test says so');
@@ -226,6 +231,23 @@ describe('the timeout', () => {
     await client.send(new ListQueuesCommand({}));
     expect(sent).toEqual(['ListQueuesCommand']);
   });
+});
+
+test('close shuts down an attempt running: its AWS calls are refused from then on, and close waits for it', async () => {
+  const { client, sent } = wiredClient();
+  const refused: unknown[] = [];
+  let started = false;
+  const { invoker } = invokerFor(async () => {
+    started = true;
+    await untilAbandonedHere();
+    await client.send(new ListQueuesCommand({})).catch((error: unknown) => void refused.push(error));
+  });
+  const fate = invoker.invoke('fn', {});
+  await waitUntil(() => started);
+  await invoker.close();
+  expect(sent).toEqual([]);
+  expect(String(refused[0])).toContain('the local stack stopped');
+  await expect(fate).rejects.toThrow('the local stack stopped');
 });
 
 test('close drops the events waiting for a retry and refuses new ones', async () => {
