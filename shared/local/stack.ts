@@ -184,7 +184,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       accountId: accountId,
     });
     // A worker is told when the stack abandons an invocation (its timeout), and fences it from then on.
-    for (const name of functionNames) handlers[name] = (event, context) => workers!.invoke(name, event, context, currentInvocation()?.signal);
+    for (const name of functionNames)
+      handlers[name] = (event, context) => workers!.invoke(name, event, context, currentInvocation()?.signal);
   } else {
     for (const name of functionNames) {
       const { file, exported } = handlerFiles[name]!;

@@ -51,7 +51,10 @@ afterAll(async () => {
 const idsOf = (run: string) => loadJobSets(file)[0]!.jobs.map((job) => setJobId('nightly', run, job.key));
 /** The jobSets events Lambda took since `before` (the length of its events list then). */
 function lambdaEventsFor(before: number): AsyncEvent[] {
-  return stack.lambda.events().slice(before).filter((e) => e.functionName === 'jobSets');
+  return stack.lambda
+    .events()
+    .slice(before)
+    .filter((e) => e.functionName === 'jobSets');
 }
 
 /** Middleware on the functions' SQS client: the jobSets function's SendMessageBatch calls, numbered from 1. */
@@ -169,10 +172,14 @@ test('without the retries (maximumRetryAttempts 0), the same failure is recorded
   });
   // 20 jobs were sent and run; the last 4 never were, and the run stays open
   const ids = idsOf('20261130T0200Z');
-  const records = await waitFor('the 20 jobs sent to end', async () => {
-    const all = await Promise.all(ids.map((id) => jobRecord(stack, id)));
-    return all.filter((r) => r?.state === 'succeeded').length === 20 ? all : undefined;
-  }, 30_000);
+  const records = await waitFor(
+    'the 20 jobs sent to end',
+    async () => {
+      const all = await Promise.all(ids.map((id) => jobRecord(stack, id)));
+      return all.filter((r) => r?.state === 'succeeded').length === 20 ? all : undefined;
+    },
+    30_000,
+  );
   expect(records.filter((r) => r === undefined)).toHaveLength(4);
   await stack.reconcileNow();
   expect(completed.some((e) => e.detail.run === '20261130T0200Z')).toBe(false);

@@ -247,7 +247,13 @@ export class AsyncInvoker {
     const endedAt = this.now();
     if (result.ok) return { record: { startedAt, endedAt, outcome: AttemptOutcome.Succeeded }, value: result.value };
     return {
-      record: { startedAt, endedAt, outcome: AttemptOutcome.FunctionError, error: describe(result.error), ...(result.timedOut && { timedOut: true }) },
+      record: {
+        startedAt,
+        endedAt,
+        outcome: AttemptOutcome.FunctionError,
+        error: describe(result.error),
+        ...(result.timedOut && { timedOut: true }),
+      },
       error: result.error,
     };
   }
@@ -265,7 +271,11 @@ export class AsyncInvoker {
       ...(lastError !== undefined && { lastError }),
     });
     const destination = this.config(record.functionName).onFailure;
-    const failure: AsyncFailure = { functionName: record.functionName, record: invocation, ...(destination !== undefined && { destination }) };
+    const failure: AsyncFailure = {
+      functionName: record.functionName,
+      record: invocation,
+      ...(destination !== undefined && { destination }),
+    };
     if (destination !== undefined && this.options.sendToDestination) {
       try {
         await this.options.sendToDestination(destination, invocation);

@@ -1,4 +1,12 @@
-export { AsyncInvoker, type AsyncAttempt, type AsyncEvent, type AsyncFailure, type AsyncFunction, type AsyncInvokerOptions, type LambdaFaults } from './asyncInvoker';
+export {
+  AsyncInvoker,
+  type AsyncAttempt,
+  type AsyncEvent,
+  type AsyncFailure,
+  type AsyncFunction,
+  type AsyncInvokerOptions,
+  type LambdaFaults,
+} from './asyncInvoker';
 export {
   afterAttempt,
   ASYNC_DEFAULTS,
@@ -15,5 +23,12 @@ export {
   type InvocationRecord,
   type NextStep,
 } from './asyncRules';
-export { currentInvocation, fenceAbandonedInvocations, InvocationScope, runInvocation, type InvocationResult, type RunInvocationOptions } from './invocation';
+export {
+  currentInvocation,
+  fenceAbandonedInvocations,
+  InvocationScope,
+  runInvocation,
+  type InvocationResult,
+  type RunInvocationOptions,
+} from './invocation';
 export { fenceClients, localFunctionName, startLocalLambda, type LocalLambdaOptions } from './localLambda';

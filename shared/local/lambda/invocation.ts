@@ -77,7 +77,8 @@ export async function runInvocation(options: RunInvocationOptions): Promise<Invo
       scope.abandon(`timed out after ${seconds} s`);
     }, options.timeoutMs);
     onAbort = () => resolve('abandoned');
-    if (scope.abandoned) resolve('abandoned'); // by onStart
+    if (scope.abandoned)
+      resolve('abandoned'); // by onStart
     else scope.signal.addEventListener('abort', onAbort, { once: true });
   });
   const answered = running.then((value) => ({ value }));
@@ -115,7 +116,9 @@ export function fenceAbandonedInvocations(client: unknown, current: () => Invoca
   (client as FenceableClient).middlewareStack.add(
     (next, context) => async (args) => {
       const refuse = (scope: InvocationScope, when: string) =>
-        new InvocationAbandonedError(`${context.commandName ?? 'a call'} ${when} by invocation ${scope.requestId} of ${scope.functionName}, abandoned: ${scope.reason ?? ''}`);
+        new InvocationAbandonedError(
+          `${context.commandName ?? 'a call'} ${when} by invocation ${scope.requestId} of ${scope.functionName}, abandoned: ${scope.reason ?? ''}`,
+        );
       const scope = current();
       if (scope?.abandoned) throw refuse(scope, 'refused: made');
       const result = await next(args);

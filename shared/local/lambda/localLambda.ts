@@ -60,14 +60,21 @@ export function startLocalLambda(options: LocalLambdaOptions): { invoker: AsyncI
 
 /** The stack's queue an on-failure destination names (`{ type: sqs, arn }` or an ARN; a GetAtt resolved locally). */
 function queueUrlOf(destination: unknown, refs: ResourceRefs): string {
-  const arn = resolveValue(typeof destination === 'object' && destination !== null && 'arn' in destination ? destination.arn : destination, refs);
+  const arn = resolveValue(
+    typeof destination === 'object' && destination !== null && 'arn' in destination ? destination.arn : destination,
+    refs,
+  );
   const id = Object.keys(refs.arn).find((logicalId) => refs.arn[logicalId] === arn);
-  if (!id || !arn.startsWith('arn:aws:sqs:')) throw new Error(`the local stack sends on-failure records only to its own queues, not to ${arn}`);
+  if (!id || !arn.startsWith('arn:aws:sqs:'))
+    throw new Error(`the local stack sends on-failure records only to its own queues, not to ${arn}`);
   return refs.ref[id]!;
 }
 
 /** Every AWS client of the functions in this thread refuses the calls of an abandoned invocation. */
-export function fenceClients(clients: { sqs: unknown; dynamodb: unknown }, onJobApiClient: (listener: (service: string, client: unknown) => void) => void): void {
+export function fenceClients(
+  clients: { sqs: unknown; dynamodb: unknown },
+  onJobApiClient: (listener: (service: string, client: unknown) => void) => void,
+): void {
   fenceAbandonedInvocations(clients.sqs);
   fenceAbandonedInvocations(clients.dynamodb); // the document client shares its middleware stack
   onJobApiClient((_service, client) => fenceAbandonedInvocations(client));

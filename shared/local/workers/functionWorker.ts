@@ -79,7 +79,11 @@ export function runWorker(handler: Handler): void {
     })
       .then((result) => {
         running.delete(message.id); // abandoned already, if it is not done
-        post(result.ok ? { type: 'result', id: message.id, ok: true, value: result.value } : { type: 'result', id: message.id, ok: false, error: errorShape(result.error) });
+        post(
+          result.ok
+            ? { type: 'result', id: message.id, ok: true, value: result.value }
+            : { type: 'result', id: message.id, ok: false, error: errorShape(result.error) },
+        );
       })
       .catch((error: unknown) => post({ type: 'result', id: message.id, ok: false, error: errorShape(error) }));
   });

@@ -75,7 +75,9 @@ test('a function error is retried a minute later (compressed), then succeeds: th
 
 test('every attempt failing: 3 attempts a minute then two apart, then the record goes to the on-failure destination', async () => {
   const destination = { type: 'sqs', arn: 'arn:aws:sqs:us-east-1:000000000000:failures' };
-  const { invoker, records } = invokerFor(async () => Promise.reject(new TypeError('always')), { destinations: { onFailure: destination } });
+  const { invoker, records } = invokerFor(async () => Promise.reject(new TypeError('always')), {
+    destinations: { onFailure: destination },
+  });
   await expect(invoker.invoke('fn', { set: 'nightly' })).rejects.toThrow('always');
   const [event] = invoker.events();
   const gaps = event!.attempts.slice(1).map((a, i) => a.startedAt - event!.attempts[i]!.endedAt);
@@ -172,7 +174,11 @@ describe('the timeout', () => {
     );
     await expect(invoker.invoke('fn', {})).resolves.toBe('second attempt done');
     const [first] = invoker.events()[0]!.attempts;
-    expect(first).toMatchObject({ outcome: 'function-error', timedOut: true, error: 'FunctionTimeoutError: Task timed out after 0.05 seconds' });
+    expect(first).toMatchObject({
+      outcome: 'function-error',
+      timedOut: true,
+      error: 'FunctionTimeoutError: Task timed out after 0.05 seconds',
+    });
     await invoker.close(); // waits for the abandoned invocation to settle
     expect(sent).toEqual([]);
     expect(late).toEqual([expect.any(InvocationAbandonedError)]);

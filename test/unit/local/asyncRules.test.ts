@@ -59,7 +59,10 @@ describe('after an attempt', () => {
 
   test('with maximumRetryAttempts 0, the first function error gives the event up', () => {
     const none = asyncInvokeConfig('fn', { maximumRetryAttempts: 0 });
-    expect(afterAttempt(progress(1), AttemptOutcome.FunctionError, 0, none)).toEqual({ step: 'discard', condition: DiscardCondition.RetriesExhausted });
+    expect(afterAttempt(progress(1), AttemptOutcome.FunctionError, 0, none)).toEqual({
+      step: 'discard',
+      condition: DiscardCondition.RetriesExhausted,
+    });
   });
 
   test('a throttle is retried from 1 s, doubling to at most 5 minutes, and does not use up the retries', () => {
