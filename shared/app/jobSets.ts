@@ -52,6 +52,8 @@ export interface SweepReport {
   /** runs whose records were read */
   checked: number;
   completed: number;
+  /** runs that could not be checked (logged; looked at again next time) */
+  failed: number;
   /** the time budget ran out before the last open run: the next sweep goes on from there */
   unfinished: boolean;
 }
@@ -121,7 +123,7 @@ export class JobSetRunner {
     const { clock } = this.deps;
     const budgetMs = this.deps.settings ? this.deps.settings.reconcileBudgetMs * SWEEP_BUDGET_SHARE : DEFAULT_SWEEP_BUDGET_MS;
     const deadline = options.deadline ?? clock.now() + budgetMs;
-    const report: SweepReport = { looked: 0, checked: 0, completed: 0, unfinished: false };
+    const report: SweepReport = { looked: 0, checked: 0, completed: 0, failed: 0, unfinished: false };
     let after = resumeAfter.get(store);
     for (;;) {
       const page = await store.openRuns({ ...(after && { after }), max: OPEN_RUNS_PER_PAGE });
@@ -132,15 +134,13 @@ export class JobSetRunner {
         }
         report.looked++;
         after = { set: run.set, run: run.run };
-        const now = clock.now();
-        if (run.completedAt !== undefined) {
-          if (now - run.completedAt > NOTIFY_GRACE_MS) await this.notify(run, run.summary!);
-          continue;
+        // One run that cannot be checked (a read throttled, say) must not keep the sweep from the runs after it.
+        try {
+          await this.look(run, report);
+        } catch (error) {
+          report.failed++;
+          this.deps.log.error('reconciler could not check a job set run', { set: run.set, run: run.run, error: String(error) });
         }
-        const due = run.ended >= run.total || now - (run.checkedAt ?? run.startedAt) > CHECK_OPEN_RUN_EVERY_MS;
-        if (!due) continue;
-        report.checked++;
-        if (await this.check(run)) report.completed++;
       }
       if (!page.next) {
         resumeAfter.delete(store);
@@ -148,6 +148,19 @@ export class JobSetRunner {
       }
       after = page.next;
     }
+  }
+
+  /** One open run: its completion event sent again if its sender died, or its records read if it is due. */
+  private async look(run: SetRun, report: SweepReport): Promise<void> {
+    const now = this.deps.clock.now();
+    if (run.completedAt !== undefined) {
+      if (now - run.completedAt > NOTIFY_GRACE_MS) await this.notify(run, run.summary!);
+      return;
+    }
+    const due = run.ended >= run.total || now - (run.checkedAt ?? run.startedAt) > CHECK_OPEN_RUN_EVERY_MS;
+    if (!due) return;
+    report.checked++;
+    if (await this.check(run)) report.completed++;
   }
 
   /** Reads the run's records; completes it if all are final. True if this call completed it. */

@@ -300,7 +300,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     fireJobSet: (set, scheduledTime) => invokeAsync('jobSets', { set, scheduledTime }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
-      await lambda.close(); // events waiting for a retry are dropped; attempts running finish
+      await lambda.close(); // events waiting for a retry are dropped; attempts running are shut down, then awaited
       await Promise.all(pollers.map((p) => p.stop()));
       await simulator.close();
       await bus!.close();

@@ -191,6 +191,20 @@ describe('open runs beyond the first page', () => {
     expect(world.events.published.map((e) => e.detail.run)).toEqual([`now-${runId(120)}`]);
   });
 
+  test('a run that cannot be checked is logged and skipped: the runs after it are still checked', async () => {
+    const world = makeDeps({ settings: { pools: { default: 200 } } });
+    await openRunsWithOneMissedCount(world);
+    // the 7th open run's item cannot be completed or marked (a write refused every time)
+    const markChecked = world.setRuns.markChecked.bind(world.setRuns);
+    jest.spyOn(world.setRuns, 'markChecked').mockImplementation(async (set, run, at) => {
+      if (run === `now-${runId(7)}`) throw new Error('ValidationException');
+      return markChecked(set, run, at);
+    });
+    await world.reconciler.run();
+    expect(world.events.published.map((e) => e.detail.run)).toEqual([`now-${runId(120)}`]);
+    expect(world.log.entries.some((e) => e.message === 'reconciler could not check a job set run')).toBe(true);
+  });
+
   test("a sweep stops at its share of the reconciler's budget and the next one goes on where it stopped", async () => {
     const world = makeDeps({ settings: { pools: { default: 200 }, reconcileBudgetMs: 60_000 } });
     await openRunsWithOneMissedCount(world);
