@@ -7,8 +7,10 @@
  * queue, nothing else. No sets: no schedules and no role.
  *
  * Scheduler invokes Lambda asynchronously (https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html):
- * its RetryPolicy and DeadLetterConfig cover only an invoke call that failed (the function throttled, missing, not
- * permitted: https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html); once Lambda accepted
+ * its RetryPolicy and DeadLetterConfig cover only an invoke call that failed (the function missing or not permitted,
+ * Lambda unavailable: https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html, "when a
+ * schedule fails to invoke its target"; https://docs.aws.amazon.com/scheduler/latest/APIReference/API_RetryPolicy.html,
+ * 0-185 attempts within 60-86400 s); once Lambda accepted
  * the event, a failure inside the function is retried by Lambda's own asynchronous retries (the function's
  * maximumRetryAttempts and on-failure destination, serverless.yml).
  */
