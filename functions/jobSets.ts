@@ -13,8 +13,10 @@ const FireSchema = z.object({ set: z.string().min(1), scheduledTime: z.string().
 const loaded = new Map<string, JobSet[]>();
 
 /**
- * A job set's schedule fired: enqueue the run's jobs. A failure throws, and EventBridge Scheduler invokes it again
- * (its retry policy): the same run's ids are sent again, and the acquirer runs each job once.
+ * A job set's schedule fired: enqueue the run's jobs. EventBridge Scheduler invokes it asynchronously; a failure or a
+ * timeout is retried by Lambda (serverless.yml: maximumRetryAttempts, then the job set failures queue). A retry (or a
+ * second delivery of the same fire) finds the run written already and sends the same ids again: the acquirer runs each
+ * job once.
  */
 export const handler = async (event: unknown, context: Context) => {
   const { logger, deps } = container();

@@ -98,3 +98,15 @@ export class InvalidJobSetsError extends SluiceError {}
 
 /** A job set named by a schedule, the CLI or an invocation is not declared. */
 export class UnknownJobSetError extends SluiceError {}
+
+/**
+ * Local stack: an AWS call made by a Lambda invocation that was abandoned (it ran past its function's timeout). On AWS
+ * the environment is frozen or shut down at the timeout and the call is never made; here the call is refused.
+ */
+export class InvocationAbandonedError extends SluiceError {}
+
+/** Local stack: an invocation that ran past its function's timeout (Lambda's own wording: "Task timed out after ..."). */
+export class FunctionTimeoutError extends SluiceError {}
+
+/** Local stack: a failure a test asked the stack to inject (`stack.lambda.faults`). */
+export class InjectedFaultError extends SluiceError {}

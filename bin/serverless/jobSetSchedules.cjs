@@ -3,13 +3,26 @@
  * A local Serverless plugin (serverless.yml, plugins): one EventBridge Scheduler schedule per job set of the stage's
  * jobSetsFile (shared/domain/jobSets.ts reads and validates it: a bad file fails the packaging, naming the set and the
  * job). Each schedule invokes the jobSets function with the set's name and the time it fired for
- * (`<aws.scheduler.scheduled-time>`), through a role that may invoke that function and nothing else. No sets: no
- * schedules and no role.
+ * (`<aws.scheduler.scheduled-time>`), through a role that may invoke that function and send to the job set failures
+ * queue, nothing else. No sets: no schedules and no role.
+ *
+ * Scheduler invokes Lambda asynchronously (https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html):
+ * its RetryPolicy and DeadLetterConfig cover only an invoke call that failed (the function missing or not permitted,
+ * Lambda unavailable: https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html, "when a
+ * schedule fails to invoke its target"; https://docs.aws.amazon.com/scheduler/latest/APIReference/API_RetryPolicy.html,
+ * 0-185 attempts within 60-86400 s); once Lambda accepted
+ * the event, a failure inside the function is retried by Lambda's own asynchronous retries (the function's
+ * maximumRetryAttempts and on-failure destination, serverless.yml).
  */
 const path = require('node:path');
 
 const FUNCTION_ID = 'JobSetsLambdaFunction';
 const ROLE_ID = 'JobSetSchedulerRole';
+/**
+ * Scheduler's dead-letter events go to the same queue as Lambda's records of fires that failed (serverless.yml's
+ * resources, merged into the template after this hook runs: the reference is checked by the package test).
+ */
+const FAILURE_QUEUE_ID = 'JobSetFailureQueue';
 
 /** A CloudFormation logical id from a set name (letters and digits only). */
 function scheduleId(name) {
@@ -44,7 +57,11 @@ function addJobSetSchedules(template, sets, { service, stage }) {
           PolicyName: 'invoke-job-sets',
           PolicyDocument: {
             Version: '2012-10-17',
-            Statement: [{ Sid: 'InvokeJobSets', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [FUNCTION_ID, 'Arn'] } }],
+            Statement: [
+              { Sid: 'InvokeJobSets', Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [FUNCTION_ID, 'Arn'] } },
+              // The schedules' dead-letter queue is written with the schedule's execution role.
+              { Sid: 'DeadLetters', Effect: 'Allow', Action: 'sqs:SendMessage', Resource: { 'Fn::GetAtt': [FAILURE_QUEUE_ID, 'Arn'] } },
+            ],
           },
         },
       ],
@@ -68,8 +85,10 @@ function addJobSetSchedules(template, sets, { service, stage }) {
           Arn: { 'Fn::GetAtt': [FUNCTION_ID, 'Arn'] },
           RoleArn: { 'Fn::GetAtt': [ROLE_ID, 'Arn'] },
           Input: JSON.stringify({ set: set.name, scheduledTime: '<aws.scheduler.scheduled-time>' }),
-          // A failed fire is invoked again: the run's ids are the same, so nothing runs twice.
+          // An invoke call that failed is made again (the run's ids are the same, so nothing runs twice); one that
+          // failed every try for an hour goes to the failures queue. Errors inside the function are Lambda's to retry.
           RetryPolicy: { MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [FAILURE_QUEUE_ID, 'Arn'] } },
         },
       },
     };

@@ -1,11 +1,11 @@
 import type { JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { isTerminal, JobState } from '../domain/jobState';
-import { type JobSet, jobsOfRun, runOfInvocation, runOfScheduledTime, setJobId } from '../domain/jobSets';
+import { type JobSet, jobsOfRun, MAX_LISTED_FAILED_IDS, runOfInvocation, runOfScheduledTime, setJobId } from '../domain/jobSets';
 import { UnknownJobSetError } from '../errors';
 import { SluiceDetailType } from '../ports/eventPublisher';
-import type { SetRun, SetRunSummary } from '../ports/setRunStore';
-import type { JobSetDeps, SluiceDeps } from './deps';
+import type { OpenRunCursor, SetRun, SetRunStore, SetRunSummary } from '../ports/setRunStore';
+import type { JobSetDeps, SluiceDeps, SluiceSettings } from './deps';
 import { inParallel } from './inParallel';
 
 /** An open run's records are read again at most this often by the reconciler (a count an invocation missed). */
@@ -14,6 +14,20 @@ export const CHECK_OPEN_RUN_EVERY_MS = 15 * 60_000;
 export const NOTIFY_GRACE_MS = 60_000;
 /** Records read at once when checking a run. */
 const READ_PARALLEL = 16;
+/** Open runs read per page by the reconciler's sweep. */
+export const OPEN_RUNS_PER_PAGE = 50;
+/**
+ * The share of the reconciler's time budget its sweep of open runs may take (it runs first; the pools' holders get the
+ * rest). Without the reconciler's settings (a caller of its own), a sweep takes at most DEFAULT_SWEEP_BUDGET_MS.
+ */
+export const SWEEP_BUDGET_SHARE = 0.5;
+export const DEFAULT_SWEEP_BUDGET_MS = 30_000;
+
+/**
+ * Where the last sweep stopped, by store: the next sweep of this process goes on from there (a cold start begins again
+ * from the first open run), as the reconciler keeps its place in each pool's holders.
+ */
+const resumeAfter = new WeakMap<SetRunStore, OpenRunCursor>();
 
 export const FireResult = { Enqueued: 'enqueued', Paused: 'paused' } as const;
 export type FireResult = (typeof FireResult)[keyof typeof FireResult];
@@ -25,7 +39,24 @@ export interface FireRequest {
   invocationId?: string;
 }
 
-type Deps = Pick<SluiceDeps, 'ledger' | 'queue' | 'clock' | 'log'> & { sets: JobSetDeps };
+type Deps = Pick<SluiceDeps, 'ledger' | 'queue' | 'clock' | 'log'> & {
+  sets: JobSetDeps;
+  /** the reconciler's: its sweep takes a share of its time budget */
+  settings?: Pick<SluiceSettings, 'reconcileBudgetMs'>;
+};
+
+/** What one sweep of the open runs did. */
+export interface SweepReport {
+  /** open runs looked at (due or not) */
+  looked: number;
+  /** runs whose records were read */
+  checked: number;
+  completed: number;
+  /** runs that could not be checked (logged; looked at again next time) */
+  failed: number;
+  /** the time budget ran out before the last open run: the next sweep goes on from there */
+  unfinished: boolean;
+}
 
 /**
  * Runs job sets: a fire enqueues the set's jobs with ids derived from the set, the run and each job's key (a second
@@ -47,8 +78,9 @@ export class JobSetRunner {
     if (!set) throw new UnknownJobSetError(`no job set '${request.set}' is declared`);
     const byHand = request.invocationId !== undefined;
     const run = byHand ? runOfInvocation(request.invocationId!) : runOfScheduledTime(request.scheduledTime ?? '');
-    // A paused set skips its scheduled fires; a run asked for by hand goes ahead.
-    if (!byHand && (await store.isPaused(set.name))) {
+    // A paused set skips its scheduled fires; a run asked for by hand goes ahead. A fire already under way (its run
+    // written by an attempt that died, retried by Lambda) finishes: a pause stops the next fires, not one half sent.
+    if (!byHand && (await store.isPaused(set.name)) && !(await store.getRun(set.name, run))) {
       this.deps.log.info('job set paused: scheduled run skipped', { set: set.name, run });
       return { result: FireResult.Paused, run };
     }
@@ -81,20 +113,54 @@ export class JobSetRunner {
     }
   }
 
-  /** The reconciler's pass over open runs: checks those due, and sends a completion event whose sender died. */
-  async sweep(max = 100): Promise<number> {
+  /**
+   * The reconciler's pass over open runs, a page at a time: checks those due, and sends again a completion event whose
+   * sender died. It stops when its time is up (`deadline`, else its share of the reconciler's budget from now), after at
+   * least one run, and the next sweep goes on after the last run it looked at: every open run is looked at in turn.
+   */
+  async sweep(options: { deadline?: number } = {}): Promise<SweepReport> {
     const { store } = this.deps.sets;
-    const now = this.deps.clock.now();
-    let completed = 0;
-    for (const run of await store.openRuns(max)) {
-      if (run.completedAt !== undefined) {
-        if (now - run.completedAt > NOTIFY_GRACE_MS) await this.notify(run, run.summary!);
-        continue;
+    const { clock } = this.deps;
+    const budgetMs = this.deps.settings ? this.deps.settings.reconcileBudgetMs * SWEEP_BUDGET_SHARE : DEFAULT_SWEEP_BUDGET_MS;
+    const deadline = options.deadline ?? clock.now() + budgetMs;
+    const report: SweepReport = { looked: 0, checked: 0, completed: 0, failed: 0, unfinished: false };
+    let after = resumeAfter.get(store);
+    for (;;) {
+      const page = await store.openRuns({ ...(after && { after }), max: OPEN_RUNS_PER_PAGE });
+      for (const run of page.runs) {
+        if (report.looked > 0 && clock.now() >= deadline) {
+          resumeAfter.set(store, after!);
+          return { ...report, unfinished: true };
+        }
+        report.looked++;
+        after = { set: run.set, run: run.run };
+        // One run that cannot be checked (a read throttled, say) must not keep the sweep from the runs after it.
+        try {
+          await this.look(run, report);
+        } catch (error) {
+          report.failed++;
+          this.deps.log.error('reconciler could not check a job set run', { set: run.set, run: run.run, error: String(error) });
+        }
       }
-      const due = run.ended >= run.total || now - (run.checkedAt ?? run.startedAt) > CHECK_OPEN_RUN_EVERY_MS;
-      if (due && (await this.check(run))) completed++;
+      if (!page.next) {
+        resumeAfter.delete(store);
+        return report;
+      }
+      after = page.next;
     }
-    return completed;
+  }
+
+  /** One open run: its completion event sent again if its sender died, or its records read if it is due. */
+  private async look(run: SetRun, report: SweepReport): Promise<void> {
+    const now = this.deps.clock.now();
+    if (run.completedAt !== undefined) {
+      if (now - run.completedAt > NOTIFY_GRACE_MS) await this.notify(run, run.summary!);
+      return;
+    }
+    const due = run.ended >= run.total || now - (run.checkedAt ?? run.startedAt) > CHECK_OPEN_RUN_EVERY_MS;
+    if (!due) return;
+    report.checked++;
+    if (await this.check(run)) report.completed++;
   }
 
   /** Reads the run's records; completes it if all are final. True if this call completed it. */
@@ -111,33 +177,60 @@ export class JobSetRunner {
     return true;
   }
 
-  /** What the run's jobs came to, from their records (a job not in the ledger yet is open). */
+  /**
+   * What the run's jobs came to, from their records (a job not in the ledger yet is open). The summary names at most
+   * MAX_LISTED_FAILED_IDS failed jobs (it is written on the run's item and sent in its event); `failedJobs` lists all.
+   */
   async summarize(run: Pick<SetRun, 'set' | 'run' | 'keys'>): Promise<SetRunSummary> {
+    const { summary, failedIds } = await this.read(run);
+    return { ...summary, failedIds: failedIds.slice(0, MAX_LISTED_FAILED_IDS) };
+  }
+
+  /** Every failed job of the run (their ids, in the set's order), from the jobs' records. */
+  async failedJobs(run: Pick<SetRun, 'set' | 'run' | 'keys'>): Promise<string[]> {
+    return (await this.read(run)).failedIds;
+  }
+
+  private async read(
+    run: Pick<SetRun, 'set' | 'run' | 'keys'>,
+  ): Promise<{ summary: Omit<SetRunSummary, 'failedIds'>; failedIds: string[] }> {
     const ids = run.keys.map((key) => setJobId(run.set, run.run, key));
     const states = await inParallel(ids, READ_PARALLEL, async (id) => (await this.deps.ledger.get(id))?.state);
-    const summary: SetRunSummary = { total: ids.length, succeeded: 0, failed: 0, open: 0, failedIds: [] };
+    const summary = { total: ids.length, succeeded: 0, failed: 0, open: 0 };
+    const failedIds: string[] = [];
     states.forEach((state, i) => {
       if (state === JobState.Succeeded) summary.succeeded++;
       else if (state !== undefined && isTerminal(state)) {
         summary.failed++;
-        summary.failedIds.push(ids[i]!);
+        failedIds.push(ids[i]!);
       } else summary.open++;
     });
-    return summary;
+    return { summary, failedIds };
   }
 
   private async notify(run: SetRun, summary: SetRunSummary): Promise<void> {
-    await this.deps.sets.events.publish(SluiceDetailType.SetRunCompleted, {
-      set: run.set,
-      run: run.run,
-      ...(run.scheduledFor !== undefined && { scheduledFor: new Date(run.scheduledFor).toISOString() }),
-      startedAt: new Date(run.startedAt).toISOString(),
-      total: summary.total,
-      succeeded: summary.succeeded,
-      failed: summary.failed,
-      failedIds: summary.failedIds,
-    });
+    await this.deps.sets.events.publish(SluiceDetailType.SetRunCompleted, completionDetail(run, summary));
     await this.deps.sets.store.markNotified(run.set, run.run, this.deps.clock.now());
     this.deps.log.info('job set run completed', { set: run.set, run: run.run, succeeded: summary.succeeded, failed: summary.failed });
   }
+}
+
+/**
+ * The detail of `Sluice Job Set Run Completed`. Bounded by construction (the summary lists at most
+ * MAX_LISTED_FAILED_IDS ids), so its PutEvents entry stays under EventBridge's 256 KB (test/unit/domain/jobSets.test.ts).
+ */
+export function completionDetail(
+  run: Pick<SetRun, 'set' | 'run' | 'scheduledFor' | 'startedAt'>,
+  summary: SetRunSummary,
+): Record<string, unknown> {
+  return {
+    set: run.set,
+    run: run.run,
+    ...(run.scheduledFor !== undefined && { scheduledFor: new Date(run.scheduledFor).toISOString() }),
+    startedAt: new Date(run.startedAt).toISOString(),
+    total: summary.total,
+    succeeded: summary.succeeded,
+    failed: summary.failed,
+    failedIds: summary.failedIds.slice(0, MAX_LISTED_FAILED_IDS),
+  };
 }

@@ -28,6 +28,7 @@ export type Command =
   | { name: 'heartbeat'; token: string }
   | { name: 'sets-list'; file?: string }
   | { name: 'sets-runs'; set: string; max: number }
+  | { name: 'sets-failed'; set: string; run: string }
   | { name: 'sets-run-now'; set: string; id?: string; file?: string }
   | { name: 'sets-pause'; set: string; paused: boolean };
 
@@ -86,6 +87,7 @@ Commands:
   sets list [--file F]       the job sets of the sets file (F, env SLUICE_JOB_SETS_FILE, or shared/config/jobSets.yml):
                              schedule, jobs, paused or not, last run
   sets runs NAME [--max N]   a set's runs, newest first: jobs ended of all, completed, succeeded and failed
+  sets failed NAME RUN       every failed job of a run (its completion event names the first 100), from their records
   sets run-now NAME          run the set now, as its schedule would (idempotent per --id ID: the same id is one run)
         [--id ID] [--file F]
   sets pause NAME            its schedule's fires are skipped until \`sets resume NAME\` (run-now still runs it)
@@ -278,6 +280,10 @@ function commandOf(positionals: string[], values: Values): Command {
         expectCount(args, 1, 'sets runs NAME [--max N]');
         return { name: 'sets-runs', set: args[0]!, max: wholeNumber(values.max, 20, '--max', 1, 1000) };
       }
+      if (sub === 'failed') {
+        expectCount(args, 2, 'sets failed NAME RUN');
+        return { name: 'sets-failed', set: args[0]!, run: args[1]! };
+      }
       if (sub === 'run-now') {
         expectCount(args, 1, 'sets run-now NAME [--id ID] [--file F]');
         const ids = values.id ?? [];
@@ -289,7 +295,9 @@ function commandOf(positionals: string[], values: Values): Command {
         return { name: 'sets-pause', set: args[0]!, paused: sub === 'pause' };
       }
       throw new UsageError(
-        sub === undefined ? "'sets' needs a subcommand: list, runs, run-now, pause or resume" : `unknown sets subcommand '${sub}': use list, runs, run-now, pause or resume`,
+        sub === undefined
+          ? "'sets' needs a subcommand: list, runs, failed, run-now, pause or resume"
+          : `unknown sets subcommand '${sub}': use list, runs, failed, run-now, pause or resume`,
       );
     }
     case 'dashboard':

@@ -245,6 +245,7 @@ export async function main(
       }
       case 'sets-list':
       case 'sets-runs':
+      case 'sets-failed':
       case 'sets-run-now':
       case 'sets-pause': {
         const { table, queueUrl } = await targets(command.name === 'sets-run-now' ? ['table', 'queueUrl'] : ['table']);

@@ -7,6 +7,7 @@ import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoSetRunStore } from '../adapters/dynamodb/setRunStore';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { loadJobSets } from '../config/jobSetsFile';
+import type { JobSet } from '../domain/jobSets';
 import { UnknownJobSetError } from '../errors';
 import { systemClock } from '../ports/clock';
 import type { SetRun } from '../ports/setRunStore';
@@ -15,7 +16,7 @@ import type { Command } from './args';
 /** The sets file the CLI reads: --file, SLUICE_JOB_SETS_FILE, or the one the functions are deployed with by default. */
 export const DEFAULT_JOB_SETS_FILE = 'shared/config/jobSets.yml';
 
-type SetsCommand = Extract<Command, { name: 'sets-list' | 'sets-runs' | 'sets-run-now' | 'sets-pause' }>;
+type SetsCommand = Extract<Command, { name: 'sets-list' | 'sets-runs' | 'sets-failed' | 'sets-run-now' | 'sets-pause' }>;
 
 export interface SetsTarget {
   doc: DynamoDBDocumentClient;
@@ -30,6 +31,17 @@ export interface SetsTarget {
 export async function runSetsCommand(command: SetsCommand, target: SetsTarget): Promise<string> {
   const store = new DynamoSetRunStore(target.doc, target.table);
   const fileOf = (file?: string) => file ?? target.env.SLUICE_JOB_SETS_FILE ?? DEFAULT_JOB_SETS_FILE;
+  const runnerOf = (sets: JobSet[]) =>
+    new JobSetRunner(
+      {
+        ledger: new DynamoJobLedger(target.doc, target.table),
+        queue: new SqsJobQueue(target.sqs, target.queueUrl ?? '', ''),
+        clock: systemClock,
+        log: silentLog,
+        sets: { store, events: { publish: async () => undefined } },
+      },
+      sets,
+    );
   switch (command.name) {
     case 'sets-list': {
       const file = fileOf(command.file);
@@ -58,19 +70,18 @@ export async function runSetsCommand(command: SetsCommand, target: SetsTarget): 
       if (target.json) return JSON.stringify(runs.map(({ keys: _keys, ...run }) => run), null, 2);
       return runs.length === 0 ? `${command.set}: no runs` : runs.map((run) => describeRun(run)).join('\n');
     }
+    case 'sets-failed': {
+      // The run's keys (kept on its item even if the set changed since) and its jobs' records: every failed job.
+      const run = await store.getRun(command.set, command.run);
+      if (!run) throw new UnknownJobSetError(`job set '${command.set}' has no run '${command.run}' (sluice sets runs ${command.set})`);
+      const failed = await runnerOf([]).failedJobs(run);
+      if (target.json) return JSON.stringify({ set: run.set, run: run.run, total: run.total, failedIds: failed }, null, 2);
+      return failed.length === 0 ? `${run.set} run ${run.run}: no failed jobs of ${run.total}` : failed.join('\n');
+    }
     case 'sets-run-now': {
       const sets = loadJobSets(fileOf(command.file));
       if (!sets.some((s) => s.name === command.set)) throw new UnknownJobSetError(`no job set '${command.set}' in ${fileOf(command.file)}`);
-      const runner = new JobSetRunner(
-        {
-          ledger: new DynamoJobLedger(target.doc, target.table),
-          queue: new SqsJobQueue(target.sqs, target.queueUrl!, ''),
-          clock: systemClock,
-          log: silentLog,
-          sets: { store, events: { publish: async () => undefined } },
-        },
-        sets,
-      );
+      const runner = runnerOf(sets);
       const result = await runner.fire({ set: command.set, invocationId: command.id ?? randomUUID().slice(0, 8) });
       if (target.json) return JSON.stringify(result);
       return `${command.set}: run ${result.run}, ${result.jobs} jobs ${result.created ? 'enqueued' : 'sent again (the run existed: each job still runs once)'}`;

@@ -23,8 +23,20 @@ const INVOCATION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
 const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
 const CRON = /^cron\((\S+ \S+ \S+ \S+ \S+ \S+)\)$/;
 
-/** A run keeps its jobs' keys in one DynamoDB item (400 KB): 5,000 keys of at most 40 characters fit with room. */
+/**
+ * A run keeps its jobs' keys in one DynamoDB item (400 KB, names included): 5,000 keys of at most 40 ASCII characters
+ * are 205 KB of it. With the summary's failed ids (at most MAX_LISTED_FAILED_IDS of at most 127 bytes: 13 KB) and the
+ * rest (a few hundred bytes), the largest run item is under 220 KB, whatever fails: test/unit/domain/jobSets.test.ts
+ * computes it with DynamoDB's own size rules.
+ */
 export const MAX_JOBS_PER_SET = 5_000;
+
+/**
+ * A run's summary (on its item) and its completion event name at most this many failed jobs, the first in the set's
+ * order; they count every one, and `sluice sets failed` lists them all from the jobs' records. With ids of at most
+ * 127 characters, the event's detail stays far under EventBridge's 256 KB.
+ */
+export const MAX_LISTED_FAILED_IDS = 100;
 
 const SetSchema = z.object({
   name: z.string().regex(NAME, "a set name is 1-48 letters, digits, '_' or '-'"),

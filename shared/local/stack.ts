@@ -10,7 +10,7 @@ import { provision, functionEnvironment, type ResourceRefs } from './infra/provi
 import { countRequests, RequestCounter } from './infra/requestCounter';
 import { rateToMs } from './infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
-import { createLambdaContext, parseQueueArn, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
+import { parseQueueArn, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
 import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
 import { randomBytes } from 'node:crypto';
 import { JOB_API_SERVICES } from '../kinds/registry';
@@ -18,6 +18,7 @@ import { type FunctionWorkers, startFunctionWorkers } from './workers/functionWo
 import type { CallMessage } from './workers/messages';
 import { TOKEN_SECRET_ENV } from '../kinds/callback/secret';
 import { type DynamoFaultLayer, type DynamoFaultOptions, installDynamoFaults } from './faults/dynamoFaults';
+import { currentInvocation, fenceClients, localFunctionName, startLocalLambda, type AsyncInvoker } from './lambda';
 
 export interface LocalStackOptions {
   /** Emulators already running (the tests share one pair); without them, fauxqs and dynalite start in this process. */
@@ -83,9 +84,19 @@ export interface LocalStack {
   /** Threads running each function, with functionWorkers (else empty: all in this thread). */
   functionThreads: Record<string, number>;
   faults: LocalFaults;
-  /** Runs the reconciler once, now. */
+  /**
+   * Lambda's asynchronous invocations (the bus's rules, the job sets' schedules, the scheduled reconciler), retried and
+   * given up as each function's configuration says: their events and attempts, the events given up (with the
+   * invocation records sent to on-failure destinations), faults to inject, and configuration changes.
+   */
+  lambda: AsyncInvoker;
+  /** Runs the reconciler once, now (invoked as its schedule invokes it). */
   reconcileNow(): Promise<ReconcileReport>;
-  /** A job set's schedule fires for `scheduledTime` (ISO): the jobSets function, invoked as EventBridge Scheduler does. */
+  /**
+   * A job set's schedule fires for `scheduledTime` (ISO): the jobSets function, invoked asynchronously as EventBridge
+   * Scheduler invokes it. Resolves with the value of the attempt that succeeded (Lambda's retries included), or rejects
+   * with the last error once Lambda gave the event up.
+   */
   fireJobSet(set: string, scheduledTime: string): Promise<unknown>;
   stop(): Promise<void>;
 }
@@ -147,6 +158,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const clients = awsClients();
   if (options.dynamoFaults) dynamoFaults = installDynamoFaults(clients.dynamodb, options.dynamoFaults);
   options.onClients?.(clients);
+  fenceClients(clients, onJobApiClient); // an invocation past its timeout makes no more AWS calls (shared/local/lambda)
   const requests = new RequestCounter();
   countRequests(clients.sqs, 'sqs', requests);
   countRequests(clients.dynamodb, 'dynamodb', requests);
@@ -180,7 +192,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       region: process.env.AWS_REGION!,
       accountId: accountId,
     });
-    for (const name of functionNames) handlers[name] = (event, context) => workers!.invoke(name, event, context);
+    // A worker is told when the stack abandons an invocation (its timeout), and fences it from then on.
+    for (const name of functionNames)
+      handlers[name] = (event, context) => workers!.invoke(name, event, context, currentInvocation()?.signal);
   } else {
     for (const name of functionNames) {
       const { file, exported } = handlerFiles[name]!;
@@ -195,19 +209,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (workers) throw new Error(`faults.${fault} needs the functions in this thread (no functionWorkers)`);
   };
 
-  const invoke = async (name: string, event: unknown, context?: Context) => {
-    const timeoutMs = (definition.functions[name]!.timeout ?? 6) * 1000;
+  /** One run of a function's handler; the caller (the SQS poller, the async invoker) owns its timeout and retries. */
+  const dispatch = async (name: string, event: unknown, context: Context) => {
     try {
-      return await handlers[name]!(
-        event,
-        context ??
-          createLambdaContext({
-            functionName: `sluice-local-${name}`,
-            timeoutMs,
-            region: process.env.AWS_REGION!,
-            accountId: accountId,
-          }),
-      );
+      return await handlers[name]!(event, context);
     } catch (error) {
       options.onHandlerError?.(name, error);
       throw error;
@@ -217,6 +222,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   bus = new LocalEventBus({ region: definition.provider.region, ...options.bus });
   const timers: NodeJS.Timeout[] = [];
   const timeScale = options.timeScale ?? definition.custom?.local?.timeScale ?? 1;
+  const lambda = startLocalLambda({ definition, refs, region: process.env.AWS_REGION!, accountId, timeScale, dispatch });
+  /** Asynchronous invocation, as EventBridge and EventBridge Scheduler make it: Lambda owns the event from here. */
+  const invokeAsync = (name: string, event: unknown) => lambda.invoker.invoke(name, event);
   let poller: SqsPoller | undefined;
   const pollers: SqsPoller[] = [];
   const reconcilerName = functionNames.find((name) => definition.functions[name]!.events?.some((e) => 'schedule' in e));
@@ -225,7 +233,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const [index, event] of (definition.functions[name]!.events ?? []).entries()) {
       if ('eventBridge' in event) {
         const { pattern } = event.eventBridge as { pattern: Record<string, unknown> };
-        bus.addRule({ name: `${name}-${index}`, pattern, target: (e) => invoke(name, e) });
+        // The target is Lambda's async invoke: it always accepts (EventBridge's own retries never start), and the delivery
+        // settles when Lambda is done with the event, so bus.drain() still means "all handled".
+        bus.addRule({ name: `${name}-${index}`, pattern, target: (e) => invokeAsync(name, e).then(noop, noop) });
       } else if ('sqs' in event) {
         const sqsEvent = event.sqs as { arn: unknown; batchSize?: number; maximumBatchingWindow?: number; functionResponseType?: string };
         const arn = sqsEvent.arn as { 'Fn::GetAtt': [string, string] };
@@ -239,9 +249,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           reportBatchItemFailures: sqsEvent.functionResponseType === 'ReportBatchItemFailures',
           concurrency: options.pollerConcurrency ?? 4,
           waitTimeSeconds: options.pollWaitSeconds ?? 1,
-          functionName: `sluice-local-${name}`,
+          functionName: localFunctionName(name),
           functionTimeoutMs: (definition.functions[name]!.timeout ?? 6) * 1000,
-          handler: (e: SQSEvent, context: Context) => invoke(name, e, context) as never,
+          handler: (e: SQSEvent, context: Context) => dispatch(name, e, context) as never,
           ...(options.onPollerError && { onError: options.onPollerError }),
         });
         pollers.push(started);
@@ -253,7 +263,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         const timer = setInterval(() => {
           if (running) return;
           running = true;
-          void invoke(name, { source: 'aws.events', 'detail-type': 'Scheduled Event' })
+          void invokeAsync(name, { source: 'aws.events', 'detail-type': 'Scheduled Event' })
             .catch(() => undefined)
             .finally(() => (running = false));
         }, everyMs);
@@ -281,6 +291,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     pollers,
     requests,
     functionThreads: workers?.threads() ?? {},
+    lambda: lambda.invoker,
     faults: {
       loseWakeUps: (n) => (inThisThread('loseWakeUps'), (faultState.loseWakeUps += n)),
       crashAfterAcquire: (n) => (inThisThread('crashAfterAcquire'), (faultState.crashAfterAcquire += n)),
@@ -293,11 +304,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
     async reconcileNow() {
       if (!reconcilerName) throw new Error('serverless.yml has no scheduled function');
-      return (await invoke(reconcilerName, { source: 'aws.events', 'detail-type': 'Scheduled Event' })) as ReconcileReport;
+      return (await invokeAsync(reconcilerName, { source: 'aws.events', 'detail-type': 'Scheduled Event' })) as ReconcileReport;
     },
-    fireJobSet: (set, scheduledTime) => invoke('jobSets', { set, scheduledTime }),
+    fireJobSet: (set, scheduledTime) => invokeAsync('jobSets', { set, scheduledTime }),
     async stop() {
       for (const timer of timers) clearInterval(timer);
+      await lambda.close(); // events waiting for a retry are dropped; attempts running are shut down, then awaited
       await Promise.all(pollers.map((p) => p.stop()));
       await simulator.close();
       await bus!.close();
@@ -307,6 +319,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
   };
 }
+
+const noop = () => undefined;
 
 function splitHandler(handler: string): [string, string] {
   const dot = handler.lastIndexOf('.');

@@ -6,6 +6,11 @@ export interface SetRunSummary {
   failed: number;
   /** not yet ended (only in a summary of an open run) */
   open: number;
+  /**
+   * The first failed jobs' ids, in the set's order: all of them up to MAX_LISTED_FAILED_IDS (shared/domain/jobSets.ts),
+   * so that the run's item and its completion event stay within DynamoDB's and EventBridge's size limits. `failed` counts
+   * every one; `sluice sets failed` lists them all from the jobs' records.
+   */
   failedIds: string[];
 }
 
@@ -30,6 +35,18 @@ export interface SetRun {
   checkedAt?: number;
 }
 
+/** Where a page of open runs ends: the next page starts after this run (open runs are listed by set, then run). */
+export interface OpenRunCursor {
+  set: string;
+  run: string;
+}
+
+/** One page of open runs; `next` is absent on the last page (a page may hold fewer runs than asked, even none). */
+export interface OpenRunPage {
+  runs: SetRun[];
+  next?: OpenRunCursor;
+}
+
 /**
  * Runs of job sets, and whether a set is paused. A run is created once (by whichever expander invocation gets there
  * first); jobs that end count themselves on it; it is completed once, when the records of all its jobs are final.
@@ -48,8 +65,11 @@ export interface SetRunStore {
   getRun(set: string, run: string): Promise<SetRun | undefined>;
   /** The set's runs, newest first. */
   runs(set: string, max: number): Promise<SetRun[]>;
-  /** Runs not completed yet, of every set (the reconciler checks them). */
-  openRuns(max: number): Promise<SetRun[]>;
+  /**
+   * Runs whose completion event was not sent yet, of every set (the reconciler checks them): a page of at most `max`
+   * after `after` (from the first without it), ordered by set, then run (by their UTF-8 bytes, as DynamoDB sorts keys).
+   */
+  openRuns(options?: { after?: OpenRunCursor; max?: number }): Promise<OpenRunPage>;
   setPaused(set: string, paused: boolean): Promise<void>;
   isPaused(set: string): Promise<boolean>;
 }

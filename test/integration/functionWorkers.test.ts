@@ -2,6 +2,7 @@ import type { LocalStack } from '../../shared/local/stack';
 import type { CallMessage } from '../../shared/local/workers/messages';
 import { startPoolStack } from '../support/poolStack';
 import { enqueue, runsPerJob, waitForJobsDone } from '../support/testStack';
+import { waitFor } from '../support/waitFor';
 
 /**
  * The local stack with its functions in worker threads (functionWorkers: how the bench runs them, issue 13): the same
@@ -43,6 +44,20 @@ test('30 jobs through a pool of 3, each once, never more than 3 at once, sent tw
   expect(passes.length).toBeGreaterThan(0);
   expect(calls.filter((call) => call.service === 'glue' && call.op === 'StartJobRun' && call.ok)).toHaveLength(15);
 }, 60_000);
+
+test('an invocation in a thread past its timeout is abandoned there too: its AWS calls are refused in the thread', async () => {
+  const before = calls.length;
+  // The reconciler's next run times out at once: the thread's own deadline fences it (as the stack's word does).
+  stack.lambda.faults.timeOutNext('reconciler', 1);
+  await expect(stack.reconcileNow()).rejects.toThrow('Task timed out');
+  const refused = await waitFor('a call of the abandoned run refused in its thread', () => {
+    const found = calls.slice(before).filter((call) => call.failure?.name === 'InvocationAbandonedError');
+    return found.length > 0 ? found : undefined;
+  });
+  expect(refused.every((call) => !call.ok)).toBe(true);
+  // the next run is not fenced
+  await expect(stack.reconcileNow()).resolves.toMatchObject({ pools: expect.any(Number) });
+}, 30_000);
 
 test("the stack's own fault hooks need the functions in its thread, and say so", () => {
   expect(() => stack.faults.crashAfterAcquire(1)).toThrow(/functionWorkers/);

@@ -71,6 +71,14 @@ describe('sluice sets', () => {
     });
   const last = () => out[out.length - 1]!;
 
+  test("failed lists every failed job of a run, from the jobs' records", async () => {
+    await waitFor('the daily run completed', async () => completed.some((e) => e.detail.run === '20261127T0100Z'), 60_000);
+    expect(await sluice('sets', 'failed', 'daily-flows', '20261127T0100Z')).toBe(0);
+    expect(last()).toBe('daily-flows.20261127T0100Z.partner-007');
+    expect(await sluice('sets', 'failed', 'daily-flows', 'nope')).toBe(1);
+    expect(last()).toContain("job set 'daily-flows' has no run 'nope'");
+  }, 90_000);
+
   test('run-now runs the set once per invocation id; runs lists it; list shows the sets; pause and resume', async () => {
     expect(await sluice('sets', 'run-now', 'six-hourly-compaction', '--id', 'cli-1')).toBe(0);
     expect(last()).toBe('six-hourly-compaction: run now-cli-1, 1 jobs enqueued');

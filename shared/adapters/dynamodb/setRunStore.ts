@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { SetRun, SetRunStore, SetRunSummary } from '../../ports/setRunStore';
+import type { OpenRunCursor, OpenRunPage, SetRun, SetRunStore, SetRunSummary } from '../../ports/setRunStore';
 import { IS_NEW, RUN_EXISTS, RUN_OPEN } from './conditions';
 import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied, cancellationReasons } from './errors';
@@ -9,7 +9,7 @@ import { openSetRunKey, OPEN_SET_RUNS_PK, setKey, setRunKey, SET_RUN_PREFIX } fr
  * Job set runs in the one table: a run `pk SET#<set>, sk RUN#<run>` (total, its jobs' keys, the ended count, the
  * summary once completed), its entry on the open list `pk SETRUNS, sk <set>#<run>` while it is open, and the set's
  * own item `pk SET#<set>, sk SET` (paused). The run and its open entry are written together, so the reconciler
- * finds every open run with one Query.
+ * finds every open run by paging through one partition.
  */
 export class DynamoSetRunStore implements SetRunStore {
   /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
@@ -24,7 +24,7 @@ export class DynamoSetRunStore implements SetRunStore {
   }
 
   async startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
-    const item = { ...setRunKey(run.set, run.run), ...run, ended: 0 };
+    const item = setRunItem({ ...run, ended: 0 });
     try {
       await this.send(
         new TransactWriteCommand({
@@ -129,17 +129,22 @@ export class DynamoSetRunStore implements SetRunStore {
     return runs.sort((a, b) => b.startedAt - a.startedAt || b.run.localeCompare(a.run)).slice(0, max);
   }
 
-  async openRuns(max: number): Promise<SetRun[]> {
-    const { Items } = await this.send(
+  async openRuns(options: { after?: OpenRunCursor; max?: number } = {}): Promise<OpenRunPage> {
+    const { Items = [], LastEvaluatedKey } = await this.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': OPEN_SET_RUNS_PK },
-        Limit: max,
+        Limit: options.max ?? 100,
+        ...(options.after && { ExclusiveStartKey: openSetRunKey(options.after.set, options.after.run) }),
       }),
     );
-    const runs = await Promise.all((Items ?? []).map((entry) => this.getRun(String(entry.set), String(entry.run))));
-    return runs.filter((run): run is SetRun => run !== undefined && run.notifiedAt === undefined);
+    const runs = (await Promise.all(Items.map((entry) => this.getRun(String(entry.set), String(entry.run))))).filter(
+      (run): run is SetRun => run !== undefined && run.notifiedAt === undefined,
+    );
+    // The cursor is the page's last entry, not its last run: a page whose runs were all notified since still moves on.
+    const last = Items[Items.length - 1];
+    return LastEvaluatedKey && last ? { runs, next: { set: String(last.set), run: String(last.run) } } : { runs };
   }
 
   async setPaused(set: string, paused: boolean): Promise<void> {
@@ -150,6 +155,11 @@ export class DynamoSetRunStore implements SetRunStore {
     const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: setKey(set), ConsistentRead: true }));
     return Item?.paused === true;
   }
+}
+
+/** A run's item, as written (its size is what DynamoDB's 400 KB limit applies to: see shared/domain/jobSets.ts). */
+export function setRunItem(run: SetRun): Record<string, unknown> {
+  return { ...setRunKey(run.set, run.run), ...run };
 }
 
 function fromItem(item: Record<string, unknown>): SetRun {

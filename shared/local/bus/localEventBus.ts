@@ -67,7 +67,7 @@ export interface BusStats {
 }
 
 export interface LocalEventBusOptions {
-  /** Attempts per delivery, the first included (EventBridge: up to 185 over 24 h). Default 5. */
+  /** Attempts per delivery of a target that rejects, the first included (EventBridge: up to 185 over 24 h). Default 5. */
   maxAttempts?: number;
   /** Backoff before attempt n+1 is baseDelayMs * 2^(n-1), with jitter. Default 50 ms. */
   baseDelayMs?: number;
@@ -82,8 +82,15 @@ export interface LocalEventBusOptions {
 
 /**
  * An in-process EventBridge bus: rules with patterns, asynchronous delivery, retries with backoff, fault injection.
- * Note that on AWS a Lambda target is invoked asynchronously, so a failing function is retried by Lambda's async
- * invocation (2 retries) rather than by EventBridge; here the bus retries any target that rejects.
+ *
+ * Two retries are different things on AWS. EventBridge retries a delivery only when the target could not be invoked
+ * (unavailable, throttled, network), for 24 hours and up to 185 times
+ * (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html). A Lambda target is invoked
+ * asynchronously: Lambda accepts the event (202) and a function error is Lambda's to retry, by the function's own
+ * asynchronous configuration (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html). The local stack's
+ * rules target its Lambda model (shared/local/lambda), which always accepts, so this bus's retries never come into play
+ * for Sluice's functions: a target that rejects here is a test's own, retried `maxAttempts` times with a short backoff.
+ * EventBridge's day of retries is not modelled: no local target can be unavailable for longer than a test runs.
  */
 export class LocalEventBus {
   private readonly rules = new Map<string, BusRule>();

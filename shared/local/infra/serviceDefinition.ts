@@ -18,6 +18,11 @@ export interface FunctionDefinition {
   timeout?: number;
   environment?: Record<string, unknown>;
   events?: Array<Record<string, unknown>>;
+  /** Asynchronous invocation (EventInvokeConfig): retries after a function error, 0-2; Lambda's default is 2. */
+  maximumRetryAttempts?: number;
+  /** Asynchronous invocation: seconds an event may wait, 60-21600; Lambda's default is 21600. */
+  maximumEventAge?: number;
+  destinations?: { onSuccess?: unknown; onFailure?: unknown };
 }
 
 export interface CfnResource {

@@ -1,6 +1,7 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BatchOutcome, settleBatch, type HandlerResult } from './batchSettlement';
+import { runInvocation } from '../lambda/invocation';
 import { createLambdaContext } from './lambdaContext';
 import { parseQueueArn, toSqsRecord } from './sqsRecord';
 
@@ -26,7 +27,10 @@ export interface SqsPollerOptions {
   /** FunctionResponseTypes: [ReportBatchItemFailures]. Without it, the handler's return value is ignored. Default true. */
   reportBatchItemFailures?: boolean;
   functionName?: string;
-  /** The function's timeout: a handler still running then fails its batch (its promise is still awaited by stop()). Default 30 s. */
+  /**
+   * The function's timeout: a handler still running then fails its batch and is abandoned (its AWS calls refused on the
+   * clients the local stack fences; its promise is still awaited by stop()). Default 30 s.
+   */
   functionTimeoutMs?: number;
   memoryLimitInMB?: number;
   /** Pause after a failed receive, so that a dead endpoint is not hammered. Default 1 s. */
@@ -163,25 +167,22 @@ export function startSqsPoller(options: SqsPollerOptions): SqsPoller {
     await deleteRecords(settlement.toDelete);
   }
 
+  /**
+   * One invocation with the function's timeout, as Lambda runs it: a handler still running then fails its batch (its
+   * messages come back after their visibility timeout) and is abandoned, its later AWS calls refused
+   * (shared/local/lambda/invocation.ts); stop() still waits for it to settle.
+   */
   async function runHandler(event: SQSEvent, context: Context, timeoutMs: number): Promise<HandlerResult> {
-    const running = Promise.resolve().then(() => options.handler(event, context)); // a sync throw becomes a rejection
-    const timedOutError = new Error(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`); // Lambda's wording
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timedOutError), timeoutMs);
-    });
-    try {
-      return { threw: false, value: await Promise.race([running, timeout]) };
-    } catch (error) {
-      if (error === timedOutError) {
-        // Lambda would kill it; here it runs on, and stop() must still wait for it.
-        const settled: Promise<unknown> = running.catch(() => undefined).finally(() => timedOut.delete(settled));
+    const result = await runInvocation({
+      functionName: options.functionName ?? 'local-sqs-consumer',
+      timeoutMs,
+      run: () => options.handler(event, context),
+      onAbandoned: (still) => {
+        const settled: Promise<unknown> = still.finally(() => timedOut.delete(settled));
         timedOut.add(settled);
-      }
-      return { threw: true, error };
-    } finally {
-      clearTimeout(timer);
-    }
+      },
+    });
+    return result.ok ? { threw: false, value: result.value } : { threw: true, error: result.error };
   }
 
   async function deleteRecords(records: SQSRecord[]): Promise<void> {

@@ -2,8 +2,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import { awsClients, onJobApiClient } from '../../adapters/awsClients';
 import type { MiddlewareClient } from '../bench/tracer';
+import { fenceAbandonedInvocations, type InvocationScope, runInvocation } from '../lambda/invocation';
 import { createLambdaContext } from '../poller/lambdaContext';
-import { type CallMessage, errorShape, type FromWorker, type InvokeMessage, type WorkerSetup } from './messages';
+import { type CallMessage, errorShape, type FromWorker, type ToWorker, type WorkerSetup } from './messages';
 
 /**
  * One function worker: a thread of its own running one of Sluice's handlers (the real one from functions/, with its
@@ -53,8 +54,16 @@ export function runWorker(handler: Handler): void {
   reportCalls(clients.sqs, 'sqs');
   reportCalls(clients.dynamodb, 'dynamodb');
   onJobApiClient((service, client) => reportCalls(client, service));
+  // An invocation past its deadline (its own, or the stack's word) makes no more AWS calls, as on Lambda.
+  for (const client of [clients.sqs, clients.dynamodb]) fenceAbandonedInvocations(client);
+  onJobApiClient((_service, client) => fenceAbandonedInvocations(client));
+  const running = new Map<number, InvocationScope>();
 
-  parentPort!.on('message', (message: InvokeMessage) => {
+  parentPort!.on('message', (message: ToWorker) => {
+    if (message.type === 'abandon') {
+      running.get(message.id)?.abandon(message.reason);
+      return;
+    }
     const context = createLambdaContext({
       functionName: message.context.functionName,
       timeoutMs: message.context.remainingMs,
@@ -62,12 +71,20 @@ export function runWorker(handler: Handler): void {
       accountId: setup.accountId,
       ...(message.context.memoryLimitInMB !== undefined && { memoryLimitInMB: message.context.memoryLimitInMB }),
     });
-    Promise.resolve()
-      .then(() => handler(message.event, context))
-      .then(
-        (value) => post({ type: 'result', id: message.id, ok: true, value }),
-        (error: unknown) => post({ type: 'result', id: message.id, ok: false, error: errorShape(error) }),
-      )
+    runInvocation({
+      functionName: message.functionName,
+      timeoutMs: message.context.remainingMs,
+      onStart: (scope) => running.set(message.id, scope),
+      run: () => handler(message.event, context),
+    })
+      .then((result) => {
+        running.delete(message.id); // abandoned already, if it is not done
+        post(
+          result.ok
+            ? { type: 'result', id: message.id, ok: true, value: result.value }
+            : { type: 'result', id: message.id, ok: false, error: errorShape(result.error) },
+        );
+      })
       .catch((error: unknown) => post({ type: 'result', id: message.id, ok: false, error: errorShape(error) }));
   });
   post({ type: 'ready' });

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { Context } from 'aws-lambda';
 import { build } from 'esbuild';
 import { ROOT } from '../infra/serviceDefinition';
-import { type CallMessage, errorFrom, type FromWorker, type InvokeMessage, type WorkerSetup } from './messages';
+import { type AbandonMessage, type CallMessage, errorFrom, type FromWorker, type InvokeMessage, type WorkerSetup } from './messages';
 
 export interface FunctionWorkersOptions {
   /** functions/<file>.<export> by function name */
@@ -19,7 +19,8 @@ export interface FunctionWorkersOptions {
 }
 
 export interface FunctionWorkers {
-  invoke(functionName: string, event: unknown, context: Context): Promise<unknown>;
+  /** `abandoned`: aborted when the stack abandons the invocation (its timeout): the worker then fences its calls. */
+  invoke(functionName: string, event: unknown, context: Context, abandoned?: AbortSignal): Promise<unknown>;
   /** Threads running, by function. */
   threads(): Record<string, number>;
   close(): Promise<void>;
@@ -118,7 +119,7 @@ export async function startFunctionWorkers(options: FunctionWorkersOptions): Pro
   for (const [name, threads] of spawned) pools.set(name, threads);
 
   return {
-    invoke(functionName, event, context) {
+    invoke(functionName, event, context, abandoned) {
       const pool = pools.get(functionName);
       if (!pool) return Promise.reject(new Error(`no worker runs function ${functionName}`));
       const thread = pool.reduce((least, t) => (t.inFlight < least.inFlight ? t : least));
@@ -138,6 +139,15 @@ export async function startFunctionWorkers(options: FunctionWorkersOptions): Pro
         pending.set(id, { resolve, reject, thread });
         thread.inFlight++;
         thread.worker.postMessage(message);
+        // The worker also fences the invocation at its own deadline (the context's remaining time); this tells it at once.
+        abandoned?.addEventListener(
+          'abort',
+          () => {
+            const reason = abandoned.reason instanceof Error ? abandoned.reason.message : String(abandoned.reason);
+            if (pending.has(id)) thread.worker.postMessage({ type: 'abandon', id, reason } satisfies AbandonMessage);
+          },
+          { once: true },
+        );
       });
     },
     threads: () => Object.fromEntries([...pools].map(([name, threads]) => [name, threads.length])),

@@ -13,6 +13,15 @@ export interface InvokeMessage {
   context: { functionName: string; remainingMs: number; memoryLimitInMB?: number };
 }
 
+/** The stack abandoned invocation `id` (it ran past its timeout): the worker refuses its AWS calls from now on. */
+export interface AbandonMessage {
+  type: 'abandon';
+  id: number;
+  reason: string;
+}
+
+export type ToWorker = InvokeMessage | AbandonMessage;
+
 /** An error as it crosses the thread: the fields the stack and the bench read. */
 export interface ErrorShape {
   name: string;

@@ -1,5 +1,5 @@
 import { FireResult, JobSetRunner, CHECK_OPEN_RUN_EVERY_MS, NOTIFY_GRACE_MS } from '../../../shared/app/jobSets';
-import { parseJobSets } from '../../../shared/domain/jobSets';
+import { MAX_LISTED_FAILED_IDS, parseJobSets } from '../../../shared/domain/jobSets';
 import { JobState } from '../../../shared/domain/jobState';
 import { SluiceDetailType } from '../../../shared/ports/eventPublisher';
 import { UnknownJobSetError } from '../../../shared/errors';
@@ -62,7 +62,7 @@ describe('job sets', () => {
     const run = await world.setRuns.getRun('nightly', '20261127T0200Z');
     expect(run).toMatchObject({ ended: 12, summary: { open: 0, succeeded: 11 } });
     expect(run!.notifiedAt).toBeDefined();
-    expect(await world.setRuns.openRuns(10)).toEqual([]);
+    expect(await world.setRuns.openRuns()).toEqual({ runs: [] });
   });
 
   test('no event while any job of the run is still going', async () => {
@@ -133,6 +133,26 @@ describe('job sets', () => {
     expect(world.ledger.peek((event!.detail.failedIds as string[])[0]!)!.state).toBe(JobState.Dead);
   });
 
+  test('a fire that died part way and is retried after its set was paused still sends the rest: pausing stops the next fires', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    const queue = {
+      send: world.queue.send.bind(world.queue),
+      deadLetter: world.queue.deadLetter.bind(world.queue),
+      sendAll: async (bodies: readonly string[]) => {
+        for (const body of bodies.slice(0, 4)) await world.queue.send(body);
+        throw new SimulatedCrash('queue.sendAll');
+      },
+    };
+    await expect(runner(world, { ...world.deps, queue }).fire({ set: 'nightly', scheduledTime: AT })).rejects.toThrow(SimulatedCrash);
+    await world.setRuns.setPaused('nightly', true);
+    // Lambda's retry of the same fire
+    expect(await runner(world).fire({ set: 'nightly', scheduledTime: AT })).toMatchObject({ result: FireResult.Enqueued, created: false });
+    await runAll(world);
+    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
+    // the next fire of the paused set is skipped
+    expect(await runner(world).fire({ set: 'nightly', scheduledTime: '2026-11-28T02:00:00Z' })).toMatchObject({ result: FireResult.Paused });
+  });
+
   test('a paused set skips its scheduled fires; a run by hand goes ahead, once per invocation id', async () => {
     const world = makeDeps();
     await world.setRuns.setPaused('nightly', true);
@@ -146,4 +166,91 @@ describe('job sets', () => {
   test('an unknown set is a named error', async () => {
     await expect(runner(makeDeps()).fire({ set: 'nope', scheduledTime: AT })).rejects.toThrow(UnknownJobSetError);
   });
+});
+
+describe('open runs beyond the first page', () => {
+  const ONE = parseJobSets(`sets:\n  - { name: one, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: only }] }\n`, 'jobs.yml');
+  const runId = (i: number) => `r${String(i).padStart(3, '0')}`;
+
+  /** 150 runs of a one-job set, all started; the 120th's job ended and its count was missed; the others still run. */
+  async function openRunsWithOneMissedCount(world: FakeWorld): Promise<void> {
+    const sets = new JobSetRunner({ ...world.deps, sets: world.deps.sets! }, ONE);
+    for (let i = 1; i <= 150; i++) await sets.fire({ set: 'one', invocationId: runId(i) });
+    await deliverSent(world);
+    const run = world.starters.appflow.inProgress().find((r) => r.jobId === `one.now-${runId(120)}.${ONE[0]!.jobs[0]!.key}`)!;
+    jest.spyOn(world.setRuns, 'countEnded').mockRejectedValueOnce(new Error('function timed out'));
+    await world.completeRun.complete(world.starters.appflow.finish(run.executionId, 'succeeded'));
+    expect(world.events.published).toEqual([]);
+    world.clock.advance(CHECK_OPEN_RUN_EVERY_MS + 1);
+  }
+
+  test('150 open runs: the 120th, whose last count was missed, is still completed by the reconciler', async () => {
+    const world = makeDeps({ settings: { pools: { default: 200 } } });
+    await openRunsWithOneMissedCount(world);
+    await world.reconciler.run();
+    expect(world.events.published.map((e) => e.detail.run)).toEqual([`now-${runId(120)}`]);
+  });
+
+  test('a run that cannot be checked is logged and skipped: the runs after it are still checked', async () => {
+    const world = makeDeps({ settings: { pools: { default: 200 } } });
+    await openRunsWithOneMissedCount(world);
+    // the 7th open run's item cannot be completed or marked (a write refused every time)
+    const markChecked = world.setRuns.markChecked.bind(world.setRuns);
+    jest.spyOn(world.setRuns, 'markChecked').mockImplementation(async (set, run, at) => {
+      if (run === `now-${runId(7)}`) throw new Error('ValidationException');
+      return markChecked(set, run, at);
+    });
+    await world.reconciler.run();
+    expect(world.events.published.map((e) => e.detail.run)).toEqual([`now-${runId(120)}`]);
+    expect(world.log.entries.some((e) => e.message === 'reconciler could not check a job set run')).toBe(true);
+  });
+
+  test("a sweep stops at its share of the reconciler's budget and the next one goes on where it stopped", async () => {
+    const world = makeDeps({ settings: { pools: { default: 200 }, reconcileBudgetMs: 60_000 } });
+    await openRunsWithOneMissedCount(world);
+    // checking a run takes a second: a budget of 60 s cannot check 150 runs in one reconciler run
+    const checked: string[] = [];
+    const took = (run: string) => {
+      world.clock.advance(1_000);
+      checked.push(run);
+    };
+    const { markChecked, complete } = world.setRuns;
+    jest.spyOn(world.setRuns, 'markChecked').mockImplementation(async (set, run, at) => (took(run), markChecked.call(world.setRuns, set, run, at)));
+    jest.spyOn(world.setRuns, 'complete').mockImplementation(async (set, run, ...rest) => (took(run), complete.call(world.setRuns, set, run, ...rest)));
+    const runs: number[] = [];
+    for (let i = 0; i < 10 && world.events.published.length === 0; i++) {
+      await world.reconciler.run();
+      runs.push(checked.length);
+    }
+    expect(world.events.published.map((e) => e.detail.run)).toEqual([`now-${runId(120)}`]);
+    expect(runs.length).toBeGreaterThan(1); // not all in one run
+    // each run read once up to the 120th: the second reconciler run did not begin again from the first
+    expect(checked).toEqual(Array.from({ length: 120 }, (_, i) => `now-${runId(i + 1)}`));
+  });
+});
+
+describe('item sizes', () => {
+  // the longest names a set allows: a 48-character set, 40-character keys, a 36-character run name
+  const SET = 's'.repeat(48);
+  const JOBS = 3_000;
+  const key = (i: number) => `k${String(i).padStart(39, '0')}`;
+  const LARGE = parseJobSets(
+    `sets:\n  - name: ${SET}\n    schedule: rate(1 day)\n    jobs:\n${Array.from({ length: JOBS }, (_, i) => `      - { kind: appflow, flowName: f${i}, key: ${key(i)} }`).join('\n')}\n`,
+    'jobs.yml',
+  );
+
+  test('a large run whose jobs all fail is completed, its summary and event bounded, every failure counted', async () => {
+    const world = makeDeps({ settings: { pools: { default: 10 } } });
+    world.starters.appflow.failNextStarts(JOBS, 'permanent');
+    await new JobSetRunner({ ...world.deps, sets: world.deps.sets! }, LARGE).fire({ set: SET, invocationId: 'i'.repeat(32) });
+    await deliverSent(world, { maxMessages: JOBS });
+    const run = await world.setRuns.getRun(SET, `now-${'i'.repeat(32)}`);
+    expect(run).toMatchObject({ ended: JOBS, summary: { total: JOBS, failed: JOBS, succeeded: 0, open: 0 } });
+    expect(run!.summary!.failedIds).toEqual(
+      Array.from({ length: MAX_LISTED_FAILED_IDS }, (_, i) => `${SET}.now-${'i'.repeat(32)}.${key(i)}`),
+    );
+    const [event] = world.events.published;
+    expect(event!.detail).toMatchObject({ total: JOBS, failed: JOBS, succeeded: 0 });
+    expect(event!.detail.failedIds).toEqual(run!.summary!.failedIds);
+  }, 60_000);
 });

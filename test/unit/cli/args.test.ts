@@ -23,6 +23,7 @@ describe('parseArgs', () => {
     [['dlq', 'redrive', '--id', 'a', '--id', 'b'], { name: 'dlq-redrive', ids: ['a', 'b'] }],
     [['top'], { name: 'top', once: false, intervalMs: 2000 }],
     [['top', '--once', '--interval-s', '5'], { name: 'top', once: true, intervalMs: 5000 }],
+    [['sets', 'failed', 'daily-flows', '20261127T0100Z'], { name: 'sets-failed', set: 'daily-flows', run: '20261127T0100Z' }],
     [['dashboard'], { name: 'dashboard', port: 8470 }],
     [['dashboard', '--port', '0'], { name: 'dashboard', port: 0 }],
     [[], { name: 'help' }],

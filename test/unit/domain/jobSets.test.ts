@@ -1,5 +1,20 @@
 import fc from 'fast-check';
-import { jobIdsOfRun, jobsOfRun, MAX_JOBS_PER_SET, parseJobSets, runOfInvocation, runOfScheduledTime } from '../../../shared/domain/jobSets';
+import { itemSize, MAX_ITEM_BYTES } from '../../../shared/adapters/dynamodb/itemSize';
+import { setRunItem } from '../../../shared/adapters/dynamodb/setRunStore';
+import { MAX_PUT_EVENTS_ENTRY_BYTES, putEventsEntrySize } from '../../../shared/adapters/eventbridge/entrySize';
+import { completionDetail } from '../../../shared/app/jobSets';
+import {
+  jobIdsOfRun,
+  jobsOfRun,
+  MAX_JOBS_PER_SET,
+  MAX_LISTED_FAILED_IDS,
+  parseJobSets,
+  runOfInvocation,
+  runOfScheduledTime,
+  setJobId,
+} from '../../../shared/domain/jobSets';
+import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../../shared/ports/eventPublisher';
+import type { SetRun } from '../../../shared/ports/setRunStore';
 import { InvalidJobSetsError } from '../../../shared/errors';
 import { JobSpecSchema } from '../../../shared/kinds/registry';
 
@@ -76,5 +91,62 @@ describe('runs and their job ids', () => {
         expect(jobIdsOfRun(set!, other).some((id) => ids.has(id))).toBe(false);
       }),
     );
+  });
+});
+
+describe('sizes: every run item and completion event fits, by construction', () => {
+  // The longest names the rules allow (each checked against the parser, one character more refused).
+  const SET = 'S'.repeat(48);
+  const KEY = (i: number) => `K${String(i).padStart(39, '0')}`;
+  const RUN = runOfInvocation('I'.repeat(32));
+  const parsesWith = (name: string, key: string) => {
+    try {
+      parseJobSets(`sets:\n  - { name: ${name}, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: f, key: ${key} }] }\n`, 'jobs.yml');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const worstRun = (): SetRun => {
+    const keys = Array.from({ length: MAX_JOBS_PER_SET }, (_, i) => KEY(i));
+    const failedIds = keys.slice(0, MAX_LISTED_FAILED_IDS).map((key) => setJobId(SET, RUN, key));
+    const ms = 9_999_999_999_999; // 13 significant digits: a time in ms until the year 2286
+    return {
+      set: SET,
+      run: RUN,
+      total: MAX_JOBS_PER_SET,
+      keys,
+      ended: 99_999_999, // a hint: jobs counted twice can push it past the total
+      startedAt: ms,
+      scheduledFor: ms,
+      completedAt: ms,
+      checkedAt: ms,
+      notifiedAt: ms,
+      summary: { total: MAX_JOBS_PER_SET, succeeded: 0, failed: MAX_JOBS_PER_SET, open: 0, failedIds },
+    };
+  };
+
+  test('the limits the worst case assumes are the parser\'s', () => {
+    expect(parsesWith(SET, KEY(0))).toBe(true);
+    expect(parsesWith(`${SET}x`, KEY(0))).toBe(false);
+    expect(parsesWith(SET, `${KEY(0)}x`)).toBe(false);
+    expect(() => runOfInvocation('I'.repeat(33))).toThrow(InvalidJobSetsError);
+    expect(RUN.length).toBeGreaterThan(runOfScheduledTime('2026-11-27T02:00:00Z').length);
+    expect(setJobId(SET, RUN, KEY(0))).toHaveLength(126);
+  });
+
+  test('the largest run item, completed with every job failed, is well under DynamoDB\'s 400 KB', () => {
+    const size = itemSize(setRunItem(worstRun()));
+    expect(size).toBeLessThan(MAX_ITEM_BYTES);
+    expect(size).toBeLessThan(225 * 1024); // room left: the keys take 205 KB of it
+  });
+
+  test("the largest completion event is well under PutEvents' 256 KB", () => {
+    const run = worstRun();
+    const entry = { Source: SLUICE_EVENT_SOURCE, DetailType: SluiceDetailType.SetRunCompleted, Detail: JSON.stringify(completionDetail(run, run.summary!)), Time: new Date() };
+    expect(putEventsEntrySize(entry)).toBeLessThan(MAX_PUT_EVENTS_ENTRY_BYTES / 10);
+    // however many ids a summary is given, the event lists at most MAX_LISTED_FAILED_IDS
+    const all = run.keys.map((key) => setJobId(SET, RUN, key));
+    expect((completionDetail(run, { ...run.summary!, failedIds: all }).failedIds as string[]).length).toBe(MAX_LISTED_FAILED_IDS);
   });
 });
