@@ -485,7 +485,8 @@ export class Acquirer {
     let retrySent = false;
     if (oneHop) {
       const handBack = move({ claimableAt: retryDue }, PROTOCOL.handBack.to);
-      if (!(await this.deps.ledger.move(handBack, now))) return this.duplicate(record, 'moved on while its start failed');
+      if (!(await this.deps.ledger.move(handBack, now)) && !(await this.wroteItself(record, handBack)))
+        return this.duplicate(record, 'moved on while its start failed');
       record = moved(record, handBack, now);
       await this.deps.queue.send(encodeJobBody(spec), delay);
       retrySent = true;
@@ -493,11 +494,12 @@ export class Acquirer {
     switch (step) {
       case 'backoff':
       case 'hold': {
+        const retry = step === 'backoff' ? move({}) : move({ claimableAt: retryDue });
         const applied =
           step === 'backoff'
-            ? await this.handOff.release(demandOf(spec), move({}))
-            : retrySent || (await this.deps.ledger.move(move({ claimableAt: retryDue }), now));
-        if (!applied) return this.duplicate(record, 'moved on while its start failed');
+            ? await this.handOff.release(demandOf(spec), retry)
+            : retrySent || (await this.deps.ledger.move(retry, now));
+        if (!applied && !(await this.wroteItself(record, retry))) return this.duplicate(record, 'moved on while its start failed');
         if (!retrySent) await this.deps.queue.send(encodeJobBody(spec), delay);
         metrics.count(MetricName.Retries, 1, spec.pool);
         log.warn('start failed, will retry', { ...keys, attempts, delaySeconds: delay, keepsSlot: step === 'hold', error: error.message });
@@ -509,7 +511,8 @@ export class Acquirer {
         // Whoever sends it again should know a run may exist (its start got no answer).
         const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
         if (step === 'giveUp') {
-          if (!(await this.handOff.release(demandOf(spec), move({ lastError: reason }))))
+          const giveUp = move({ lastError: reason });
+          if (!(await this.handOff.release(demandOf(spec), giveUp)) && !(await this.wroteItself(record, giveUp)))
             return this.duplicate(record, 'moved on while its start failed');
           return this.sendToDlq({ ...record, state: JobState.Dead, version: record.version + 1 }, reason);
         }
@@ -534,7 +537,8 @@ export class Acquirer {
     const deadline = kindOf(spec.kind).runDeadline?.(spec, { startedAt: now, heartbeatAt: Number.POSITIVE_INFINITY });
     const leaseUntil = keptSlotUntil(now, settings.maxRunMs[spec.kind], deadline);
     const run = runId === undefined ? {} : { executionId: runId, startedAt: now };
-    if (!(await ledger.move(move({ lastError: reason, leaseUntil, ...run }), now))) return this.duplicate(record, 'moved on while its start failed');
+    const keep = move({ lastError: reason, leaseUntil, ...run });
+    if (!(await ledger.move(keep, now)) && !(await this.wroteItself(record, keep))) return this.duplicate(record, 'moved on while its start failed');
     log.warn('job given up; its slot is kept while a run it may have started could still be going', {
       jobId: spec.id,
       pool: spec.pool,
@@ -549,6 +553,23 @@ export class Acquirer {
       if (early) await this.completeRun.complete(early);
     }
     return result;
+  }
+
+  /**
+   * A fenced move that failed may have been this attempt's own: applied, its answer lost, and the SDK's retry of it
+   * meeting its effect ("condition failed"; docs/protocol.md, "Answers lost after a write applied"). True if the record
+   * now shows exactly that move: one version on, in its target state, with the attempts it wrote, still owned by this
+   * attempt (no other writer moves a starting job it does not own to queued, starting or dead).
+   */
+  private async wroteItself(read: JobRecord, move: Move): Promise<boolean> {
+    const now = await this.deps.ledger.get(read.jobId);
+    return (
+      now !== undefined &&
+      now.version === move.version + 1 &&
+      now.state === move.to &&
+      now.attempt === read.attempt &&
+      now.attempts === move.patch?.attempts
+    );
   }
 
   /** The run id a start of this job returns, for a kind that knows it beforehand (JobStarter.runIdOf); undefined if not. */

@@ -76,8 +76,13 @@ export async function duplicateSendsWithThrottledStarts(
     );
     const broken: string[] = [];
     for (const [p, pool] of pools.entries()) {
-      await expectEveryJobRanOnce(stack, { pool, limit: 1, ids: specs[p]!.map((s) => s.id), timeoutMs }).catch((error: Error) => {
-        broken.push(`${pool} (most runs at once: ${stack.simulator.maxObservedConcurrency(pool)}): ${plain(error.message)}`);
+      const ids = specs[p]!.map((s) => s.id);
+      await expectEveryJobRanOnce(stack, { pool, limit: 1, ids, timeoutMs }).catch(async (error: Error) => {
+        const states = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await jobState(stack, id)] as const)));
+        broken.push(
+          `${pool} (most runs at once: ${stack.simulator.maxObservedConcurrency(pool)}): ${plain(error.message)}; ` +
+            `ledger states ${JSON.stringify(states)}; pool ${JSON.stringify(await poolItem(stack, pool))}`,
+        );
       });
     }
     if (broken.length)

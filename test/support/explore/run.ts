@@ -273,17 +273,29 @@ export class ExploreRun {
     const isStart = (port === 'appflow' || port === 'glue') && method === 'start';
     const jobId = isStart ? (args[0] as { id: string }).id : undefined;
     let fault: CallFault | StartFault | undefined;
-    const callFault = inv.faults.call;
     if (jobId !== undefined && this.refused.has(jobId)) fault = { t: 'refused' };
-    else if (callFault?.t === 'contended') {
-      if (n >= callFault.at && port === 'leases' && ADMISSIONS.has(method)) fault = callFault;
-    } else if (callFault?.t !== 'dynamo' && callFault?.at === n) fault = callFault;
-    else if (isStart && inv.faults.start && !inv.startFaultUsed) {
+    else fault = this.callFaultAt(inv, n, port, method);
+    if (!fault && isStart && inv.faults.start && !inv.startFaultUsed) {
       inv.startFaultUsed = true;
       fault = inv.faults.start;
     }
     const meta: TaskMeta = { who: inv.name, what: `${describeCall(port, method, args)}${fault ? ` [${describeFault(fault)}]` : ''}` };
     return this.scheduleTask(meta, () => this.perform(inv, port, jobId, run, fault, meta));
+  }
+
+  /** The invocation's call fault, if it applies to its `n`-th call, a call of `port.method`. */
+  private callFaultAt(inv: Invocation, n: number, port: PortName, method: string): CallFault | undefined {
+    const fault = inv.faults.call;
+    if (!fault || fault.t === 'dynamo') return undefined; // a dynamo fault takes DynamoDB requests only
+    switch (fault.t) {
+      case 'contended':
+        return n >= fault.at && port === 'leases' && ADMISSIONS.has(method) ? fault : undefined;
+      case 'retried':
+        // Only the stores' requests are sent again by the SDK (the job API clients make one attempt: awsClients.ts).
+        return fault.at === n && (port === 'leases' || port === 'ledger') ? fault : undefined;
+      default:
+        return fault.at === n ? fault : undefined;
+    }
   }
 
   private async perform(
@@ -322,6 +334,13 @@ export class ExploreRun {
         await run();
         meta.result = '✗ applied, answer lost';
         throw new LostAnswer(meta.what);
+      case 'retried': {
+        // The SDK sends a request whose answer was lost again: the caller sees the answer of the second one.
+        await run();
+        const again = await run();
+        meta.result = `applied, answer lost, sent again -> ${describeResult(again)}`;
+        return again;
+      }
       case 'contended':
         // The in-memory store answers as the adapter does once every try lost its race: nothing written.
         return this.world.contend!(run);
@@ -380,6 +399,7 @@ export class ExploreRun {
         meta.result = 'applied, then the invocation died';
         throw new SimulatedCrash(meta.what);
       case 'lost':
+      case 'retried':
         meta.result = '✗ applied, answer lost (the SDK sends it again)';
         return answer(DynamoFault.LostAnswer);
       case 'dynamo': {
@@ -660,6 +680,8 @@ function describeFault(fault: CallFault | StartFault): string {
   switch (fault.t) {
     case 'lost':
       return 'answer lost';
+    case 'retried':
+      return 'applied, answer lost, sent again';
     case 'contended':
       return 'contended: another writer on the counter';
     case 'dynamo':

@@ -26,13 +26,15 @@ export type StartFault =
  */
 export interface CallFault {
   /**
-   * lost: the call's write applied, its answer was lost (the call throws). crash-*: the invocation dies there.
+   * lost: the call's write applied, its answer was lost (the call throws). retried: the call's write applied, its
+   * answer was lost, and the SDK sent it again: the caller gets the answer of that second call, which meets the first
+   * one's effect (a conditional write: "condition failed" for a write that did happen). crash-*: the invocation dies there.
    * contended: from that call on, the invocation's admissions lose every race for a counter (other acquirers booking
    * the same start rate, transactions on the same counter: a burst): in memory the store answers Contended; on DynamoDB
    * another writer books a start on each rated counter just before each write to it, and a write to an unrated counter
    * meets a transaction (TransactionConflict). dynamo: that DynamoDB request is answered with DYNAMO_CALL_FAULTS[kind].
    */
-  t: 'lost' | 'crash-before' | 'crash-after' | 'contended' | 'dynamo';
+  t: 'lost' | 'retried' | 'crash-before' | 'crash-after' | 'contended' | 'dynamo';
   at: number;
   /** dynamo: which of DYNAMO_CALL_FAULTS */
   kind?: number;
@@ -140,7 +142,7 @@ function sometimes<T>(arb: fc.Arbitrary<T>, rarity: number): fc.Arbitrary<T | un
 
 function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbitrary<Faults> {
   const callKinds = [
-    ...(allowed.has('lost') ? (['lost'] as const) : []),
+    ...(allowed.has('lost') ? (['lost', 'retried'] as const) : []),
     ...(allowed.has('crash') ? (['crash-before', 'crash-after'] as const) : []),
     ...(allowed.has('contended') ? (['contended'] as const) : []),
     ...(allowed.has('dynamo') ? (['dynamo', 'dynamo'] as const) : []),
