@@ -26,6 +26,7 @@ import { RecordingJobQueue } from '../fakes/recordingJobQueue';
 import { createSluiceTable } from '../table';
 import {
   EXPLORE_SETTINGS,
+  fakeObservations,
   type ExploreServices,
   type ExploreWorld,
   type ExploreWorldOptions,
@@ -206,16 +207,7 @@ export async function makeDynamoWorld<Inv extends object>(
       const record = (await records()).find((r) => r.jobId === jobId);
       return record && { state: record.state, executionId: record.executionId, startRequested: record.startRequested };
     },
-    runs: () => Object.values(starters).flatMap((starter) => [...starter.runs.values()]),
-    deadLettered: () => queue.deadLettered,
-    takeSent: () => queue.takeSent(),
-    takeEvents: () => Object.values(starters).flatMap((starter) => starter.takeEvents()),
-    endRun(run, outcome) {
-      const starter = starters[run.spec.kind];
-      const completion = starter.finish(run.executionId, outcome);
-      starter.outbox = starter.outbox.filter((event) => event !== completion);
-      return completion;
-    },
+    ...fakeObservations(starters, queue),
   };
 
   return {

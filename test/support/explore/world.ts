@@ -154,16 +154,7 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
       const record = store.peek(jobId);
       return record && { state: record.state, executionId: record.executionId, startRequested: record.startRequested };
     },
-    runs: () => Object.values(starters).flatMap((starter) => [...starter.runs.values()]),
-    deadLettered: () => queue.deadLettered,
-    takeSent: () => queue.takeSent(),
-    takeEvents: () => Object.values(starters).flatMap((starter) => starter.takeEvents()),
-    endRun(run, outcome) {
-      const starter = starters[run.spec.kind];
-      const completion = starter.finish(run.executionId, outcome);
-      starter.outbox = starter.outbox.filter((event) => event !== completion);
-      return completion;
-    },
+    ...fakeObservations(starters, queue),
   };
 
   const contend = async <T>(call: () => Promise<T>): Promise<T> => {
@@ -177,4 +168,23 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
   };
 
   return { clock, settings, services, observe, contend };
+}
+
+/** What the checks read of the fakes every world has: the job APIs' runs and completion events, and the queue. */
+export function fakeObservations(
+  starters: Record<JobKind, FakeStarter>,
+  queue: RecordingJobQueue,
+): Pick<Observer, 'runs' | 'deadLettered' | 'takeSent' | 'takeEvents' | 'endRun'> {
+  return {
+    runs: () => Object.values(starters).flatMap((starter) => [...starter.runs.values()]),
+    deadLettered: () => queue.deadLettered,
+    takeSent: () => queue.takeSent(),
+    takeEvents: () => Object.values(starters).flatMap((starter) => starter.takeEvents()),
+    endRun(run, outcome) {
+      const starter = starters[run.spec.kind];
+      const completion = starter.finish(run.executionId, outcome);
+      starter.outbox = starter.outbox.filter((event) => event !== completion);
+      return completion;
+    },
+  };
 }
