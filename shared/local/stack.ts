@@ -18,7 +18,7 @@ import { type FunctionWorkers, startFunctionWorkers } from './workers/functionWo
 import type { CallMessage } from './workers/messages';
 import { TOKEN_SECRET_ENV } from '../kinds/callback/secret';
 import { type DynamoFaultLayer, type DynamoFaultOptions, installDynamoFaults } from './faults/dynamoFaults';
-import { currentInvocation, fenceClients, localFunctionName, startLocalLambda, type AsyncInvoker } from './lambda';
+import { currentInvocation, enforcedTimeoutMs, fenceClients, localFunctionName, startLocalLambda, type AsyncInvoker } from './lambda';
 
 export interface LocalStackOptions {
   /** Emulators already running (the tests share one pair); without them, fauxqs and dynalite start in this process. */
@@ -222,7 +222,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   bus = new LocalEventBus({ region: definition.provider.region, ...options.bus });
   const timers: NodeJS.Timeout[] = [];
   const timeScale = options.timeScale ?? definition.custom?.local?.timeScale ?? 1;
-  const lambda = startLocalLambda({ definition, refs, region: process.env.AWS_REGION!, accountId, timeScale, dispatch });
+  const startGraceSeconds = Number(process.env.START_GRACE_SECONDS) || undefined;
+  const lambda = startLocalLambda({ definition, refs, region: process.env.AWS_REGION!, accountId, timeScale, dispatch, startGraceSeconds });
   /** Asynchronous invocation, as EventBridge and EventBridge Scheduler make it: Lambda owns the event from here. */
   const invokeAsync = (name: string, event: unknown) => lambda.invoker.invoke(name, event);
   let poller: SqsPoller | undefined;
@@ -250,7 +251,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           concurrency: options.pollerConcurrency ?? 4,
           waitTimeSeconds: options.pollWaitSeconds ?? 1,
           functionName: localFunctionName(name),
-          functionTimeoutMs: (definition.functions[name]!.timeout ?? 6) * 1000,
+          functionTimeoutMs: enforcedTimeoutMs(definition.functions[name]!, startGraceSeconds),
           handler: (e: SQSEvent, context: Context) => dispatch(name, e, context) as never,
           ...(options.onPollerError && { onError: options.onPollerError }),
         });

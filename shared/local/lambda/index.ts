@@ -32,3 +32,4 @@ export {
   type RunInvocationOptions,
 } from './invocation';
 export { fenceClients, localFunctionName, startLocalLambda, type LocalLambdaOptions } from './localLambda';
+export { enforcedTimeoutMs } from './timeouts';

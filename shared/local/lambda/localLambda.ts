@@ -6,6 +6,7 @@ import { createLambdaContext } from '../poller/lambdaContext';
 import { AsyncInvoker } from './asyncInvoker';
 import { asyncInvokeConfig, type InvocationRecord } from './asyncRules';
 import { fenceAbandonedInvocations } from './invocation';
+import { enforcedTimeoutMs } from './timeouts';
 
 export interface LocalLambdaOptions {
   definition: ServiceDefinition;
@@ -16,6 +17,8 @@ export interface LocalLambdaOptions {
   timeScale: number;
   /** Runs a function's handler once (the stack's: in this thread or a worker). */
   dispatch: (functionName: string, event: unknown, context: Context) => Promise<unknown>;
+  /** The stage's start grace (START_GRACE_SECONDS): functions that claim starts are held to it (timeouts.ts). */
+  startGraceSeconds?: number;
 }
 
 export const localFunctionName = (name: string) => `sluice-local-${name}`;
@@ -33,7 +36,7 @@ export function startLocalLambda(options: LocalLambdaOptions): { invoker: AsyncI
       name,
       {
         config: asyncInvokeConfig(name, fn),
-        timeoutMs: (fn.timeout ?? 6) * 1000,
+        timeoutMs: enforcedTimeoutMs(fn, options.startGraceSeconds),
         functionArn: `arn:aws:lambda:${options.region}:${options.accountId}:function:${localFunctionName(name)}`,
       },
     ]),
