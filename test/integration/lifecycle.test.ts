@@ -2,7 +2,7 @@ import type { LocalStack } from '../../shared/local/stack';
 import type { SimRun } from '../../shared/local/simulators';
 import { container } from '../../shared/runtime/container';
 import { deadLettered, expectEveryJobRanOnce, jobRecord, runsOf, waitForRunning } from '../support/invariants';
-import { pauseReconciler, scanTable, setMaxReceiveCount } from '../support/probes';
+import { holdCompletions, pauseReconciler, scanTable, setMaxReceiveCount } from '../support/probes';
 import { startPoolStack } from '../support/poolStack';
 import { enqueue, jobState, queueDepth, waitForJobsDone } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
@@ -33,6 +33,11 @@ const runsOfPool = (pool: string) =>
     .runs()
     .filter((r) => r.group === pool)
     .sort((a, b) => a.startSeq - b.startSeq);
+
+/** The pool as `sluice pools` shows it: its limit, slots in use and jobs waiting. */
+const poolView = async (pool: string) => (await container().poolAdmin.list()).find((p) => p.name === pool);
+const matches = (view: { inUse: number; waiting: number } | undefined, want: { inUse: number; waiting: number }) =>
+  view?.inUse === want.inUse && view.waiting === want.waiting;
 
 /** Runs of the pool in progress just before `run` began, by the simulator's own order of starts and ends. */
 const inProgressAt = (pool: string, run: SimRun) =>
@@ -119,19 +124,39 @@ describe('pool limits changed at run time', () => {
   }, 60_000);
 
   test('two pools are independent: a full pool does not hold back another', async () => {
-    const slow = jobs('indepA', 3, () => 1500);
-    const fast = jobs('indepB', 6, () => 250);
-    const ids = await enqueue(stack, [...slow, ...fast]);
+    // Each pool is kept full for as long as the test says, not for as long as a run happens to take on this machine:
+    // the releaser holds back the completions of the runs picked (as late events would be) and the reconciler, which
+    // would find those runs ended through the job API, waits for the test.
+    const resume = pauseReconciler();
+    const holdA = holdCompletions((c) => c.name.startsWith('indepA--'));
+    const holdB = holdCompletions((c) => c.name.startsWith('indepB--'));
+    try {
+      const slow = jobs('indepA', 3, () => 150);
+      const fast = jobs('indepB', 6, () => 150);
+      const slowIds = await enqueue(stack, slow);
+      await waitFor('pool A full: one slot taken, two jobs waiting', async () => matches(await poolView('indepA'), { inUse: 1, waiting: 2 }));
+      const fastIds = await enqueue(stack, fast);
 
-    await expectEveryJobRanOnce(stack, { pool: 'indepB', limit: 3, ids: fast.map((j) => j.id) });
-    await expectEveryJobRanOnce(stack, { pool: 'indepA', limit: 1, ids: slow.map((j) => j.id), timeoutMs: 30_000 });
+      // B takes its whole limit while A is full...
+      await waitFor('pool B full: three slots taken, three jobs waiting', async () => matches(await poolView('indepB'), { inUse: 3, waiting: 3 }));
+      expect(await poolView('indepA')).toMatchObject({ inUse: 1, waiting: 2 });
+      // ...and, its runs' completions let through, runs every job while A's one slot is still taken and its two jobs wait.
+      holdB.release();
+      expect(Object.values(await waitForJobsDone(stack, fastIds))).toEqual(fastIds.map(() => 'succeeded'));
+      expect(runsOfPool('indepA')).toHaveLength(1);
+      expect(await poolView('indepA')).toMatchObject({ inUse: 1, waiting: 2 });
 
-    expect(ids).toHaveLength(9);
-    expect(stack.simulator.maxObservedConcurrency('indepA')).toBe(1);
-    expect(stack.simulator.maxObservedConcurrency('indepB')).toBe(3);
-    // All of pool B ran while pool A's first job was still running and its other two waited.
-    const firstSlowEnd = Math.min(...runsOfPool('indepA').map((r) => r.endSeq!));
-    expect(Math.max(...runsOfPool('indepB').map((r) => r.endSeq!))).toBeLessThan(firstSlowEnd);
+      // A then runs its jobs in turn; each job of both pools ran once, within its pool's limit.
+      holdA.release();
+      resume();
+      await expectEveryJobRanOnce(stack, { pool: 'indepA', limit: 1, ids: slowIds });
+      await expectEveryJobRanOnce(stack, { pool: 'indepB', limit: 3, ids: fastIds });
+      expect(stack.simulator.maxObservedConcurrency('indepA')).toBe(1);
+    } finally {
+      holdA.release();
+      holdB.release();
+      resume();
+    }
   }, 60_000);
 });
 
