@@ -35,6 +35,8 @@ export async function setMaxReceiveCount(stack: LocalStack, maxReceiveCount: num
 export interface DeliveryWatch {
   /** How often the stack's acquirer was handed the SQS message with this id. */
   count(messageId: string): number;
+  /** How often each message handed to the acquirer was handed to it, one entry per message. */
+  counts(): number[];
   /** The errors the acquirer failed messages with (the message then comes back after the visibility timeout). */
   errors(): unknown[];
   stop(): void;
@@ -61,6 +63,7 @@ export function watchDeliveries(): DeliveryWatch {
   };
   return {
     count: (id) => counts.get(id) ?? 0,
+    counts: () => [...counts.values()],
     errors: () => [...errors],
     stop: () => {
       acquirer.process = process;
@@ -359,6 +362,33 @@ export function holdCompletions(holds: (completion: { kind: string; executionId:
       if (released) return;
       released = true;
       open();
+    },
+  };
+}
+
+/**
+ * Holds back the events put on the stack's bus that `holds` picks (the job APIs' completion events, say) until
+ * release(), then puts them as they came: as EventBridge delivering them late would. For stacks whose functions run in
+ * worker threads, where holdCompletions cannot reach the releaser. Release before the test ends (a finally).
+ */
+export function holdBusEvents(stack: LocalStack, holds: (event: { source?: string; 'detail-type'?: string }) => boolean): CompletionHold {
+  const { bus } = stack;
+  const put = bus.put;
+  const held: Array<Parameters<typeof put>[0]> = [];
+  let released = false;
+  bus.put = (input) => {
+    if (released || !holds(input)) return put.call(bus, input);
+    held.push(structuredClone(input));
+    // What PutEvents answers: the event is accepted; its deliveries come later.
+    return { ...input, id: input.id ?? `held-${held.length}` } as ReturnType<typeof put>;
+  };
+  return {
+    held: () => held.map((input) => String(input.id)),
+    release() {
+      if (released) return;
+      released = true;
+      bus.put = put;
+      for (const input of held.splice(0)) put.call(bus, input);
     },
   };
 }
