@@ -393,6 +393,63 @@ export function holdBusEvents(stack: LocalStack, holds: (event: { source?: strin
   };
 }
 
+export interface RequestTally {
+  /** DynamoDB and SQS requests the stack's functions made for jobs: in the acquirer's and the releaser's work. */
+  jobPath(): number;
+  /** Runs `work` and counts the DynamoDB and SQS requests the reconciler's own pass made in it (not the loader's). */
+  inReconciler<T>(work: () => Promise<T>): Promise<{ value: T; requests: number }>;
+  stop(): void;
+}
+
+let tallyCounter = 0;
+
+/**
+ * Counts the stack's DynamoDB and SQS requests by what they were made for, not by when: the job path (each message's
+ * acquirer invocation and each completion's release, hand-offs included) apart from the scheduled functions, whose
+ * runs add requests in proportion to the time a test takes, and so to the machine's load; and a reconciler pass on its
+ * own. Functions in this thread.
+ */
+export function tallyRequests(stack: LocalStack): RequestTally {
+  const bucket = new AsyncLocalStorage<{ requests: number }>();
+  const reconciling = new AsyncLocalStorage<true>();
+  const jobs = { requests: 0 };
+  let pass: { requests: number } | undefined;
+  const name = `testTally${++tallyCounter}`;
+  const middleware = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+    const counting = reconciling.getStore() ? pass : bucket.getStore();
+    if (counting) counting.requests++;
+    return next(args);
+  };
+  type Stack = { add(m: typeof middleware, options: { step: 'initialize'; name: string }): void };
+  for (const client of [stack.dynamodb, stack.sqs]) (client.middlewareStack as unknown as Stack).add(middleware, { step: 'initialize', name });
+  const { acquirer, completeRun, reconciler } = container();
+  const process = acquirer.process;
+  const complete = completeRun.complete;
+  const run = reconciler.run;
+  acquirer.process = (message) => bucket.run(jobs, () => process.call(acquirer, message));
+  completeRun.complete = (completion, known) => bucket.run(jobs, () => complete.call(completeRun, completion, known));
+  reconciler.run = () => reconciling.run(true, () => run.call(reconciler));
+  return {
+    jobPath: () => jobs.requests,
+    async inReconciler(work) {
+      const counting = { requests: 0 };
+      pass = counting;
+      try {
+        return { value: await work(), requests: counting.requests };
+      } finally {
+        pass = undefined;
+      }
+    },
+    stop() {
+      acquirer.process = process;
+      completeRun.complete = complete;
+      reconciler.run = run;
+      stack.dynamodb.middlewareStack.remove(name);
+      stack.sqs.middlewareStack.remove(name);
+    },
+  };
+}
+
 /** Samples a pool while a test runs and keeps the largest `inUse` seen (a monitor, not a synchronisation). */
 export function samplePool(stack: LocalStack, pool: string, everyMs = 20): { maxInUse(): number; stop(): Promise<void> } {
   let max = 0;
