@@ -7,6 +7,10 @@ if (!process.env.SLUICE_SDK_NODE_WARNING) process.env.AWS_SDK_JS_NODE_VERSION_SU
 
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] as const;
 
+// A test's time limit is a deadline for work, not a claim about speed: property tests and explored schedules take a few
+// seconds of CPU each here and three or four times that beside a CPU-bound process, past Jest's default of 5 s.
+const CPU_BOUND_TIMEOUT_MS = 120_000;
+
 // Unit tests are pure and fast; integration tests share one local stack (emulators + simulators)
 // that globalSetup starts in a child process, so they run in their own project.
 const config: Config = {
@@ -19,6 +23,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       transform: { '^.+\\.ts$': swc as never },
       testEnvironment: 'node',
+      testTimeout: CPU_BOUND_TIMEOUT_MS,
     },
     {
       // Tests that start their own servers (emulators in a child process, simulators in process).
@@ -26,6 +31,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/component/**/*.test.ts'],
       transform: { '^.+\\.ts$': swc as never },
       testEnvironment: 'node',
+      testTimeout: CPU_BOUND_TIMEOUT_MS,
     },
     {
       displayName: 'integration',
