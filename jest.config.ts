@@ -7,23 +7,22 @@ if (!process.env.SLUICE_SDK_NODE_WARNING) process.env.AWS_SDK_JS_NODE_VERSION_SU
 
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] as const;
 
-// A test's time limit is a deadline for work, not a claim about speed: property tests and explored schedules take a few
-// seconds of CPU each here and three or four times that beside a CPU-bound process, past Jest's default of 5 s.
-const CPU_BOUND_TIMEOUT_MS = 120_000;
-
 // Unit tests are pure and fast; integration tests share one local stack (emulators + simulators)
 // that globalSetup starts in a child process, so they run in their own project.
 const config: Config = {
   // Two test files at once (Jest's default on two cores is one): most of the end-to-end files wait on timers and the
   // emulators rather than the CPU, and the whole suite takes about half as long (409 s -> 213 s on this machine).
   maxWorkers: 2,
+  // A test's or hook's time limit is a deadline for work, not a claim about speed: property tests, explored schedules
+  // and emulator start-ups take a few seconds here, and three or four times that beside a CPU-bound process, past
+  // Jest's default of 5 s. (Jest reads it for the whole run, not per project.) Files with longer work set their own.
+  testTimeout: 120_000,
   projects: [
     {
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       transform: { '^.+\\.ts$': swc as never },
       testEnvironment: 'node',
-      testTimeout: CPU_BOUND_TIMEOUT_MS,
     },
     {
       // Tests that start their own servers (emulators in a child process, simulators in process).
@@ -31,7 +30,6 @@ const config: Config = {
       testMatch: ['<rootDir>/test/component/**/*.test.ts'],
       transform: { '^.+\\.ts$': swc as never },
       testEnvironment: 'node',
-      testTimeout: CPU_BOUND_TIMEOUT_MS,
     },
     {
       displayName: 'integration',
