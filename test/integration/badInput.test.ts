@@ -14,6 +14,7 @@ import {
   scanTable,
   sendRaw,
   watchDeliveries,
+  withVisibilityTimeout,
 } from '../support/probes';
 import { startPoolStack } from '../support/poolStack';
 import { drainQueue, poolItem, queueDepth } from '../support/testStack';
@@ -21,7 +22,8 @@ import { waitFor } from '../support/waitFor';
 
 /**
  * Bad input end to end: malformed job messages through SQS to the acquirer, malformed completion events through the
- * bus to the releaser. Each test has its own pools; job and flow names start with "<pool>--" so the simulator counts
+ * bus to the releaser. The tests that count receives run with a 60 s visibility timeout (withVisibilityTimeout): on a
+ * busy machine a batch can take longer than the local 4 s, and a slow batch is not a retry. Each test has its own pools; job and flow names start with "<pool>--" so the simulator counts
  * runs per pool, and "--<n>ms" sets a run's duration.
  */
 const POOLS = { badin: 2, goodin: 2, evt: 2, oversize: 1 };
@@ -37,7 +39,8 @@ const goodJob = (pool: string, i: number, ms = 150) =>
     ? { kind: 'appflow', pool, id: `${pool}-good-${i}`, flowName: `${pool}--good-${i}--${ms}ms` }
     : { kind: 'glue', pool, id: `${pool}-good-${i}`, jobName: `${pool}--good-${i}--${ms}ms`, arguments: { '--day': '2026-11-22' } };
 
-test('every malformed job message is dead-lettered once with its reason, holds no slot, and good jobs alongside still run', async () => {
+test('every malformed job message is dead-lettered once with its reason, holds no slot, and good jobs alongside still run', () =>
+  withVisibilityTimeout(stack, 60, async () => {
   // Prepare: the pool the bad messages name exists (so a slot taken by mistake would show), and is watched.
   await container().poolAdmin.setLimit('badin', POOLS.badin);
   const corpus = badMessages({ pool: 'badin', tag: 'bad' });
@@ -123,14 +126,15 @@ test('every malformed job message is dead-lettered once with its reason, holds n
   await expectEveryJobRanOnce(stack, { pool: 'goodin', limit: POOLS.goodin, ids: good.map((g) => g.id) });
   // Nothing is left in the job queue (the good jobs' wake-ups were consumed too).
   expect(await queueDepth(stack, stack.queueUrl)).toBe(0);
-}, 90_000);
+}), 90_000);
 
 /**
  * SQS counts attributes in the message size, so a body near the queue's MaximumMessageSize (1 MiB here; the acquirer
  * refuses anything over 64 KiB) could not be dead-lettered whole: the copy keeps the first 64 KiB and says how big the
  * original was (sluice-truncated-from), so body and attributes always fit and the message is not retried.
  */
-test('a message near the SQS size limit is dead-lettered at once, with its reason', async () => {
+test('a message near the SQS size limit is dead-lettered at once, with its reason', () =>
+  withVisibilityTimeout(stack, 60, async () => {
   const body = JSON.stringify({
     kind: 'glue',
     pool: 'oversize',
@@ -160,7 +164,7 @@ test('a message near the SQS size limit is dead-lettered at once, with its reaso
   expect(copies[0]!.attributes['sluice-truncated-from']).toBe(String(Buffer.byteLength(body)));
   expect(body.startsWith(copies[0]!.body)).toBe(true);
   expect(Buffer.byteLength(copies[0]!.body)).toBe(64 * 1024);
-}, 30_000);
+}), 30_000);
 
 /**
  * For a body that starts with a character above U+FFFF, V8's JSON.parse message quotes a lone surrogate, which SQS

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { ReconcileReport } from '../../shared/app/reconcile';
 import { rateToMs } from '../../shared/local/infra/schedule';
@@ -30,6 +30,25 @@ export async function setMaxReceiveCount(stack: LocalStack, maxReceiveCount: num
       Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn, maxReceiveCount }) },
     }),
   );
+}
+
+/**
+ * Sets the job queue's visibility timeout for the duration of `work`, then puts the old one back. Locally it is 4 s
+ * (compressed, so that crashed acquirers' messages come back fast), and no function timeout cuts an invocation short as
+ * Lambda's would: on a busy machine a batch can take longer than that, and its messages are received again. A test that
+ * counts receives (a message received once, none redriven with maxReceiveCount 1) runs with a longer one.
+ */
+export async function withVisibilityTimeout<T>(stack: LocalStack, seconds: number, work: () => Promise<T>): Promise<T> {
+  const { sqs } = testClients(stack);
+  const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: stack.queueUrl, AttributeNames: ['VisibilityTimeout'] }));
+  const set = (value: string) =>
+    sqs.send(new SetQueueAttributesCommand({ QueueUrl: stack.queueUrl, Attributes: { VisibilityTimeout: value } }));
+  await set(String(seconds));
+  try {
+    return await work();
+  } finally {
+    await set(Attributes!.VisibilityTimeout!);
+  }
 }
 
 export interface DeliveryWatch {
@@ -185,8 +204,7 @@ function watchReconciler(): ReconcilerWatch {
     if (watch.paused > 0 && !driven.getStore()) return { ...EMPTY_REPORT, drift: {} };
     const statesOf = watch.statesOf;
     const statesBefore =
-      statesOf &&
-      Object.fromEntries(await Promise.all(statesOf.ids.map(async (id) => [id, await jobState(statesOf.stack, id)] as const)));
+      statesOf && Object.fromEntries(await Promise.all(statesOf.ids.map(async (id) => [id, await jobState(statesOf.stack, id)] as const)));
     const startedAt = Date.now();
     const report = await run();
     watch.passes.push({ startedAt, endedAt: Date.now(), report, ...(statesBefore && { statesBefore }) });
@@ -421,7 +439,8 @@ export function tallyRequests(stack: LocalStack): RequestTally {
     return next(args);
   };
   type Stack = { add(m: typeof middleware, options: { step: 'initialize'; name: string }): void };
-  for (const client of [stack.dynamodb, stack.sqs]) (client.middlewareStack as unknown as Stack).add(middleware, { step: 'initialize', name });
+  for (const client of [stack.dynamodb, stack.sqs])
+    (client.middlewareStack as unknown as Stack).add(middleware, { step: 'initialize', name });
   const { acquirer, completeRun, reconciler } = container();
   const process = acquirer.process;
   const complete = completeRun.complete;
