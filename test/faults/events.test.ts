@@ -29,7 +29,10 @@ afterEach(() => {
 test('lost completion events (the service never sends them): every job still ends once and no slot leaks', async () => {
   stack.simulator.setFaults({ dropEvents: 2 }); // the next 2 end events of each kind (2 jobs of each kind, by turns)
   const specs = jobsFor('lostsim', 2 * KINDS.length, (i) => 150 + i * 30);
-  watchStatesBeforePasses(stack, specs.map((s) => s.id));
+  watchStatesBeforePasses(
+    stack,
+    specs.map((s) => s.id),
+  );
   const ids = await enqueue(stack, specs);
 
   // Every job ends only as the reconciler finds its run ended (or, with no status API, at its deadline), two at a time:
@@ -51,7 +54,11 @@ test("lost completion events (the bus drops them), the last run's among them: th
   const resume = pauseReconciler();
   try {
     const runs = () => [...runsOf(stack, ids).values()].map(([run]) => run!);
-    await waitFor('every run to end and the bus to settle', () => runs().every((r) => r.endedAt !== undefined) && stack.bus.stats().pending === 0, 60_000);
+    await waitFor(
+      'every run to end and the bus to settle',
+      () => runs().every((r) => r.endedAt !== undefined) && stack.bus.stats().pending === 0,
+      60_000,
+    );
     const last = runs().sort((a, b) => b.endSeq! - a.endSeq!)[0]!;
     const event = stack.simulator.emitted().find((e) => e.executionId === last.executionId)!;
     expect(stack.bus.deliveries().filter((d) => d.eventId === event.event.id)).toEqual([]);
