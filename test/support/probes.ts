@@ -414,8 +414,11 @@ export function holdBusEvents(stack: LocalStack, holds: (event: { source?: strin
 export interface RequestTally {
   /** DynamoDB and SQS requests the stack's functions made for jobs: in the acquirer's and the releaser's work. */
   jobPath(): number;
-  /** Runs `work` and counts the DynamoDB and SQS requests the reconciler's own pass made in it (not the loader's). */
-  inReconciler<T>(work: () => Promise<T>): Promise<{ value: T; requests: number }>;
+  /**
+   * Runs `work` and counts the DynamoDB and SQS requests the reconciler's own pass made in it (not the loader's), with
+   * each request's input as JSON.
+   */
+  inReconciler<T>(work: () => Promise<T>): Promise<{ value: T; requests: number; inputs: string[] }>;
   stop(): void;
 }
 
@@ -431,11 +434,18 @@ export function tallyRequests(stack: LocalStack): RequestTally {
   const bucket = new AsyncLocalStorage<{ requests: number }>();
   const reconciling = new AsyncLocalStorage<true>();
   const jobs = { requests: 0 };
-  let pass: { requests: number } | undefined;
+  let pass: { requests: number; inputs: string[] } | undefined;
   const name = `testTally${++tallyCounter}`;
   const middleware = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
-    const counting = reconciling.getStore() ? pass : bucket.getStore();
-    if (counting) counting.requests++;
+    if (reconciling.getStore()) {
+      if (pass) {
+        pass.requests++;
+        pass.inputs.push(JSON.stringify((args as { input?: unknown }).input ?? {}));
+      }
+    } else {
+      const counting = bucket.getStore();
+      if (counting) counting.requests++;
+    }
     return next(args);
   };
   type Stack = { add(m: typeof middleware, options: { step: 'initialize'; name: string }): void };
@@ -451,10 +461,10 @@ export function tallyRequests(stack: LocalStack): RequestTally {
   return {
     jobPath: () => jobs.requests,
     async inReconciler(work) {
-      const counting = { requests: 0 };
+      const counting = { requests: 0, inputs: [] as string[] };
       pass = counting;
       try {
-        return { value: await work(), requests: counting.requests };
+        return { value: await work(), requests: counting.requests, inputs: counting.inputs };
       } finally {
         pass = undefined;
       }
