@@ -13,6 +13,10 @@ const config: Config = {
   // Two test files at once (Jest's default on two cores is one): most of the end-to-end files wait on timers and the
   // emulators rather than the CPU, and the whole suite takes about half as long (409 s -> 213 s on this machine).
   maxWorkers: 2,
+  // A test's or hook's time limit is a deadline for work, not a claim about speed: property tests, explored schedules
+  // and emulator start-ups take a few seconds here, and three or four times that beside a CPU-bound process, past
+  // Jest's default of 5 s. (Jest reads it for the whole run, not per project.) Files with longer work set their own.
+  testTimeout: 120_000,
   projects: [
     {
       displayName: 'unit',

@@ -393,8 +393,10 @@ export class SchedulerModel {
       this.expect(pool.inUse === holders.length, `pool ${name}: inUse ${pool.inUse} but ${holders.length} holders`);
       const before = this.lastInUse.get(name) ?? 0;
       // A limit lowered in the same step as a take (`together`) may land after it: the take saw the higher limit (the
-      // one before the step, or one set and lowered again within it: soak seed 2002145304, limits 0 and 2 together).
-      const seen = Math.max(pool.limit, this.lastLimit.get(name) ?? pool.limit, this.limitsInStep.get(name) ?? 0);
+      // one before the step, or one set and lowered again within it: soak seed 2002145304, limits 0 and 2 together). A
+      // pool first seen now was created in the step, by a take with its configured limit or by the lowering.
+      const configured = POOLS[name as keyof typeof POOLS] as number | undefined;
+      const seen = Math.max(pool.limit, this.lastLimit.get(name) ?? configured ?? pool.limit, this.limitsInStep.get(name) ?? 0);
       this.expect(
         pool.inUse <= Math.max(seen, before),
         `pool ${name}: inUse ${pool.inUse} over limit ${pool.limit} and grew (was ${before})`,

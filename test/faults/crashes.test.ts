@@ -22,13 +22,13 @@ test('a crash after the slot is taken and before the run starts: the job is resu
     jobsFor('crashacq', 6, () => 400),
   );
 
-  await expectEveryJobRanOnce(stack, { pool: 'crashacq', limit: POOLS.crashacq, ids, timeoutMs: 40_000 });
+  await expectEveryJobRanOnce(stack, { pool: 'crashacq', limit: POOLS.crashacq, ids, timeoutMs: 90_000 });
 
   // Both crashes happened (before any start call: one successful call per job).
   expect(crashes()).toBe(2);
   const calls = stack.simulator.startCalls().filter((c) => c.name.startsWith('crashacq--'));
   expect(calls.filter((c) => c.ok)).toHaveLength(6);
-}, 60_000);
+}, 120_000);
 
 test('a crash after the run started and before it was recorded: the resumed start finds that run, no second one', async () => {
   const { stack, crashes } = fixture;
@@ -38,12 +38,12 @@ test('a crash after the run started and before it was recorded: the resumed star
   const first = jobsFor('crashstart', 2, () => 6_000);
   await enqueue(stack, first);
   const firstIds = first.map((s) => s.id);
-  await waitFor('both first runs to have started', () => runsOf(stack, firstIds).size === 2, 10_000, 10);
+  await waitFor('both first runs to have started', () => runsOf(stack, firstIds).size === 2, 30_000, 10);
   const rest = jobsFor('crashstart', 4, () => 300, 2);
   await enqueue(stack, rest);
 
   const ids = [...first, ...rest].map((s) => s.id);
-  await expectEveryJobRanOnce(stack, { pool: 'crashstart', limit: POOLS.crashstart, ids, timeoutMs: 40_000 });
+  await expectEveryJobRanOnce(stack, { pool: 'crashstart', limit: POOLS.crashstart, ids, timeoutMs: 90_000 });
 
   // Each crashed job's start was asked for again and answered with the first run (no second run, see above).
   expect(crashes()).toBe(2);
@@ -53,4 +53,4 @@ test('a crash after the run started and before it was recorded: the resumed star
     if (spec.kind === 'appflow') expect(mine.map((c) => c.idempotentReplay ?? false)).toEqual([false, true]);
     else expect(mine).toHaveLength(1); // Glue: the resumed start found the run by its job-id argument and made no call
   }
-}, 60_000);
+}, 120_000);

@@ -1,5 +1,5 @@
 import type { LocalStack } from '../../shared/local/stack';
-import { expectEveryJobRanOnce, runsOf, waitForRunning } from '../support/invariants';
+import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
 import { sendRaw, watchDeliveries } from '../support/probes';
 import { enqueue, poolItem, queueDepth } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
@@ -25,11 +25,11 @@ test('the same job delivered again and again, at every stage of its life, runs o
 
   // Three copies of each at once (concurrent acquirers race for the same job)...
   await enqueue(stack, [...specs, ...specs, ...specs]);
-  // ...more while two run and the rest wait (parked jobs and running jobs see a copy)...
-  await waitForRunning(stack, 'redeliver', 2);
+  // ...more once two have started and the rest wait (parked jobs and running jobs see a copy)...
+  await waitFor('two jobs to have started', () => runsOf(stack, ids).size >= 2, 60_000, 10);
   await enqueue(stack, specs);
   // ...and more while the wake-ups of let-in jobs are on their way.
-  await waitFor('five jobs to have started', () => runsOf(stack, ids).size >= 5, 20_000, 10);
+  await waitFor('five jobs to have started', () => runsOf(stack, ids).size >= 5, 60_000, 10);
   await enqueue(stack, specs);
 
   await expectEveryJobRanOnce(stack, { pool: 'redeliver', limit: POOLS.redeliver, ids });
@@ -42,14 +42,14 @@ test('the same job delivered again and again, at every stage of its life, runs o
     await waitFor(
       'the late copies to be consumed',
       async () => messageIds.every((id) => deliveries.count(id) === 1) && (await queueDepth(stack, stack.queueUrl)) === 0,
-      15_000,
+      60_000,
     );
   } finally {
     deliveries.stop();
   }
   expect(stack.simulator.runs().length).toBe(runs);
   expect(await poolItem(stack, 'redeliver')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
-}, 60_000);
+}, 180_000);
 
 test('throttled starts and status calls: every job still runs once, within the limit, and no slot leaks', async () => {
   // The next 5 starts of each kind are throttled, and the reconciler's next 3 status calls of each kind.

@@ -2,8 +2,9 @@ import type { LocalStack } from '../../shared/local/stack';
 import type { SimRun } from '../../shared/local/simulators/model';
 import { unitsOverTime } from '../../shared/local/bench/scenarios/flowControl';
 import { expectEveryJobRanOnce, jobRecord } from '../support/invariants';
+import { holdCompletions, pauseReconciler } from '../support/probes';
 import { waitFor } from '../support/waitFor';
-import { enqueue } from '../support/testStack';
+import { enqueue, poolItem } from '../support/testStack';
 import { jobsFor, simNameOf, type Spec, startFaultStack } from './workload';
 
 /**
@@ -43,22 +44,39 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
   const byName = new Map(specs.map((spec) => [simNameOf(spec), spec]));
   stack.simulator.setFaults({ throttleStarts: 6, dropEvents: 3, duplicateEvents: 3 });
 
-  // Act: the first tenant's jobs (each twice), and once Sluice has every one of them (started or waiting), the others
+  // Act: the first tenant's jobs (each twice), and once Sluice has every one of them (started or waiting), the others.
+  // Until the limits are seen pressed on (the first tenant's key full, the pool at 4 units or more) the runs'
+  // completions are held back at the releaser and the reconciler paused: runs of 300-500 ms need not overlap on a
+  // busy machine, and the slots stay taken for as long as the test says.
   const first = specs.slice(0, 12);
   const rest = specs.slice(12);
-  await enqueue(stack, [...first, ...first.slice().reverse()]);
-  await waitFor(
-    "the first tenant's jobs all started or waiting",
-    async () => {
-      const records = await Promise.all(first.map((spec) => jobRecord(stack, spec.id)));
-      return records.every((record) => record !== undefined && record.state !== 'queued');
-    },
-    30_000,
-  );
-  await enqueue(stack, [...rest, ...rest.slice().reverse()]);
+  const resume = pauseReconciler();
+  const hold = holdCompletions((c) => c.name.startsWith(`${POOL}--`));
+  try {
+    await enqueue(stack, [...first, ...first.slice().reverse()]);
+    await waitFor(
+      "the first tenant's jobs all started or waiting",
+      async () => {
+        const records = await Promise.all(first.map((spec) => jobRecord(stack, spec.id)));
+        return records.every((record) => record !== undefined && record.state !== 'queued');
+      },
+      60_000,
+    );
+    await enqueue(stack, [...rest, ...rest.slice().reverse()]);
+    // The workload presses on the limits: the first tenant's key full, and the pool nearly so, as Sluice counts units.
+    await waitFor(
+      "the first tenant's key full and the pool at 4 units or more",
+      async () =>
+        (await poolItem(stack, `key/org:${TENANTS[0]}`))?.inUse === ORG_LIMIT && ((await poolItem(stack, POOL))?.inUse ?? 0) >= LIMIT - 1,
+      60_000,
+    );
+  } finally {
+    hold.release();
+    resume();
+  }
 
   // Assess: every job once (lost events are the reconciler's), nothing dead-lettered, the pool idle at the end
-  await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: specs.map((s) => s.id), timeoutMs: 90_000 });
+  await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: specs.map((s) => s.id), timeoutMs: 150_000 });
   const runs = stack.simulator.runs().filter((run) => run.group === POOL);
   const weight = (run: SimRun) => byName.get(run.name)!.weight;
   expect(unitsOverTime(runs, weight, LIMIT).max).toBeLessThanOrEqual(LIMIT);
@@ -67,13 +85,4 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
     expect(ofOrg).toHaveLength(12);
     expect(unitsOverTime(ofOrg, weight, ORG_LIMIT).max).toBeLessThanOrEqual(ORG_LIMIT);
   }
-  // The workload did press on the limits: the first tenant's key was full, and the pool nearly so, at some moment.
-  expect(
-    unitsOverTime(
-      runs.filter((run) => byName.get(run.name)!.fairnessKey === TENANTS[0]),
-      weight,
-      ORG_LIMIT,
-    ).max,
-  ).toBe(ORG_LIMIT);
-  expect(unitsOverTime(runs, weight, LIMIT).max).toBeGreaterThanOrEqual(LIMIT - 1);
-}, 120_000);
+}, 240_000);

@@ -1,7 +1,9 @@
 import type { LocalStack } from '../../shared/local/stack';
 import type { CallMessage } from '../../shared/local/workers/messages';
 import { startPoolStack } from '../support/poolStack';
-import { enqueue, runsPerJob, waitForJobsDone } from '../support/testStack';
+import { DynamoLeaseStore } from '../../shared/adapters/dynamodb/leaseStore';
+import { holdBusEvents } from '../support/probes';
+import { enqueue, poolItem, runsPerJob, testClients, waitForJobsDone } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
 
 /**
@@ -29,21 +31,36 @@ test('30 jobs through a pool of 3, each once, never more than 3 at once, sent tw
       : { kind: 'appflow', pool: 'threads', id: `threads-${i}`, flowName: `threads--threads-${i}--${60 + ((i * 13) % 90)}ms` },
   );
   const before = stack.requests.snapshot()['dynamodb.TransactWriteItems'] ?? 0;
-  const ids = await enqueue(stack, [...specs, ...specs]);
+  // The pool fills, and jobs wait, whatever this machine's speed (runs of 60-150 ms need not overlap on a busy one):
+  // the runs' completion events are held back on the bus until all 3 slots are taken and a job waits.
+  const hold = holdBusEvents(stack, () => true);
+  let ids: string[];
+  try {
+    ids = await enqueue(stack, [...specs, ...specs]);
+    const leases = new DynamoLeaseStore(testClients(stack).doc, stack.tableName);
+    await waitFor(
+      'the pool full and a job waiting',
+      async () => (await poolItem(stack, 'threads'))?.inUse === 3 && (await leases.countWaiters('threads')) > 0,
+      60_000,
+    );
+  } finally {
+    hold.release();
+  }
 
-  const states = await waitForJobsDone(stack, [...new Set(ids)]);
+  const states = await waitForJobsDone(stack, [...new Set(ids)], 60_000);
 
   expect(Object.values(states).every((s) => s === 'succeeded')).toBe(true);
   const perJob = runsPerJob(stack);
   expect(specs.map((s) => perJob.get(s.id))).toEqual(specs.map(() => 1));
-  expect(stack.simulator.maxObservedConcurrency('threads')).toBe(3);
+  expect(stack.simulator.maxObservedConcurrency('threads')).toBeLessThanOrEqual(3);
   // The threads' calls are counted by the stack (a slot change is a transaction: at least one per job)...
   expect((stack.requests.snapshot()['dynamodb.TransactWriteItems'] ?? 0) - before).toBeGreaterThanOrEqual(30);
-  // ...and given whole to the listener: the releaser's pass, with both jobs' keys, as the bench pairs hand-offs.
+  // ...and given whole to the listener: the releaser's pass to a waiting job, with both jobs' keys, as the bench pairs
+  // hand-offs.
   const passes = calls.filter((call) => call.op === 'TransactWriteItems' && JSON.stringify(call.input).includes(':reserved') && call.ok);
   expect(passes.length).toBeGreaterThan(0);
   expect(calls.filter((call) => call.service === 'glue' && call.op === 'StartJobRun' && call.ok)).toHaveLength(15);
-}, 60_000);
+}, 150_000);
 
 test('an invocation in a thread past its timeout is abandoned there too: its AWS calls are refused in the thread', async () => {
   const before = calls.length;

@@ -4,12 +4,9 @@ import type { SimRun } from '../../shared/local/simulators';
 import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
 import { conformanceOf } from '../../shared/kinds/kindConformance';
 import { KINDS } from '../../shared/kinds/registry';
-import { reconcilePeriodMs, waitForPoolIdle } from './probes';
+import { fullPassesSince, waitForPoolIdle } from './probes';
 import { drainQueue, runsPerJob, testClients, waitForJobsDone } from './testStack';
 import { waitFor } from './waitFor';
-
-/** Time the reconciler itself may take on top of its period (a run of it reads and writes a few items per slot). */
-export const RECONCILE_MARGIN_MS = 1_500;
 
 export interface JobItem {
   jobId: string;
@@ -46,7 +43,10 @@ export interface Workload {
   pool: string;
   limit: number;
   ids: string[];
-  /** For the jobs to reach a terminal state (default 30 s). */
+  /**
+   * For the jobs to reach a terminal state (default 60 s): a deadline for a condition, generous so that a loaded machine
+   * is slow, not failed.
+   */
   timeoutMs?: number;
   /**
    * Jobs whose one run ends `failed` in the ledger instead of `succeeded` (e.g. a run Sluice gave up on at the maximum
@@ -54,10 +54,10 @@ export interface Workload {
    */
   failed?: readonly string[];
   /**
-   * When the pool must be empty by a later moment than one reconcile period after the last run ended (epoch ms): a run
-   * Sluice can only give up on at the maximum run time holds its slot until then.
+   * When the last slot becomes Sluice's to give back, if later than the last run's end (epoch ms): a run Sluice can only
+   * give up on at the maximum run time holds its slot until then. The reconciler frees it in its passes after it.
    */
-  idleBy?: number;
+  idleAfter?: number;
 }
 
 /** Kinds with no API to ask about a run (callback jobs): a run whose report is lost ends at its deadline, failed. */
@@ -84,13 +84,14 @@ export async function lostReports(stack: LocalStack, ids: readonly string[]): Pr
  * - every job ends exactly once: one run per job id at the simulator, the ledger in `succeeded` (or `failed`, for the
  *   jobs listed so, and for jobs with no status API whose report was lost: see lostReports) with that run's id;
  * - the simulator never had more runs of the pool in progress than its limit;
- * - no slot is held one reconcile period after the last run ended (or, for a run Sluice learnt of only later, after
- *   it recorded the run: the ledger's startedAt; or by `idleBy`, when given and later);
+ * - no slot is held once the reconciler has made its full passes after the last run ended (or, for a run Sluice learnt
+ *   of only later, after it recorded the run: the ledger's startedAt; or after `idleAfter`, when given and later): see
+ *   waitForPoolIdle (the passes are waited for, not a time);
  * - none of the jobs is in the dead-letter queue.
  */
 export async function expectEveryJobRanOnce(
   stack: LocalStack,
-  { pool, limit, ids, timeoutMs = 30_000, failed = [], idleBy }: Workload,
+  { pool, limit, ids, timeoutMs = 60_000, failed = [], idleAfter }: Workload,
 ): Promise<void> {
   const states = await waitForJobsDone(stack, ids, timeoutMs);
   const lost = await lostReports(stack, ids);
@@ -111,9 +112,35 @@ export async function expectEveryJobRanOnce(
   // A run whose report was lost holds its slot until its deadline: the reconciler ended its job then (endedAt).
   const deadlineEnds = records.filter((r) => r && lost.includes(r.jobId)).map((r) => r!.endedAt ?? 0);
   const settledAt = Math.max(...(ends as number[]), ...records.map((r) => r?.startedAt ?? 0), ...deadlineEnds);
-  await waitForPoolIdle(stack, pool, Math.max(settledAt + reconcilePeriodMs(stack) + RECONCILE_MARGIN_MS, idleBy ?? 0));
+  await waitForPoolIdle(stack, pool, Math.max(settledAt, idleAfter ?? 0));
 
   expect(await deadLettered(stack, ids)).toEqual([]);
+}
+
+/**
+ * Jobs whose runs' completions never reached Sluice (lost events) are ended by the reconciler: no full reconciler pass
+ * that began after a job's run had ended, with the job recorded running when it began (watchStatesBeforePasses, called
+ * before the jobs are sent), ended before the job did (the ledger's endedAt, written by the pass that ended it). On AWS:
+ * within one reconcile period of the run's end. Causal, not timed. Kinds with a status API only; a run of the others
+ * (callback jobs) ends at its deadline (see lostReports).
+ */
+export async function expectEndedByFirstPassAfterRun(stack: LocalStack, ids: readonly string[]): Promise<void> {
+  const runs = runsOf(stack, ids);
+  const late: string[] = [];
+  for (const id of ids) {
+    const run = runs.get(id)?.[0];
+    if (!run || NO_STATUS_API.has(run.kind)) continue;
+    const record = await jobRecord(stack, id);
+    const missed = fullPassesSince(stack, run.endedAt ?? Infinity).filter(
+      (pass) => pass.statesBefore?.[id] === 'running' && (record?.endedAt === undefined || pass.endedAt < record.endedAt),
+    );
+    if (missed.length > 0)
+      late.push(
+        `${id}: its run ended at ${run.endedAt} and the job at ${record?.endedAt}; ${missed.length} full pass(es) found it ` +
+          `running after its run ended and left it so (first ${JSON.stringify({ ...missed[0], statesBefore: undefined })})`,
+      );
+  }
+  expect(late).toEqual([]);
 }
 
 /** Dead-lettered messages about these jobs (by the `sluice-jobId` attribute or the id in the body). Drains the DLQ. */

@@ -1,4 +1,5 @@
 import type { LocalStack, LocalStackOptions } from '../../shared/local/stack';
+import { watchReconcilerOf } from './probes';
 import { startTestStack } from './testStack';
 
 export interface PoolStackOptions extends Omit<LocalStackOptions, 'endpoints' | 'nameSuffix' | 'env'> {
@@ -17,7 +18,7 @@ export async function startPoolStack(
   pools: Record<string, number>,
   { defaultRunMs = 200, env = {}, ...options }: PoolStackOptions = {},
 ): Promise<LocalStack> {
-  return startTestStack({
+  const stack = await startTestStack({
     ...options,
     env: { ...env, POOLS: JSON.stringify(pools), POWERTOOLS_LOG_LEVEL: process.env.SLUICE_DEBUG === '1' ? 'DEBUG' : 'SILENT' },
     simulator: {
@@ -26,4 +27,7 @@ export async function startPoolStack(
       ...options.simulator,
     },
   });
+  // Every reconciler pass from now on is recorded: the no-leak checks wait for passes, not for periods of time.
+  watchReconcilerOf(stack);
+  return stack;
 }

@@ -44,7 +44,7 @@ beforeAll(async () => {
   });
   template = JSON.parse(await readFile(path.join(OUT, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
   local = await loadServiceDefinition('local');
-}, 60_000);
+}, 300_000);
 
 const resource = (id: string): CfnResource => {
   const found = template.Resources[id];
@@ -360,7 +360,7 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000); // two Node processes that load tsx and the domain: seconds each on a loaded machine
+  }, 300_000); // two Node processes that load tsx and the domain: seconds each on a loaded machine
 });
 
 describe('the table', () => {
@@ -825,7 +825,7 @@ describe('bundles', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 300_000);
 
   const alarm = (id: string) => props(id);
   const dims = (id: string) =>
@@ -890,7 +890,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
         'CT.S3.PR.11', // versioning
       ]),
     );
-  }, 60_000); // about 2 s alone; a loaded machine takes several times that
+  }, 300_000); // about 2 s alone; a loaded machine takes several times that
 
   test('with the stage parameter logsKmsKeyArn set, the log groups pass CT.CLOUDWATCH.PR.3 and nothing else changes', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-package-'));
@@ -910,7 +910,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 300_000);
 
   test('a regression is caught: the DLQ without its RedriveAllowPolicy fails CT.SQS.PR.1', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-guard-'));
@@ -925,7 +925,7 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 300_000);
 });
 
 /** Loads the three bundles, then sends the releaser an event no rule would deliver: it must log and count it, offline. */
