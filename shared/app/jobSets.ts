@@ -172,7 +172,10 @@ export class JobSetRunner {
       await store.markChecked(run.set, run.run, now);
       return false;
     }
-    if (!(await store.complete(run.set, run.run, summary, now))) return false;
+    // A write whose answer was lost meets its own effect when the SDK sends it again ("condition failed"): the run
+    // completed at this very time is this check's own completion, which it goes on to announce (else the event would
+    // wait for the sweep's NOTIFY_GRACE_MS).
+    if (!(await store.complete(run.set, run.run, summary, now)) && (await store.getRun(run.set, run.run))?.completedAt !== now) return false;
     await this.notify(run, summary);
     return true;
   }

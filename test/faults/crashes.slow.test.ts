@@ -6,7 +6,7 @@ import { jobsFor } from './workload';
 
 /**
  * Slower crash cases: runs that end before Sluice learns they exist, and one job crashing again and again. The local
- * settings: visibility timeout 4 s, start grace 3 s, reconcile period 2.4 s.
+ * settings: visibility timeout 8 s, start grace 6 s, reconcile period 2.4 s.
  */
 const POOLS = { shortrun: 2, again: 1, againstart: 1 };
 

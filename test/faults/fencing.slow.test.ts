@@ -34,7 +34,11 @@ const POOLS = {
 
 let stack: LocalStack;
 beforeAll(async () => {
-  stack = await startFaultStack(POOLS, { env: fencingSettings({ maxRunSeconds: MAX_RUN_SECONDS, retryMaxSeconds: 2 }) });
+  // 150 pools: a reconciler pass visits every one, and the checks wait for whole passes (2 s, the local stage's
+  // budget, is not enough for all of them on a busy machine with the DynamoDB fault layer's retries).
+  stack = await startFaultStack(POOLS, {
+    env: { ...fencingSettings({ maxRunSeconds: MAX_RUN_SECONDS, retryMaxSeconds: 2 }), RECONCILE_BUDGET_SECONDS: '30' },
+  });
 }, 60_000);
 afterAll(() => stack?.stop());
 afterEach(() => stack.simulator.clearFaults());

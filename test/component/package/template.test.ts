@@ -80,7 +80,7 @@ describe('the job queue and its event source', () => {
     const timeout = fn('acquirer').Timeout as number;
     expect(timeout).toBeGreaterThan(0);
     expect(props('JobQueue').VisibilityTimeout).toBeGreaterThanOrEqual(6 * timeout);
-    expect(local.resources.Resources.JobQueue!.Properties!.VisibilityTimeout).toBe(4);
+    expect(local.resources.Resources.JobQueue!.Properties!.VisibilityTimeout).toBe(8);
   });
 
   test('failed messages go to the DLQ after maxReceiveCount receives', () => {

@@ -33,6 +33,25 @@ async function runAll(world: FakeWorld, outcome: (jobId: string) => 'succeeded' 
 }
 
 describe('job sets', () => {
+  // BUG (shared/app/jobSets.ts check): a run's completion written, its answer lost and the SDK's retry meeting its effect
+  // ("condition failed"), was taken for another checker's: its event waited for the reconciler's sweep and
+  // NOTIFY_GRACE_MS (found by the fault matrix with the DynamoDB fault layer).
+  test('a completion whose write applied but was answered "condition failed" is still announced at once', async () => {
+    const world = makeDeps({ settings: { pools: { default: 4 } } });
+    const complete = world.setRuns.complete.bind(world.setRuns);
+    let retried = false;
+    world.setRuns.complete = async (...args) => {
+      const applied = await complete(...args);
+      if (retried) return applied;
+      retried = true;
+      return complete(...args); // the SDK's retry of a write whose answer was lost
+    };
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await runAll(world);
+    expect(retried).toBe(true);
+    expect(world.events.published).toHaveLength(1);
+  });
+
   test('a fire enqueues every job once; a second fire for the same time sends the same ids and nothing runs twice', async () => {
     const world = makeDeps({ settings: { pools: { default: 3 } } });
     const first = await runner(world).fire({ set: 'nightly', scheduledTime: AT });
