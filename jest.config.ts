@@ -5,6 +5,9 @@ import type { Config } from 'jest';
 // inherit it; SLUICE_SDK_NODE_WARNING=1 lets it through.
 if (!process.env.SLUICE_SDK_NODE_WARNING) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+/** `npm test` leaves out the *.slow.test.ts files; `npm run test:faults` (SLUICE_FAULTS=all, CI's second step) runs them. */
+const slowIgnored = process.env.SLUICE_FAULTS === 'all' ? ['/node_modules/'] : ['/node_modules/', '\\.slow\\.test\\.ts$'];
+
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] as const;
 
 // Unit tests are pure and fast; integration tests share one local stack (emulators + simulators)
@@ -32,8 +35,10 @@ const config: Config = {
       testEnvironment: 'node',
     },
     {
+      // The benchmark's smoke run (bench.slow.test.ts, a minute of several processes) runs with the slow fault files.
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      testPathIgnorePatterns: slowIgnored,
       transform: { '^.+\\.ts$': swc as never },
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/integration/setup/globalSetup.ts',
@@ -45,7 +50,7 @@ const config: Config = {
       // adds the *.slow.test.ts ones.
       displayName: 'faults',
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
-      testPathIgnorePatterns: process.env.SLUICE_FAULTS === 'all' ? ['/node_modules/'] : ['/node_modules/', '\\.slow\\.test\\.ts$'],
+      testPathIgnorePatterns: slowIgnored,
       transform: { '^.+\\.ts$': swc as never },
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/faults/setup/globalSetup.ts',
