@@ -13,7 +13,7 @@ import { ADAPTER_FAMILIES } from '../../support/explore/families';
  * Slower than in memory (a request is a round trip to dynalite): few schedules per family here, SLUICE_EXPLORE_RUNS more;
  * CI's fault step runs many more (test/faults/explore.slow.test.ts); `npm run test:explore -- --engine dynalite` any number.
  */
-const RUNS = Number(process.env.SLUICE_ADAPTER_EXPLORE_RUNS ?? 12);
+const RUNS = Number(process.env.SLUICE_ADAPTER_EXPLORE_RUNS ?? 8);
 const SEED = Number(process.env.SLUICE_EXPLORE_SEED ?? 8);
 
 describe(`explored interleavings on the DynamoDB adapters (${RUNS} scenarios per family; seed ${SEED})`, () => {
