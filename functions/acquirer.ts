@@ -15,13 +15,26 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
   logger.addContext(context);
   return processPartialResponse(
     event,
-    async (record: SQSRecord) =>
-      acquirer.process({
-        messageId: record.messageId,
-        body: record.body,
-        reservedHint: record.messageAttributes?.[RESERVED_ATTRIBUTE]?.stringValue === 'true',
-        sentAt: sentAt(record),
-      }),
+    async (record: SQSRecord) => {
+      try {
+        return await acquirer.process({
+          messageId: record.messageId,
+          body: record.body,
+          reservedHint: record.messageAttributes?.[RESERVED_ATTRIBUTE]?.stringValue === 'true',
+          sentAt: sentAt(record),
+        });
+      } catch (error) {
+        // The batch processor reports the record as failed without a word: say which message and why, or a message
+        // that fails until SQS moves it to the dead-letter queue leaves no trace. The body is not logged (it is the
+        // sender's, and may be large); the message id finds it in the queue.
+        logger.error('job message failed; SQS will deliver it again', {
+          messageId: record.messageId,
+          receiveCount: Number(record.attributes?.ApproximateReceiveCount) || undefined,
+          error: String(error),
+        });
+        throw error;
+      }
+    },
     processor,
     { context, throwOnFullBatchFailure: false },
   );

@@ -1,15 +1,28 @@
 import type { JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { isTerminal, JobState } from '../domain/jobState';
-import { type JobSet, jobsOfRun, MAX_LISTED_FAILED_IDS, runOfInvocation, runOfScheduledTime, setJobId } from '../domain/jobSets';
+import {
+  type JobSet,
+  jobsOfRun,
+  MAX_LISTED_FAILED_IDS,
+  openRunDue,
+  runOfInvocation,
+  runOfScheduledTime,
+  setJobId,
+} from '../domain/jobSets';
 import { UnknownJobSetError } from '../errors';
 import { SluiceDetailType } from '../ports/eventPublisher';
 import type { OpenRunCursor, SetRun, SetRunStore, SetRunSummary } from '../ports/setRunStore';
 import type { JobSetDeps, SluiceDeps, SluiceSettings } from './deps';
 import { inParallel } from './inParallel';
 
-/** An open run's records are read again at most this often by the reconciler (a count an invocation missed). */
+/** An open run's records are read at least this often by the reconciler (a run none of whose jobs was counted). */
 export const CHECK_OPEN_RUN_EVERY_MS = 15 * 60_000;
+/**
+ * Without the reconciler's settings, how long a run's counting must be quiet before its records are read. With them it
+ * is the start grace: an invocation that was going to count has counted by then, or died (openRunDue).
+ */
+export const DEFAULT_COUNT_QUIET_MS = 90_000;
 /** A completed run whose event is not noted as sent after this long had its sender die: sent again (at least once). */
 export const NOTIFY_GRACE_MS = 60_000;
 /** Records read at once when checking a run. */
@@ -42,7 +55,7 @@ export interface FireRequest {
 type Deps = Pick<SluiceDeps, 'ledger' | 'queue' | 'clock' | 'log'> & {
   sets: JobSetDeps;
   /** the reconciler's: its sweep takes a share of its time budget */
-  settings?: Pick<SluiceSettings, 'reconcileBudgetMs'>;
+  settings?: Pick<SluiceSettings, 'reconcileBudgetMs' | 'startGraceMs'>;
 };
 
 /** What one sweep of the open runs did. */
@@ -105,10 +118,11 @@ export class JobSetRunner {
     if (!spec.jobSet) return;
     const { name, run } = spec.jobSet;
     try {
-      const counted = await this.deps.sets.store.countEnded(name, run);
+      const counted = await this.deps.sets.store.countEnded(name, run, this.deps.clock.now());
       if (counted && counted.ended >= counted.total && counted.completedAt === undefined) await this.check(counted);
     } catch (error) {
-      // The reconciler reads open runs: a count lost here delays the run's completion, never loses it.
+      // The reconciler reads open runs: a count lost here delays the run's completion (by the quiet period of
+      // openRunDue once the run's last job is counted), never loses it.
       this.deps.log.warn('could not count a job set run', { set: name, run, jobId: spec.id, error: String(error) });
     }
   }
@@ -157,8 +171,8 @@ export class JobSetRunner {
       if (now - run.completedAt > NOTIFY_GRACE_MS) await this.notify(run, run.summary!);
       return;
     }
-    const due = run.ended >= run.total || now - (run.checkedAt ?? run.startedAt) > CHECK_OPEN_RUN_EVERY_MS;
-    if (!due) return;
+    const quietMs = this.deps.settings?.startGraceMs ?? DEFAULT_COUNT_QUIET_MS;
+    if (!openRunDue(run, now, { quietMs, everyMs: CHECK_OPEN_RUN_EVERY_MS })) return;
     report.checked++;
     if (await this.check(run)) report.completed++;
   }
@@ -175,7 +189,8 @@ export class JobSetRunner {
     // A write whose answer was lost meets its own effect when the SDK sends it again ("condition failed"): the run
     // completed at this very time is this check's own completion, which it goes on to announce (else the event would
     // wait for the sweep's NOTIFY_GRACE_MS).
-    if (!(await store.complete(run.set, run.run, summary, now)) && (await store.getRun(run.set, run.run))?.completedAt !== now) return false;
+    if (!(await store.complete(run.set, run.run, summary, now)) && (await store.getRun(run.set, run.run))?.completedAt !== now)
+      return false;
     await this.notify(run, summary);
     return true;
   }

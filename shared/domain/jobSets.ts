@@ -38,11 +38,37 @@ export const MAX_JOBS_PER_SET = 5_000;
  */
 export const MAX_LISTED_FAILED_IDS = 100;
 
+/** What decides when the reconciler reads an open run's records: its counts, and when it was last counted and read. */
+export interface OpenRunClock {
+  total: number;
+  /** ended jobs counted: a hint (a count can be missed by an invocation that died, or made twice) */
+  ended: number;
+  startedAt: number;
+  /** when a job last counted itself on the run */
+  countedAt?: number;
+  /** when its records were last read */
+  checkedAt?: number;
+}
+
+/**
+ * Whether the reconciler reads an open run's records now. Counts are hints, so the records decide; they are read when
+ * the counts say every job ended; once the counting has gone quiet for `quietMs` since the last count and the records
+ * were not read since (a missed count is repaired one quiet period after the run's last job ended, not hours later);
+ * and every `everyMs` in any case (a run none of whose jobs was counted at all).
+ */
+export function openRunDue(run: OpenRunClock, now: number, { quietMs, everyMs }: { quietMs: number; everyMs: number }): boolean {
+  if (run.ended >= run.total) return true;
+  const readSinceCounted = run.checkedAt !== undefined && run.countedAt !== undefined && run.checkedAt >= run.countedAt;
+  if (run.countedAt !== undefined && !readSinceCounted && now - run.countedAt >= quietMs) return true;
+  return now - (run.checkedAt ?? run.startedAt) > everyMs;
+}
+
 const SetSchema = z.object({
   name: z.string().regex(NAME, "a set name is 1-48 letters, digits, '_' or '-'"),
   description: z.string().max(512).optional(),
   schedule: z.string().refine((s) => RATE.test(s) || CRON.test(s), {
-    message: "schedule must be 'rate(N minutes|hours|days)' or 'cron(min hour day-of-month month day-of-week year)' as EventBridge Scheduler takes it",
+    message:
+      "schedule must be 'rate(N minutes|hours|days)' or 'cron(min hour day-of-month month day-of-week year)' as EventBridge Scheduler takes it",
   }),
   /** IANA time zone of the cron expression (EventBridge Scheduler's ScheduleExpressionTimezone) */
   timezone: z
@@ -111,7 +137,8 @@ export function parseJobSets(text: string, source: string): JobSet[] {
     const jobs = set.jobs.map((rawJob, j) => {
       const where = `${label}, job ${j + 1}`;
       const { key: givenKey, ...fields } = rawJob as { key?: unknown } & Record<string, unknown>;
-      if ('id' in fields) throw new InvalidJobSetsError(`${where}: a job of a set has no id (its id is derived from the set, the run and its key)`);
+      if ('id' in fields)
+        throw new InvalidJobSetsError(`${where}: a job of a set has no id (its id is derived from the set, the run and its key)`);
       if (givenKey !== undefined && (typeof givenKey !== 'string' || !JOB_KEY.test(givenKey)))
         throw new InvalidJobSetsError(`${where}: key must be 1-40 letters, digits, '_' or '-'`);
       const spec = JobSpecSchema.safeParse({ pool: set.pool, ...fields, id: 'x' });
@@ -180,4 +207,3 @@ function isTimeZone(tz: string): boolean {
     return false;
   }
 }
-

@@ -24,6 +24,8 @@ export interface SetRun {
   /** ended jobs counted so far: a hint (a job may be counted twice, or missed by an invocation that died) */
   ended: number;
   startedAt: number;
+  /** when a job last counted itself on it */
+  countedAt?: number;
   /** the time the schedule fired for (absent for a run started by hand) */
   scheduledFor?: number;
   completedAt?: number;
@@ -53,9 +55,9 @@ export interface OpenRunPage {
  */
 export interface SetRunStore {
   /** Creates the run and lists it as open, in one write; false (changing nothing) when it exists already. */
-  startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean>;
-  /** Counts one ended job on the run; the run as counted, or undefined if there is no such run. */
-  countEnded(set: string, run: string): Promise<SetRun | undefined>;
+  startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean>;
+  /** Counts one ended job on the run at `at`; the run as counted, or undefined if there is no such run. */
+  countEnded(set: string, run: string, at: number): Promise<SetRun | undefined>;
   /** Notes that the run's records were read (not all ended yet). */
   markChecked(set: string, run: string, at: number): Promise<void>;
   /** Completes the run with its summary, once: false if it was completed already (another checker won). */

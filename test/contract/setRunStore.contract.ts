@@ -51,16 +51,16 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
     test('countEnded adds one and answers the run as counted; an unknown run is undefined and not created', async () => {
       const set = newSet();
       await store.startRun(run(set));
-      expect((await store.countEnded(set, '20261127T0200Z'))?.ended).toBe(1);
-      expect(await store.countEnded(set, '20261127T0200Z')).toMatchObject({ ended: 2, total: 3, keys: ['a', 'b', 'c'] });
-      expect(await store.countEnded(set, 'other')).toBeUndefined();
+      expect((await store.countEnded(set, '20261127T0200Z', 1_000))?.ended).toBe(1);
+      expect(await store.countEnded(set, '20261127T0200Z', 2_000)).toMatchObject({ ended: 2, countedAt: 2_000, total: 3, keys: ['a', 'b', 'c'] });
+      expect(await store.countEnded(set, 'other', 3_000)).toBeUndefined();
       expect(await store.getRun(set, 'other')).toBeUndefined();
     });
 
     test('counts made at once all land', async () => {
       const set = newSet();
       await store.startRun(run(set));
-      await Promise.all(Array.from({ length: 10 }, () => store.countEnded(set, '20261127T0200Z')));
+      await Promise.all(Array.from({ length: 10 }, () => store.countEnded(set, '20261127T0200Z', 4_000)));
       expect((await store.getRun(set, '20261127T0200Z'))!.ended).toBe(10);
     });
 
@@ -81,7 +81,7 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
       const set = newSet();
       await store.startRun(run(set, 'r1'));
       await store.startRun(run(set, 'r2'));
-      await store.countEnded(set, 'r2');
+      await store.countEnded(set, 'r2', 5_000);
       await store.markChecked(set, 'r1', T + 5);
       const open = (await openOf(store, set)).sort((a, b) => a.run.localeCompare(b.run));
       expect(open.map((r) => [r.run, r.ended, r.checkedAt])).toEqual([

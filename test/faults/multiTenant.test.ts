@@ -4,6 +4,7 @@ import { unitsOverTime } from '../../shared/local/bench/scenarios/flowControl';
 import { expectEveryJobRanOnce, jobRecord } from '../support/invariants';
 import { holdCompletions, pauseReconciler } from '../support/probes';
 import { waitFor } from '../support/waitFor';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { enqueue, poolItem } from '../support/testStack';
 import { jobsFor, simNameOf, type Spec, startFaultStack } from './workload';
 
@@ -58,7 +59,15 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
       "the first tenant's jobs all started or waiting",
       async () => {
         const records = await Promise.all(first.map((spec) => jobRecord(stack, spec.id)));
-        return records.every((record) => record !== undefined && record.state !== 'queued');
+        const behind = first.flatMap((spec, i) =>
+          records[i] === undefined || records[i]!.state === 'queued' ? [[spec.id, records[i] ?? null]] : [],
+        );
+        // named on a timeout (waitFor reports the last error): which jobs, and their records (or none)
+        if (behind.length > 0)
+          throw new Error(
+            `not yet: ${JSON.stringify(behind)}; job queue poller ${JSON.stringify(stack.poller.stats)}; queues ${JSON.stringify(await queueDepths(stack))}`,
+          );
+        return true;
       },
       60_000,
     );
@@ -86,3 +95,16 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
     expect(unitsOverTime(ofOrg, weight, ORG_LIMIT).max).toBeLessThanOrEqual(ORG_LIMIT);
   }
 }, 240_000);
+
+async function queueDepths(stack: LocalStack): Promise<Record<string, unknown>> {
+  const depth = async (url: string) =>
+    (
+      await stack.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      )
+    ).Attributes;
+  return { jobs: await depth(stack.queueUrl), dlq: await depth(stack.deadLetterUrl) };
+}

@@ -43,7 +43,16 @@ import {
   SAME_VERSION_RESERVED,
   TENANT_BEHIND,
 } from './conditions';
-import { type Backoff, CONTENTION_REASONS, CONTENTION_TRIES, contentionDelayMs, contentionRetrying, isContention, REAL_BACKOFF, type Send } from './contention';
+import {
+  type Backoff,
+  CONTENTION_REASONS,
+  CONTENTION_TRIES,
+  contentionDelayMs,
+  contentionRetrying,
+  isContention,
+  REAL_BACKOFF,
+  type Send,
+} from './contention';
 import { applied, type CancellationReason, cancellationReasons, failedCondition, isConditionalCheckFailed } from './errors';
 import { ContentionError } from '../../errors';
 import { moveUpdate, toJobItem, type UpdateParts } from './jobItem';
@@ -144,15 +153,24 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async createPool(pool: string, limit: number, intervalMs?: number): Promise<boolean> {
     const rate = intervalMs === undefined ? {} : { intervalMs, tat: 0 };
-    const created = await applied(
-      this.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: { ...poolKey(pool), limit, inUse: 0, room: limit, ...rate },
-          ConditionExpression: IS_NEW,
-        }),
-      ),
-    );
+    // Read first: a burst of first jobs all find the gate missing at once, and one creates it; the others' puts then
+    // meet the transactions taking slots from it, and a write meeting a transaction is refused. A read is not.
+    const created =
+      (await this.getPool(pool)) === undefined &&
+      (await applied(
+        this.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...poolKey(pool), limit, inUse: 0, room: limit, ...rate },
+            ConditionExpression: IS_NEW,
+          }),
+        ),
+      ).catch((error: unknown) => {
+        // Still refused for a transaction after the tries: the gate exists (the transactions that hold its item take
+        // and free its slots), or a take that found it missing holds it and the caller tries again.
+        if (isContention(error)) return false;
+        throw error;
+      }));
     // Registered on both paths: a creation that died before this write is listed the next time the pool is used.
     await this.register(pool);
     return created;
@@ -205,7 +223,15 @@ export class DynamoLeaseStore implements LeaseStore {
       const { startAt } = plan;
       const items = changes.map(({ gate }) => {
         const rate = this.rates.get(gate);
-        if (!rate) return { ConditionCheck: { TableName: this.tableName, Key: poolKey(gate), ConditionExpression: NOT_RATED, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } };
+        if (!rate)
+          return {
+            ConditionCheck: {
+              TableName: this.tableName,
+              Key: poolKey(gate),
+              ConditionExpression: NOT_RATED,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+            },
+          };
         return {
           Update: {
             TableName: this.tableName,
@@ -218,7 +244,8 @@ export class DynamoLeaseStore implements LeaseStore {
         };
       });
       const reasons = await this.contended(() => this.transact(items), changes);
-      if (reasons && 'contended' in reasons) throw new ContentionError(`could not book a start on ${reasons.contended}: other bookings kept winning`);
+      if (reasons && 'contended' in reasons)
+        throw new ContentionError(`could not book a start on ${reasons.contended}: other bookings kept winning`);
       if (!reasons) {
         this.noteBooked(changes, startAt);
         return { startAt: startAt ?? now };
@@ -374,9 +401,7 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined> {
-    const { Item } = await this.send(
-      new GetCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey), ConsistentRead: true }),
-    );
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: waiterKey(pool, waitKey), ConsistentRead: true }));
     return Item ? toWaiter(pool, Item as WaiterItem) : undefined;
   }
 

@@ -23,7 +23,7 @@ export class DynamoSetRunStore implements SetRunStore {
     this.send = contentionRetrying(doc, options.backoff);
   }
 
-  async startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
+  async startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
     const item = setRunItem({ ...run, ended: 0 });
     try {
       await this.send(
@@ -41,15 +41,15 @@ export class DynamoSetRunStore implements SetRunStore {
     }
   }
 
-  async countEnded(set: string, run: string): Promise<SetRun | undefined> {
+  async countEnded(set: string, run: string, at: number): Promise<SetRun | undefined> {
     try {
       const { Attributes } = await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: setRunKey(set, run),
-          UpdateExpression: 'ADD ended :one',
+          UpdateExpression: 'ADD ended :one SET countedAt = :at',
           ConditionExpression: RUN_EXISTS,
-          ExpressionAttributeValues: { ':one': 1 },
+          ExpressionAttributeValues: { ':one': 1, ':at': at },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -170,6 +170,7 @@ function fromItem(item: Record<string, unknown>): SetRun {
     keys: (item.keys as string[] | undefined) ?? [],
     ended: Number(item.ended ?? 0),
     startedAt: Number(item.startedAt),
+    ...(item.countedAt !== undefined && { countedAt: Number(item.countedAt) }),
     ...(item.scheduledFor !== undefined && { scheduledFor: Number(item.scheduledFor) }),
     ...(item.completedAt !== undefined && { completedAt: Number(item.completedAt) }),
     ...(item.summary !== undefined && { summary: item.summary as SetRunSummary }),

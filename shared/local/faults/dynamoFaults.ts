@@ -254,15 +254,16 @@ function answer(status: number, body: Record<string, unknown>) {
 }
 let answers = 0;
 
-function errorAnswer(name: DynamoErrorName) {
+function errorAnswer(name: DynamoErrorName, request?: string) {
   const fact = DYNAMODB_ERRORS[name];
-  return answer(fact.status, { __type: `com.amazonaws.dynamodb.v20120810#${name}`, message: `${fact.why} (fault injection)` });
+  const message = `${fact.why} (fault injection${request ? `: ${request}` : ''})`;
+  return answer(fact.status, { __type: `com.amazonaws.dynamodb.v20120810#${name}`, message });
 }
 
 /** A write meeting a transaction on `busy`: a single-item write is rejected, a transaction cancelled. */
 function conflictAnswer(request: DynamoRequest, busy: ReadonlySet<string>) {
   if (request.operation === 'TransactWriteItems') return cancelled(request, busy, 'TransactionConflict');
-  return errorAnswer('TransactionConflictException');
+  return errorAnswer('TransactionConflictException', `${request.operation} ${request.items.join(', ')}`);
 }
 
 function cancelled(request: DynamoRequest, at: ReadonlySet<string>, code: keyof typeof CANCELLATION_REASON_CODES) {

@@ -25,7 +25,7 @@ export class InMemorySetRuns implements SetRunStore {
   private readonly open = new Set<string>();
   private readonly paused = new Set<string>();
 
-  async startRun(run: Omit<SetRun, 'ended' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
+  async startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
     const k = key(run.set, run.run);
     if (this.runsByKey.has(k)) return false;
     const created = structuredClone({ ...run, ended: 0 });
@@ -35,10 +35,11 @@ export class InMemorySetRuns implements SetRunStore {
     return true;
   }
 
-  async countEnded(set: string, run: string): Promise<SetRun | undefined> {
+  async countEnded(set: string, run: string, at: number): Promise<SetRun | undefined> {
     const stored = this.runsByKey.get(key(set, run));
     if (!stored) return undefined;
     stored.ended++;
+    stored.countedAt = at;
     return structuredClone(stored);
   }
 
