@@ -30,7 +30,7 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
         logger.error('job message failed; SQS will deliver it again', {
           messageId: record.messageId,
           receiveCount: Number(record.attributes?.ApproximateReceiveCount) || undefined,
-          error: String(error),
+          error: error as Error,
         });
         throw error;
       }

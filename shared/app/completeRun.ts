@@ -109,9 +109,11 @@ export class CompleteRun {
   /**
    * A run that ended without ever starting (an ECS task that found no capacity: RunOutcome.NotStarted) is a refused
    * start, not a failed run: within the job's retry budget it is retried as one (protocol step notStarted). Its retry
-   * is sent first, then the job goes back to queued, giving its slot up (handed to the first waiter): a crash between
-   * leaves the message, which meets a job still holding its slot and resumes it once claimable. Past the budget the job
-   * ends failed, as any run that failed. Undefined when the record changed meanwhile (read it again).
+   * is sent first, then the job goes back to queued, giving its slot up (handed to the first waiter). A crash between
+   * leaves the message, which meets the job still running and is dropped as a duplicate; the step is then done again
+   * when the event comes again (Lambda's retries) or the reconciler finds the task stopped (RunStatus.NotStarted), and
+   * sends another retry first (any copy beyond the first is a duplicate). Past the budget the job ends failed, as any
+   * run that failed. Undefined when the record changed meanwhile (read it again).
    */
   private async retryNotStarted(
     record: JobRecord,
@@ -123,7 +125,12 @@ export class CompleteRun {
     const detail = completion.detail ?? 'the run never started';
     const keys = { jobId: record.jobId, pool: record.pool, kind: record.kind, executionId: completion.executionId };
     if (!withinRetryBudget(record.firstStartAt ?? now, now, settings.backoff)) {
-      const move = { jobId: record.jobId, version: record.version, to: JobState.Failed, patch: { executionId: completion.executionId, endedAt: now, lastError: `${detail} (retries used up)` } };
+      const move = {
+        jobId: record.jobId,
+        version: record.version,
+        to: JobState.Failed,
+        patch: { executionId: completion.executionId, endedAt: now, lastError: `${detail} (retries used up)` },
+      };
       if (!(await this.handOff.release(demandOf(record.spec), move, oldest))) return undefined;
       log.warn('run never started and the job is out of retries: failed', keys);
       await jobEnded(this.deps, record.spec);

@@ -121,8 +121,9 @@ export class JobSetRunner {
       const counted = await this.deps.sets.store.countEnded(name, run, this.deps.clock.now());
       if (counted && counted.ended >= counted.total && counted.completedAt === undefined) await this.check(counted);
     } catch (error) {
-      // The reconciler reads open runs: a count lost here delays the run's completion (by the quiet period of
-      // openRunDue once the run's last job is counted), never loses it.
+      // The reconciler reads open runs: a count lost here delays the run's completion (by openRunDue's quiet period
+      // when the run is nearly counted and was not read since its last count, else by up to its periodic read), never
+      // loses it.
       this.deps.log.warn('could not count a job set run', { set: name, run, jobId: spec.id, error: String(error) });
     }
   }

@@ -51,15 +51,25 @@ export interface OpenRunClock {
 }
 
 /**
- * Whether the reconciler reads an open run's records now. Counts are hints, so the records decide; they are read when
- * the counts say every job ended; once the counting has gone quiet for `quietMs` since the last count and the records
- * were not read since (a missed count is repaired one quiet period after the run's last job ended, not hours later);
- * and every `everyMs` in any case (a run none of whose jobs was counted at all).
+ * Counts a run may be short of and still be read once its counting goes quiet: lost counts are rare (an answer lost,
+ * an invocation stopped between a job's end and its count), so a run whose counts are further from its total is
+ * still running, and reading its records (up to 5,000) after every quiet spell would be waste.
+ */
+export const nearlyCounted = (total: number): number => Math.max(1, Math.ceil(total / 100));
+
+/**
+ * Whether the reconciler reads an open run's records now. Counts are hints, so the records decide. A run is read:
+ * - when its counts reach its total, unless it was read since its last count (a count made twice would otherwise have
+ *   it read on every pass until its last job ends);
+ * - when its counts are within nearlyCounted of its total, counting has been quiet for `quietMs` since the last count,
+ *   and it was not read since: a missed last count is repaired one quiet period after the run's last counted end;
+ * - every `everyMs` in any case (a run whose remaining counts were all missed, or none of whose jobs was counted).
  */
 export function openRunDue(run: OpenRunClock, now: number, { quietMs, everyMs }: { quietMs: number; everyMs: number }): boolean {
-  if (run.ended >= run.total) return true;
   const readSinceCounted = run.checkedAt !== undefined && run.countedAt !== undefined && run.checkedAt >= run.countedAt;
-  if (run.countedAt !== undefined && !readSinceCounted && now - run.countedAt >= quietMs) return true;
+  if (run.ended >= run.total && !readSinceCounted) return true;
+  const quiet = run.countedAt !== undefined && now - run.countedAt >= quietMs;
+  if (quiet && !readSinceCounted && run.total - run.ended <= nearlyCounted(run.total)) return true;
   return now - (run.checkedAt ?? run.startedAt) > everyMs;
 }
 

@@ -178,7 +178,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   async setLimit(pool: string, limit: number, intervalMsIfNew?: number): Promise<void> {
     // room follows the limit in the same write (room = limit - inUse), so a condition on room sees the new limit.
-    for (;;) {
+    for (let passes = 0; ;) {
       const set = await applied(
         this.send(
           new UpdateCommand({
@@ -192,6 +192,8 @@ export class DynamoLeaseStore implements LeaseStore {
         ),
       );
       if (set || (await this.createPool(pool, limit, intervalMsIfNew))) break;
+      // Neither: the gate was created meanwhile (its update goes through next time), or a put kept meeting takes.
+      if (++passes >= CONTENTION_TRIES) throw new ContentionError(`the limit of ${pool} could not be set: its item is busy`);
     }
     await this.register(pool);
   }
@@ -527,10 +529,10 @@ export class DynamoLeaseStore implements LeaseStore {
       }
       const { verdict, gate } = this.judge(changes, reasons, counters.length);
       if (verdict === Verdict.Outcome) return { reasons, counters: counters.length, startAt };
-      if (verdict === Verdict.Fence) {
-        if (tries >= CONTENTION_TRIES) return { contended: gate! };
-        await this.backoff.sleep(contentionDelayMs(tries, this.backoff.random()));
-      }
+      // A belief corrected is tried again at once, a lost fence after a backoff; either way at most CONTENTION_TRIES
+      // in all (a rate changed again and again, say), then Contended.
+      if (tries >= CONTENTION_TRIES) return { contended: gate ?? changes[0]!.gate };
+      if (verdict === Verdict.Fence) await this.backoff.sleep(contentionDelayMs(tries, this.backoff.random()));
     }
   }
 

@@ -13,6 +13,8 @@ const { ddb, sqs, appflow, glue } = mockAwsClients();
 const { handler: acquire } = require('../../../functions/acquirer') as typeof import('../../../functions/acquirer');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { handler: release } = require('../../../functions/releaser') as typeof import('../../../functions/releaser');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { container } = require('../../../shared/runtime/container') as typeof import('../../../shared/runtime/container');
 
 const context = { functionName: 'acquirer', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 
@@ -79,7 +81,7 @@ describe('acquirer handler', () => {
     expect(dlq[0]!.MessageAttributes?.['sluice-reason']?.StringValue).toMatch(/not JSON/);
   });
 
-  test('a store failure fails only its own record, so SQS delivers just that one again', async () => {
+  test('a store failure fails only its own record, so SQS delivers just that one again; the failure is logged by message id, never with the body', async () => {
     // aws-sdk-client-mock: the general behaviour first, the input-specific one after it.
     // A first delivery's first write is the take that creates its record.
     ddb.on(PutCommand).resolves({});
@@ -97,10 +99,19 @@ describe('acquirer handler', () => {
       ],
     };
 
+    const logged = jest.spyOn(container().logger, 'error').mockImplementation(() => undefined);
     const response = await acquire(event, context);
+    const calls = [...logged.mock.calls];
+    logged.mockRestore();
 
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'bad' }]);
     expect(glue.commandCalls(StartJobRunCommand).map((c) => c.args[0].input.Arguments?.['--sluice-job-id'])).toEqual(['job-ok']);
+    // The batch processor says nothing of a failed record: the handler does, or a message failing until it is
+    // dead-lettered would leave no trace.
+    expect(calls.map(([message, details]) => [message, (details as { messageId: string }).messageId])).toEqual([
+      ['job message failed; SQS will deliver it again', 'bad'],
+    ]);
+    expect(JSON.stringify(calls)).not.toContain('nightly');
   });
 
   test('a reserved hint for a job that is not reserved starts nothing: the record, not the message, says who holds a slot', async () => {
@@ -161,7 +172,12 @@ describe('releaser handler', () => {
     // The job's end and its slot's release: one transaction, fenced by the version read.
     const [free] = ddb.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
     expect(free).toEqual([
-      { Update: expect.objectContaining({ Key: { pk: 'POOL#default', sk: 'POOL' }, ExpressionAttributeValues: { ':delta': -1, ':minusDelta': 1 } }) },
+      {
+        Update: expect.objectContaining({
+          Key: { pk: 'POOL#default', sk: 'POOL' },
+          ExpressionAttributeValues: { ':delta': -1, ':minusDelta': 1 },
+        }),
+      },
       {
         Update: expect.objectContaining({
           Key: { pk: 'JOB#job-1', sk: 'JOB' },
