@@ -3,7 +3,13 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { RESERVED_ATTRIBUTE } from '../shared/adapters/sqs/jobQueue';
 import { container } from '../shared/runtime/container';
 
-const processor = new BatchProcessor(EventType.SQS);
+/**
+ * A batch processor per invocation, not per module: Powertools' processor keeps the batch's records and failures on
+ * itself between register() and response(), and invocations that overlap in one process (the local stack runs a
+ * function's invocations concurrently in one thread; AWS runs one at a time per environment) would clear each other's
+ * failures, so a failed record was reported as processed and its message deleted.
+ */
+const newProcessor = () => new BatchProcessor(EventType.SQS);
 
 /**
  * SQS -> acquirer: each job message is acquired, started, parked or dead-lettered; failures are reported per item.
@@ -35,7 +41,7 @@ export const handler = async (event: SQSEvent, context: Context): Promise<SQSBat
         throw error;
       }
     },
-    processor,
+    newProcessor(),
     { context, throwOnFullBatchFailure: false },
   );
 };

@@ -4,7 +4,13 @@ import { CallbackReports } from '../shared/app/callbackReports';
 import { tokenSecret } from '../shared/kinds/callback/secret';
 import { container } from '../shared/runtime/container';
 
-const processor = new BatchProcessor(EventType.SQS);
+/**
+ * A batch processor per invocation, not per module: Powertools' processor keeps the batch's records and failures on
+ * itself between register() and response(), and invocations that overlap in one process (the local stack runs a
+ * function's invocations concurrently in one thread; AWS runs one at a time per environment) would clear each other's
+ * failures, so a failed record was reported as processed and its message deleted.
+ */
+const newProcessor = () => new BatchProcessor(EventType.SQS);
 let service: Promise<CallbackReports> | undefined;
 
 /** Built once per cold start, with the token secret (read from Secrets Manager once); a failed read is tried again. */
@@ -38,7 +44,7 @@ export const handler = async (
     return processPartialResponse(
       event,
       async (record: SQSRecord) => callbackReports.fromMessage(record.body, record.messageId),
-      processor,
+      newProcessor(),
       { context, throwOnFullBatchFailure: false },
     );
   }

@@ -77,7 +77,18 @@ export async function waitForJobsDone(stack: LocalStack, jobIds: string[], timeo
         const state = await jobState(stack, id);
         if (state) states[id] = state;
       }
-      return jobIds.every((id) => ['succeeded', 'failed', 'dead'].includes(states[id] ?? ''));
+      const open = jobIds.filter((id) => !['succeeded', 'failed', 'dead'].includes(states[id] ?? ''));
+      if (open.length === 0) return true;
+      // named on a timeout (waitFor reports the last error): the jobs not ended, each with its record (or none)
+      const records = await Promise.all(
+        open.slice(0, 5).map(async (id) => {
+          const { Item } = await testClients(stack).doc.send(
+            new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${id}`, sk: 'JOB' }, ConsistentRead: true }),
+          );
+          return [id, Item ?? null];
+        }),
+      );
+      throw new Error(`${open.length} not ended: ${JSON.stringify(records)}`);
     },
     timeoutMs,
     50,

@@ -114,6 +114,40 @@ describe('acquirer handler', () => {
     expect(JSON.stringify(calls)).not.toContain('nightly');
   });
 
+  test('two invocations at once (the local stack runs them in one process): a record that failed in one is reported failed, not deleted', async () => {
+    // Invocation A: one record fails at once, another is still being started; meanwhile invocation B runs a batch of
+    // its own to the end. A processor shared between them had B clear A's failure, and A answered "all processed".
+    ddb.on(PutCommand).resolves({});
+    ddb.on(UpdateCommand).resolves({});
+    ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: Array<{ Put?: { Item: { jobId?: string } } }> }) => {
+      if (input.TransactItems.some((item) => item.Put?.Item.jobId === 'job-a-bad'))
+        throw Object.assign(new Error('boom'), { name: 'InternalServerError' });
+      return {};
+    });
+    let letSlowStart!: () => void;
+    const slowStart = new Promise<void>((resolve) => (letSlowStart = resolve));
+    let slowStarted!: () => void;
+    const slowStarting = new Promise<void>((resolve) => (slowStarted = resolve));
+    glue.on(StartJobRunCommand).callsFake(async (input: { Arguments?: Record<string, string> }) => {
+      if (input.Arguments?.['--sluice-job-id'] === 'job-a-slow') {
+        slowStarted();
+        await slowStart;
+      }
+      return { JobRunId: `jr_${input.Arguments?.['--sluice-job-id']}` };
+    });
+    const record = (id: string) => sqsRecord(id, JSON.stringify({ kind: 'glue', id: `job-${id}`, jobName: 'nightly' }));
+    const silenced = jest.spyOn(container().logger, 'error').mockImplementation(() => undefined);
+    try {
+      const a = acquire({ Records: [record('a-bad'), record('a-slow')] }, context);
+      await slowStarting; // A's bad record has failed by now; its slow one is starting
+      expect((await acquire({ Records: [record('b-ok')] }, context)).batchItemFailures).toEqual([]);
+      letSlowStart();
+      expect((await a).batchItemFailures).toEqual([{ itemIdentifier: 'a-bad' }]);
+    } finally {
+      silenced.mockRestore();
+    }
+  });
+
   test('a reserved hint for a job that is not reserved starts nothing: the record, not the message, says who holds a slot', async () => {
     const spec = { kind: 'appflow', id: 'job-2', pool: 'default', flowName: 'accounts' };
     ddb.on(GetCommand, { Key: { pk: 'JOB#job-2', sk: 'JOB' } }).resolves({ Item: ledgerItem(spec, 'waiting') });
