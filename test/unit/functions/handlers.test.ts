@@ -32,6 +32,20 @@ function sqsRecord(messageId: string, body: string, attributes: SQSRecord['messa
   };
 }
 
+/**
+ * The table answers every write but the first of `jobId` (a first delivery's first write is the take that creates its
+ * record), which fails as a DynamoDB server error. aws-sdk-client-mock: the general behaviour first, the specific after.
+ */
+function storeFailsFirstWriteOf(jobId: string): void {
+  ddb.on(PutCommand).resolves({});
+  ddb.on(UpdateCommand).resolves({});
+  ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: Array<{ Put?: { Item: { jobId?: string } } }> }) => {
+    if (input.TransactItems.some((item) => item.Put?.Item.jobId === jobId))
+      throw Object.assign(new Error('boom'), { name: 'InternalServerError' });
+    return {};
+  });
+}
+
 beforeEach(() => {
   ddb.reset();
   sqs.reset();
@@ -82,15 +96,7 @@ describe('acquirer handler', () => {
   });
 
   test('a store failure fails only its own record, so SQS delivers just that one again; the failure is logged by message id, never with the body', async () => {
-    // aws-sdk-client-mock: the general behaviour first, the input-specific one after it.
-    // A first delivery's first write is the take that creates its record.
-    ddb.on(PutCommand).resolves({});
-    ddb.on(UpdateCommand).resolves({});
-    ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: Array<{ Put?: { Item: { jobId?: string } } }> }) => {
-      if (input.TransactItems.some((item) => item.Put?.Item.jobId === 'job-bad'))
-        throw Object.assign(new Error('boom'), { name: 'InternalServerError' });
-      return {};
-    });
+    storeFailsFirstWriteOf('job-bad');
     glue.on(StartJobRunCommand).resolves({ JobRunId: 'jr_1' });
     const event: SQSEvent = {
       Records: [
@@ -117,13 +123,7 @@ describe('acquirer handler', () => {
   test('two invocations at once (the local stack runs them in one process): a record that failed in one is reported failed, not deleted', async () => {
     // Invocation A: one record fails at once, another is still being started; meanwhile invocation B runs a batch of
     // its own to the end. A processor shared between them had B clear A's failure, and A answered "all processed".
-    ddb.on(PutCommand).resolves({});
-    ddb.on(UpdateCommand).resolves({});
-    ddb.on(TransactWriteCommand).callsFake((input: { TransactItems: Array<{ Put?: { Item: { jobId?: string } } }> }) => {
-      if (input.TransactItems.some((item) => item.Put?.Item.jobId === 'job-a-bad'))
-        throw Object.assign(new Error('boom'), { name: 'InternalServerError' });
-      return {};
-    });
+    storeFailsFirstWriteOf('job-a-bad');
     let letSlowStart!: () => void;
     const slowStart = new Promise<void>((resolve) => (letSlowStart = resolve));
     let slowStarted!: () => void;
