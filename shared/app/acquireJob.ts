@@ -1,6 +1,6 @@
 import { delaySecondsUntil, withinRetryBudget, retryDelaySeconds } from '../domain/backoff';
 import { keptSlotUntil, onDelivery, onStartFailure, type StartFailureStep } from '../domain/decisions';
-import { demandOf, type JobSpec } from '../domain/job';
+import { demandOf } from '../domain/job';
 import { canonicalJson, encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { tickOf } from '../domain/tick';
@@ -9,7 +9,7 @@ import { bookingIsStale } from '../domain/rate';
 import { gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { FullHints } from '../domain/fullHint';
 import { PROTOCOL } from '../domain/protocol';
-import { kindOf } from '../kinds/registry';
+import { kindOf, type JobSpec } from '../kinds/registry';
 import { ContentionError, InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome, type TakeResult } from '../ports/leaseStore';

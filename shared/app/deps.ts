@@ -1,4 +1,3 @@
-import type { JobKind } from '../domain/job';
 import type { BackoffPolicy } from '../domain/backoff';
 import type { Clock, Random } from '../ports/clock';
 import type { JobLedger } from '../ports/jobLedger';
@@ -8,6 +7,7 @@ import type { LeaseStore } from '../ports/leaseStore';
 import type { ScheduleStore } from '../ports/scheduleStore';
 import type { EventPublisher } from '../ports/eventPublisher';
 import type { SetRunStore } from '../ports/setRunStore';
+import type { JobKind } from '../kinds/registry';
 
 /** The slice of a logger the services use; Powertools' Logger fits it. */
 export interface Log {

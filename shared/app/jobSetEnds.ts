@@ -1,6 +1,6 @@
-import type { JobSpec } from '../domain/job';
 import type { SluiceDeps } from './deps';
 import { JobSetRunner } from './jobSets';
+import type { JobSpec } from '../kinds/registry';
 
 /**
  * Called wherever a job reaches a final state (a run's completion, a dead-letter, a callback's deadline): a job of a

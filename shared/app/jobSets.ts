@@ -1,4 +1,3 @@
-import type { JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
 import { isTerminal, JobState } from '../domain/jobState';
 import {
@@ -15,6 +14,7 @@ import { SluiceDetailType } from '../ports/eventPublisher';
 import type { OpenRunCursor, SetRun, SetRunStore, SetRunSummary } from '../ports/setRunStore';
 import type { JobSetDeps, SluiceDeps, SluiceSettings } from './deps';
 import { inParallel } from './inParallel';
+import type { JobSpec } from '../kinds/registry';
 
 /** An open run's records are read at least this often by the reconciler (a run none of whose jobs was counted). */
 export const CHECK_OPEN_RUN_EVERY_MS = 15 * 60_000;

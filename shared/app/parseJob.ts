@@ -1,6 +1,5 @@
-import type { JobSpec } from '../domain/job';
 import { encodeJobBody } from '../domain/jobBody';
-import { JobSpecSchema } from '../kinds/registry';
+import { JobSpecSchema, type JobSpec } from '../kinds/registry';
 import { InvalidJobError } from '../errors';
 import { describeIssues } from '../domain/zodIssues';
 

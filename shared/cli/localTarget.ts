@@ -1,4 +1,4 @@
-import { localEnvFilePath, readLiveLocalEnv } from '../local/localEnvFile';
+import { localEnvFilePath, readLiveLocalEnv } from './localEnvFile';
 import type { CliOptions } from './args';
 import { UsageError } from './args';
 
@@ -13,7 +13,12 @@ const TARGET_VARS = ['SLUICE_TABLE', 'SLUICE_QUEUE_URL', 'SLUICE_DLQ_URL', 'SLUI
 export async function useLocalStack(options: CliOptions, env: NodeJS.ProcessEnv): Promise<boolean> {
   const askedForLocal = (options.stage ?? env.SLUICE_STAGE) === 'local';
   const named =
-    options.table ?? options.queueUrl ?? options.dlqUrl ?? options.callbackQueueUrl ?? options.stage ?? TARGET_VARS.find((v) => env[v]?.trim());
+    options.table ??
+    options.queueUrl ??
+    options.dlqUrl ??
+    options.callbackQueueUrl ??
+    options.stage ??
+    TARGET_VARS.find((v) => env[v]?.trim());
   if (named !== undefined && !askedForLocal) return false;
   const file = localEnvFilePath(env);
   const local = await readLiveLocalEnv(file);

@@ -1,9 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type JobSet, parseJobSets } from '../domain/jobSets';
+import { type JobSpec, JobSpecSchema } from '../kinds/registry';
+
+/** A job sets file's text, each job checked as a job message of any kind Sluice has. Throws InvalidJobSetsError. */
+export function parseJobSetsText(text: string, source: string): JobSet<JobSpec>[] {
+  return parseJobSets(text, source, JobSpecSchema);
+}
 
 /** The job sets of a file (relative paths from the working directory: the repository, or a function's root). */
-export function loadJobSets(file: string): JobSet[] {
+export function loadJobSets(file: string): JobSet<JobSpec>[] {
   const resolved = path.resolve(file);
-  return parseJobSets(readFileSync(resolved, 'utf8'), file);
+  return parseJobSetsText(readFileSync(resolved, 'utf8'), file);
 }

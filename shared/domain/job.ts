@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { JobKind, JobSpec } from '../kinds/registry';
 import { type Demand, MAX_KEYS_PER_JOB, MAX_WEIGHT } from './limits';
 import { MAX_PRIORITY } from './waiting';
 
@@ -36,11 +35,19 @@ export const base = {
     .datetime({ offset: true, error: 'notBefore must be an ISO 8601 time with an offset or Z, e.g. 2026-11-27T02:00:00+01:00' })
     .optional(),
   /** the job set and run it belongs to (set by the expander of a job set: shared/domain/jobSets.ts) */
-  jobSet: z.object({ name: key('jobSet.name'), run: key('jobSet.run') }).strict().optional(),
+  jobSet: z
+    .object({ name: key('jobSet.name'), run: key('jobSet.run') })
+    .strict()
+    .optional(),
 };
 
-// The kinds' schemas and their union live with the kinds (shared/kinds/registry.ts); the types are re-exported here.
-export type { AppFlowJob, GlueJob, JobKind, JobSpec } from '../kinds/registry';
+const BaseSchema = z.object(base);
+
+/**
+ * What the rules know of a job message, whatever its kind: the kinds' schemas and their union (JobSpec) live with the
+ * kinds (shared/kinds/registry.ts), which compose above the domain; the domain depends on nothing but itself.
+ */
+export type JobSpecBase = z.output<typeof BaseSchema> & { kind: string };
 
 /** Outcome of a finished run, as the completion event or the status API reports it. */
 export const RunOutcome = {
@@ -56,7 +63,7 @@ export const RunOutcome = {
 export type RunOutcome = (typeof RunOutcome)[keyof typeof RunOutcome];
 
 /** A completion event reduced to what the releaser needs. */
-export interface RunCompletion<Kind extends string = JobKind> {
+export interface RunCompletion<Kind extends string = string> {
   kind: Kind;
   executionId: string;
   outcome: RunOutcome;
@@ -66,6 +73,6 @@ export interface RunCompletion<Kind extends string = JobKind> {
 }
 
 /** What the job takes while it holds its slot: its weight in units, from its pool and from each of its keyed limits. */
-export function demandOf(spec: Pick<JobSpec, 'pool' | 'limits' | 'weight'>): Demand {
+export function demandOf(spec: Pick<JobSpecBase, 'pool' | 'limits' | 'weight'>): Demand {
   return { pool: spec.pool, keys: spec.limits ?? [], units: spec.weight ?? 1 };
 }

@@ -1,4 +1,4 @@
-import type { JobSpec } from './job';
+import type { JobSpecBase } from './job';
 
 /**
  * What SQS refuses in a message body: anything outside #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF. With the
@@ -15,7 +15,7 @@ const asJsonEscape = (char: string): string => `\\u${char.charCodeAt(0).toString
  * sent again. Outside strings JSON is ASCII, so each escape lands inside a string literal and JSON.parse gives back the
  * same spec. For specs without such characters the body is exactly JSON.stringify(spec).
  */
-export function encodeJobBody(spec: JobSpec): string {
+export function encodeJobBody(spec: JobSpecBase): string {
   return encodeSqsJson(spec);
 }
 

@@ -1,8 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InvalidJobSetsError } from '../errors';
-import { JobSpecSchema } from '../kinds/registry';
-import type { JobSpec } from './job';
+import type { JobSpecBase } from './job';
 import { canonicalJson } from './jobBody';
 import { describeIssues } from './zodIssues';
 import { fireTimes } from './setSchedule';
@@ -98,18 +97,18 @@ const SetSchema = z.object({
 const FileSchema = z.object({ sets: z.array(z.unknown()).default([]) });
 
 /** One job of a set: its key (unique in the set, part of its id) and its spec without id. */
-export interface SetJob {
+export interface SetJob<Spec extends JobSpecBase = JobSpecBase> {
   key: string;
-  spec: Omit<JobSpec, 'id'>;
+  spec: Omit<Spec, 'id'>;
 }
 
-export interface JobSet {
+export interface JobSet<Spec extends JobSpecBase = JobSpecBase> {
   name: string;
   description?: string;
   schedule: string;
   timezone: string;
   enabled: boolean;
-  jobs: SetJob[];
+  jobs: SetJob<Spec>[];
 }
 
 /** The set and run a job of a set belongs to (on its spec: the releaser counts the run's ended jobs by it). */
@@ -119,10 +118,11 @@ export interface JobSetRef {
 }
 
 /**
- * Reads and validates a job sets file. Every job is checked with the same schema as a job message (any kind); an error
- * names the file, the set and the job. Throws InvalidJobSetsError.
+ * Reads and validates a job sets file. Every job is checked with the same schema as a job message (any kind: the kinds'
+ * union, which the caller passes, as the kinds compose above the domain); an error names the file, the set and the job.
+ * Throws InvalidJobSetsError.
  */
-export function parseJobSets(text: string, source: string): JobSet[] {
+export function parseJobSets<Spec extends JobSpecBase>(text: string, source: string, specSchema: z.ZodType<Spec, unknown>): JobSet<Spec>[] {
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
@@ -131,7 +131,7 @@ export function parseJobSets(text: string, source: string): JobSet[] {
   }
   const file = FileSchema.safeParse(raw);
   if (!file.success) throw new InvalidJobSetsError(`${source}: ${describeIssues(file.error, '(file)')}`);
-  const sets: JobSet[] = [];
+  const sets: JobSet<Spec>[] = [];
   file.data.sets.forEach((rawSet, index) => {
     const label = `${source}: set ${typeof (rawSet as { name?: unknown })?.name === 'string' ? `'${(rawSet as { name: string }).name}'` : `#${index + 1}`}`;
     const parsed = SetSchema.safeParse(rawSet);
@@ -151,7 +151,7 @@ export function parseJobSets(text: string, source: string): JobSet[] {
         throw new InvalidJobSetsError(`${where}: a job of a set has no id (its id is derived from the set, the run and its key)`);
       if (givenKey !== undefined && (typeof givenKey !== 'string' || !JOB_KEY.test(givenKey)))
         throw new InvalidJobSetsError(`${where}: key must be 1-40 letters, digits, '_' or '-'`);
-      const spec = JobSpecSchema.safeParse({ pool: set.pool, ...fields, id: 'x' });
+      const spec = specSchema.safeParse({ pool: set.pool, ...fields, id: 'x' });
       if (!spec.success) throw new InvalidJobSetsError(`${where}: ${describeIssues(spec.error, '(file)')}`);
       const { id: _id, ...withoutId } = spec.data;
       const key = (givenKey as string | undefined) ?? contentKey(withoutId);
@@ -189,8 +189,8 @@ export function setJobId(set: string, run: string, key: string): string {
 }
 
 /** The jobs of one run of a set, with their ids and the run they belong to. */
-export function jobsOfRun(set: JobSet, run: string): JobSpec[] {
-  return set.jobs.map(({ key, spec }) => ({ ...spec, id: setJobId(set.name, run, key), jobSet: { name: set.name, run } }) as JobSpec);
+export function jobsOfRun<Spec extends JobSpecBase>(set: JobSet<Spec>, run: string): Spec[] {
+  return set.jobs.map(({ key, spec }) => ({ ...spec, id: setJobId(set.name, run, key), jobSet: { name: set.name, run } }) as Spec);
 }
 
 /** The job ids of one run (the reconciler reads a run's records by them). */

@@ -46,7 +46,7 @@ export const PROTOCOL = {
     from: 'new',
     to: Scheduled,
     slot: SlotEffect.None,
-    when: "first delivery of a job whose notBefore is a second or more ahead: within 15 minutes its delayed copy was sent first; later, it is put on the due index for the loader",
+    when: 'first delivery of a job whose notBefore is a second or more ahead: within 15 minutes its delayed copy was sent first; later, it is put on the due index for the loader',
   },
   load: {
     by: 'loader (reconciler)',
@@ -55,7 +55,13 @@ export const PROTOCOL = {
     slot: SlotEffect.None,
     when: 'due within 15 minutes: its message was sent first with DelaySeconds; the job leaves the due index',
   },
-  take: { by: 'acquirer', from: [Scheduled, Queued], to: Starting, slot: SlotEffect.Take, when: 'a delivery finds a free slot (a scheduled job: once due)' },
+  take: {
+    by: 'acquirer',
+    from: [Scheduled, Queued],
+    to: Starting,
+    slot: SlotEffect.Take,
+    when: 'a delivery finds a free slot (a scheduled job: once due)',
+  },
   park: {
     by: 'acquirer',
     from: [Scheduled, Queued],
@@ -119,7 +125,7 @@ export const PROTOCOL = {
     from: [Starting],
     to: Starting,
     slot: SlotEffect.Keep,
-    when: "a start made in one hop (by the releaser, whose event does not come back for this job) failed: before its backoff, hold or giveUp, claimableAt = when its retry is due and the retry is sent, so an invocation dying after leaves a message or a stalled start",
+    when: 'a start made in one hop (by the releaser, whose event does not come back for this job) failed: before its backoff, hold or giveUp, claimableAt = when its retry is due and the retry is sent, so an invocation dying after leaves a message or a stalled start',
   },
   giveUp: {
     by: 'acquirer',

@@ -15,7 +15,13 @@ const CRON = /^cron\((\S+) (\S+) (\S+) (\S+) (\S+) (\S+)\)$/;
 const UNIT_MS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 /** The fire times in (after, until], epoch ms, at most `max`. A rate schedule counts from `anchor` (its creation). */
-export function fireTimes(schedule: string, timezone: string, after: number, until: number, options: { anchor?: number; max?: number } = {}): number[] {
+export function fireTimes(
+  schedule: string,
+  timezone: string,
+  after: number,
+  until: number,
+  options: { anchor?: number; max?: number } = {},
+): number[] {
   const max = options.max ?? 10_000;
   const rate = RATE.exec(schedule);
   if (rate) {
@@ -23,13 +29,15 @@ export function fireTimes(schedule: string, timezone: string, after: number, unt
     if (every <= 0) throw new InvalidJobSetsError(`schedule '${schedule}': the rate must be at least 1`);
     const anchor = options.anchor ?? after;
     const times: number[] = [];
-    for (let t = anchor + Math.max(1, Math.ceil((after + 1 - anchor) / every)) * every; t <= until && times.length < max; t += every) times.push(t);
+    for (let t = anchor + Math.max(1, Math.ceil((after + 1 - anchor) / every)) * every; t <= until && times.length < max; t += every)
+      times.push(t);
     return times;
   }
   const cron = CRON.exec(schedule);
   if (!cron) throw new InvalidJobSetsError(`schedule '${schedule}' is neither rate(...) nor cron(...)`);
   const [, minutes, hours, dom, month, dow, year] = cron as unknown as [string, string, string, string, string, string, string];
-  if ((dom === '?') === (dow === '?')) throw new InvalidJobSetsError(`schedule '${schedule}': exactly one of day-of-month and day-of-week must be '?'`);
+  if ((dom === '?') === (dow === '?'))
+    throw new InvalidJobSetsError(`schedule '${schedule}': exactly one of day-of-month and day-of-week must be '?'`);
   const expression = [minutes, hours, dom === '?' ? '*' : dom, month, dow === '?' ? '*' : shiftDayOfWeek(dow)].join(' ');
   let interval;
   try {

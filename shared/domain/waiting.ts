@@ -1,4 +1,3 @@
-import type { JobKind } from './job';
 import type { Demand } from './limits';
 
 /** Priorities a job may have: higher starts first. */
@@ -39,7 +38,7 @@ export interface Waiter {
   /** what the job takes when let in (absent: one unit of its pool) */
   demand?: Demand;
   jobId: string;
-  kind: JobKind;
+  kind: string;
   waitKey: string;
   /** the job spec as JSON, exactly what is sent again when the job is let in */
   body: string;

@@ -1,11 +1,10 @@
-import type { JobKind } from '../domain/job';
 import { allHolders } from '../app/holders';
 import type { JobLedger } from '../ports/jobLedger';
 import type { LeaseStore } from '../ports/leaseStore';
 
 export interface HolderDetail {
   jobId: string;
-  kind: JobKind;
+  kind: string;
   /** epoch ms the slot was taken or handed over */
   since: number;
   /** from the job's record, when asked for: reserved, starting, running (or dead, a slot kept) */
@@ -15,7 +14,7 @@ export interface HolderDetail {
 
 export interface WaiterDetail {
   jobId: string;
-  kind: JobKind;
+  kind: string;
   since: number;
 }
 

@@ -1,7 +1,6 @@
-import type { JobSpec } from '../domain/job';
 import type { JobStarter, JobStarters, RunStatus, StartOptions, StatusOptions, StopResult } from '../ports/jobStarter';
 import type { StarterOptions } from './kindDefinition';
-import { type JobKind, KINDS } from './registry';
+import { type JobKind, KINDS, type JobSpec } from './registry';
 
 /** One starter per registered kind, each loading its SDK adapter on first use. */
 export function kindStarters(options: StarterOptions): JobStarters {

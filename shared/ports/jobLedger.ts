@@ -1,5 +1,6 @@
-import type { JobKind, JobSpec, RunCompletion } from '../domain/job';
+import type { RunCompletion } from '../domain/job';
 import { JobState } from '../domain/jobState';
+import type { JobKind, JobSpec } from '../kinds/registry';
 
 /** The slot a job holds: it lives on the job's own record, so a slot always names its job and its attempt. */
 export interface Lease {
@@ -132,7 +133,7 @@ export interface JobLedger {
    */
   recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined>;
   /** The recorded run, or undefined (a run Sluice did not start, or one not recorded yet). */
-  findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined>;
+  findRun(kind: string, executionId: string): Promise<RunRef | undefined>;
   /**
    * Keeps the completion of a run that is not recorded, for a day: its event can beat the acquirer's recordRun (a run
    * that ends at once, or an acquirer that died between start and record). Returns false, noting nothing, when the run

@@ -1,4 +1,5 @@
-import type { JobKind, JobSpec, RunOutcome } from '../domain/job';
+import type { RunOutcome } from '../domain/job';
+import type { JobKind, JobSpec } from '../kinds/registry';
 
 export const RunStatus = {
   InProgress: 'in-progress',

@@ -1,8 +1,8 @@
-import type { JobKind } from '../domain/job';
 import type { Demand } from '../domain/limits';
 import type { PoolSnapshot } from '../domain/pool';
 import type { Waiter } from '../domain/waiting';
 import type { JobRecord, Move } from './jobLedger';
+import type { JobKind } from '../kinds/registry';
 
 export const TakeOutcome = {
   /** the job moved and holds a slot */

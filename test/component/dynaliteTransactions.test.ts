@@ -4,14 +4,14 @@ import { localDocumentClient, localDynamoClient } from '../support/dynamodbLocal
 import { spawnEmulators } from '../support/spawnEmulators';
 import { createTable, describeTransactionConformance } from './transactions/conformance';
 
-// dynalite with shared/local/dynaliteTransactions, as the project starts it: startEmulators in the emulators' child
-// process (shared/local/emulatorsMain.ts), so these cases also show the shim is active there.
+// dynalite with local/dynaliteTransactions, as the project starts it: startEmulators in the emulators' child
+// process (local/emulatorsMain.ts), so these cases also show the shim is active there.
 describeTransactionConformance('dynalite', async () => {
   const emulators = await spawnEmulators();
   return { endpoint: emulators.dynamodbEndpoint, stop: () => emulators.stop() };
 });
 
-describe('the dynalite shim across an emulator restart (shared/local/faults/controlledEmulatorsMain.ts)', () => {
+describe('the dynalite shim across an emulator restart (local/faults/controlledEmulatorsMain.ts)', () => {
   let emulators: ControlledEmulators;
   beforeAll(async () => {
     emulators = await spawnControlledEmulators();

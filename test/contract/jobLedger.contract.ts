@@ -1,8 +1,8 @@
-import type { JobSpec } from '../../shared/domain/job';
 import { JobState, TERMINAL_STATES } from '../../shared/domain/jobState';
 import type { JobLedger, JobRecord, Move, RecordPatch } from '../../shared/ports/jobLedger';
 import { type LeaseStore, TakeOutcome } from '../../shared/ports/leaseStore';
 import { receiver, unit } from '../support/demands';
+import type { JobSpec } from '../../shared/kinds/registry';
 
 /**
  * The job records and the pools live in one store (one table on DynamoDB, one InMemoryStore in memory): the ledger and

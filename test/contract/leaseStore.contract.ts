@@ -1,4 +1,3 @@
-import type { JobKind } from '../../shared/domain/job';
 import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
@@ -6,6 +5,7 @@ import { type JobLedger, type JobRecord, type Move, type RecordPatch, registered
 import { ClaimOutcome, type LeaseStore, PassOutcome, type Receiver, ReserveOutcome, TakeOutcome } from '../../shared/ports/leaseStore';
 import { appflow, expiryOf, type StoreFixture, T } from './jobLedger.contract';
 import { receiver, unit } from '../support/demands';
+import type { JobKind } from '../../shared/kinds/registry';
 
 export type LeaseStoreFixture = StoreFixture;
 

@@ -1,11 +1,11 @@
 import { bucketKey, dueBucket, dueSortKey, minuteOf } from '../../shared/domain/notBefore';
 import { JobState } from '../../shared/domain/jobState';
-import type { JobSpec } from '../../shared/domain/job';
 import { registeredRecord, type JobLedger, type JobRecord } from '../../shared/ports/jobLedger';
 import { type LeaseStore, TakeOutcome } from '../../shared/ports/leaseStore';
 import type { ScheduleStore } from '../../shared/ports/scheduleStore';
 import { waitKey } from '../../shared/domain/waiting';
 import { unit } from '../support/demands';
+import type { JobSpec } from '../../shared/kinds/registry';
 
 export interface ScheduleStoreFixture {
   schedule: ScheduleStore;

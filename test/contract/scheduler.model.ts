@@ -6,7 +6,7 @@ import { CompleteRun } from '../../shared/app/completeRun';
 import { HandOffStart, noMetrics, type SluiceDeps, type SluiceSettings } from '../../shared/app/deps';
 import { PoolAdmin } from '../../shared/app/poolAdmin';
 import { Reconciler } from '../../shared/app/reconcile';
-import type { JobKind, RunCompletion, RunOutcome } from '../../shared/domain/job';
+import type { RunCompletion, RunOutcome } from '../../shared/domain/job';
 import { isTerminal } from '../../shared/domain/jobState';
 import type { JobLedger } from '../../shared/ports/jobLedger';
 import type { LeaseStore } from '../../shared/ports/leaseStore';
@@ -16,6 +16,7 @@ import { ManualClock, seededRandom } from '../support/fakes/manualClock';
 import { RecordingJobQueue } from '../support/fakes/recordingJobQueue';
 import { RecordingLog } from '../support/fakes/recordingLog';
 import { everyKind, mapKinds } from '../support/fakes/everyKind';
+import type { JobKind } from '../../shared/kinds/registry';
 
 /**
  * A model of Sluice's world for property tests: the services (Acquirer, CompleteRun, Reconciler, PoolAdmin) run on a

@@ -1,4 +1,4 @@
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
 import { sendRaw, watchDeliveries } from '../support/probes';
 import { enqueue, poolItem, queueDepth } from '../support/testStack';

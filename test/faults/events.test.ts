@@ -1,4 +1,4 @@
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import { Drift } from '../../shared/app/reconcile';
 import { conformanceOf } from '../../shared/kinds/kindConformance';
 import { KINDS } from '../../shared/kinds/registry';

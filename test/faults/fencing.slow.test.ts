@@ -1,4 +1,4 @@
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import {
   duplicateSendsWithThrottledStarts,
   duplicateTrialPools,

@@ -1,5 +1,4 @@
 import { Loader } from '../../shared/app/loadScheduled';
-import type { JobSpec } from '../../shared/domain/job';
 import { JobState } from '../../shared/domain/jobState';
 import { dueBucket, dueSortKey } from '../../shared/domain/notBefore';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
@@ -12,6 +11,7 @@ import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
 import { testClients } from '../support/testStack';
 import { useCrashStack } from './setup/crashStack';
 import { jobsFor } from './workload';
+import type { JobSpec } from '../../shared/kinds/registry';
 
 /**
  * The loader crashing mid-batch (issue 11's fault matrix), on the local stack with the real functions, emulators and

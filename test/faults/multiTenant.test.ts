@@ -1,6 +1,6 @@
-import type { LocalStack } from '../../shared/local/stack';
-import type { SimRun } from '../../shared/local/simulators/model';
-import { unitsOverTime } from '../../shared/local/bench/scenarios/flowControl';
+import type { LocalStack } from '../../local/stack';
+import type { SimRun } from '../../local/simulators/model';
+import { unitsOverTime } from '../../bench/scenarios/flowControl';
 import { expectEveryJobRanOnce, jobRecord } from '../support/invariants';
 import { holdCompletions, pauseReconciler } from '../support/probes';
 import { waitFor } from '../support/waitFor';

@@ -1,5 +1,5 @@
-import type { LocalStack } from '../../shared/local/stack';
-import { loseAnswers } from '../../shared/local/faults/lostAnswers';
+import type { LocalStack } from '../../local/stack';
+import { loseAnswers } from '../../local/faults/lostAnswers';
 import { type ControlledEmulators, spawnControlledEmulators } from '../support/controlledEmulators';
 import { expectEveryJobRanOnce, runsOf, waitForRunning } from '../support/invariants';
 import { enqueue } from '../support/testStack';
@@ -9,7 +9,7 @@ import { jobsFor, startFaultStack } from './workload';
 /**
  * The SQS or DynamoDB endpoint goes away mid-run and comes back with its data (a restart of a durable service, a
  * network partition): this file's own emulators restart their listeners on the same ports, keeping queues, messages,
- * tables and items (shared/local/emulators.ts). Calls fail meanwhile (connection refused after the SDK's retries):
+ * tables and items (local/emulators.ts). Calls fail meanwhile (connection refused after the SDK's retries):
  * acquirers fail their batch (the messages come back), releases fail (the bus retries, then the event is lost), the
  * reconciler skips a round. And a request applied whose answer is lost is retried by the SDK into its own effect.
  */

@@ -1,4 +1,4 @@
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import { expectEveryJobRanOnce } from '../support/invariants';
 import { countConditionalFailures } from '../support/probes';
 import { enqueue } from '../support/testStack';

@@ -1,8 +1,7 @@
 import { conformanceOf } from '../../shared/kinds/kindConformance';
-import { KINDS } from '../../shared/kinds/registry';
-import type { JobSpec } from '../../shared/domain/job';
-import type { LocalStack } from '../../shared/local/stack';
-import { ALL_DYNAMO_FAULTS, randomFaults } from '../../shared/local/faults/dynamoFaults';
+import { KINDS, type JobSpec } from '../../shared/kinds/registry';
+import type { LocalStack } from '../../local/stack';
+import { ALL_DYNAMO_FAULTS, randomFaults } from '../../local/faults/dynamoFaults';
 import { type PoolStackOptions, startPoolStack } from '../support/poolStack';
 
 /**
@@ -10,7 +9,7 @@ import { type PoolStackOptions, startPoolStack } from '../support/poolStack';
  * pool, durations from their names), and job specs in that form, of every registered kind in turn: the fault matrix's
  * invariants hold for each kind (one parametrised suite, not a copy per kind).
  *
- * Every fault stack's DynamoDB fights back (shared/local/faults/dynamoFaults.ts): writes meeting a transaction in flight
+ * Every fault stack's DynamoDB fights back (local/faults/dynamoFaults.ts): writes meeting a transaction in flight
  * are refused, and FAULT_MATRIX_DYNAMO_RATE of the requests get any fault the DynamoDB reference documents, those after
  * which the write applied included (a server error, a lost answer), at most twice in a row on an item. Whatever each
  * file injects besides, the invariants must hold through these. SLUICE_FAULT_SEED picks the seed.
@@ -24,7 +23,7 @@ export function startFaultStack(pools: Record<string, number>, options: PoolStac
     ...options,
   });
 }
-export { simNameOf } from '../../shared/local/simulators/simulatedKinds';
+export { simNameOf } from '../../local/simulators/simulatedKinds';
 
 export type Spec = JobSpec & { pool: string };
 

@@ -1,8 +1,8 @@
 import { handler as releaser } from '../../functions/releaser';
 import { Drift } from '../../shared/app/reconcile';
 import { JobState } from '../../shared/domain/jobState';
-import type { LocalStack } from '../../shared/local/stack';
-import { createLambdaContext } from '../../shared/local/poller';
+import type { LocalStack } from '../../local/stack';
+import { createLambdaContext } from '../../local/poller';
 import { container } from '../../shared/runtime/container';
 import { type BadEvent, badEvents, badMessages } from '../fixtures/badMessages';
 import { expectEveryJobRanOnce, jobRecord, runsOf } from '../support/invariants';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { QUICK, runBench, type BenchOutput } from '../../shared/local/bench/runBench';
+import { QUICK, runBench, type BenchOutput } from '../../bench/runBench';
 
 /**
  * The benchmark's smoke run (`npm run bench -- --quick`), in process, on the emulators of globalSetup: every scenario,

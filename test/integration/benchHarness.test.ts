@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Harness, startHarness } from '../../shared/local/bench/harness';
-import { makeJobs } from '../../shared/local/bench/workload';
+import { type Harness, startHarness } from '../../bench/harness';
+import { makeJobs } from '../../bench/workload';
 import { waitFor } from '../support/waitFor';
 
 /**

@@ -2,7 +2,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { main } from '../../shared/cli/main';
 import { reportMessage } from '../../shared/kinds/callback/reports';
 import { tokenOf } from '../../shared/kinds/callback/token';
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import { jobRecord } from '../support/invariants';
 import { enqueue, poolItem, queueDepth, startTestStack, testClients } from '../support/testStack';
 import { waitFor } from '../support/waitFor';

@@ -1,5 +1,5 @@
-import type { LocalStack } from '../../shared/local/stack';
-import type { CallMessage } from '../../shared/local/workers/messages';
+import type { LocalStack } from '../../local/stack';
+import type { CallMessage } from '../../local/workers/messages';
 import { startPoolStack } from '../support/poolStack';
 import { DynamoLeaseStore } from '../../shared/adapters/dynamodb/leaseStore';
 import { holdBusEvents } from '../support/probes';

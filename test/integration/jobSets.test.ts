@@ -1,7 +1,7 @@
 import type { EventBridgeEvent } from 'aws-lambda';
 import { main } from '../../shared/cli/main';
 import { loadJobSets } from '../../shared/config/jobSetsFile';
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import { SluiceDetailType, SLUICE_EVENT_SOURCE } from '../../shared/ports/eventPublisher';
 import { jobRecord } from '../support/invariants';
 import { startTestStack } from '../support/testStack';
@@ -16,7 +16,10 @@ import { waitFor } from '../support/waitFor';
 const FILE = 'docs/examples/jobs.yml';
 const LIMIT = 8;
 const daily = loadJobSets(FILE).find((set) => set.name === 'daily-flows')!;
-type Completed = EventBridgeEvent<string, { set: string; run: string; total: number; succeeded: number; failed: number; failedIds: string[] }>;
+type Completed = EventBridgeEvent<
+  string,
+  { set: string; run: string; total: number; succeeded: number; failed: number; failedIds: string[] }
+>;
 
 let stack: LocalStack;
 const completed: Completed[] = [];
@@ -42,9 +45,15 @@ afterAll(() => stack?.stop());
 test('a daily set of 120 AppFlow jobs, fired twice for one time: every job once, the limit held, one completion event', async () => {
   expect(daily.jobs).toHaveLength(120);
   const scheduledTime = '2026-11-27T01:00:00Z';
-  const [first, second] = await Promise.all([stack.fireJobSet('daily-flows', scheduledTime), stack.fireJobSet('daily-flows', scheduledTime)]);
+  const [first, second] = await Promise.all([
+    stack.fireJobSet('daily-flows', scheduledTime),
+    stack.fireJobSet('daily-flows', scheduledTime),
+  ]);
   expect([first, second]).toEqual(
-    expect.arrayContaining([expect.objectContaining({ run: '20261127T0100Z', jobs: 120, created: true }), expect.objectContaining({ created: false })]),
+    expect.arrayContaining([
+      expect.objectContaining({ run: '20261127T0100Z', jobs: 120, created: true }),
+      expect.objectContaining({ created: false }),
+    ]),
   );
   const [event] = await waitFor('the run completed', async () => (completed.length > 0 ? completed : undefined), 60_000);
   expect(event!.detail).toMatchObject({ set: 'daily-flows', run: '20261127T0100Z', total: 120, succeeded: 119, failed: 1 });

@@ -1,6 +1,6 @@
-import type { LocalStack } from '../../shared/local/stack';
-import type { SimRun } from '../../shared/local/simulators';
-import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
+import type { LocalStack } from '../../local/stack';
+import type { SimRun } from '../../local/simulators';
+import { jobIdOfRun } from '../../local/simulators/simulatedKinds';
 import { container } from '../../shared/runtime/container';
 import { deadLettered, expectEveryJobRanOnce, jobRecord, runsOf } from '../support/invariants';
 import { holdCompletions, pauseReconciler, scanTable, setMaxReceiveCount, watchDeliveries, withVisibilityTimeout } from '../support/probes';

@@ -1,4 +1,4 @@
-import type { LocalStack } from '../../shared/local/stack';
+import type { LocalStack } from '../../local/stack';
 import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
 import { startPoolStack } from '../support/poolStack';
 import { enqueue, jobState } from '../support/testStack';

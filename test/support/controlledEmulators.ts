@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
-import type { EmulatorName, EmulatorRestart } from '../../shared/local/emulators';
+import type { EmulatorName, EmulatorRestart } from '../../local/emulators';
 import type { SpawnedEmulators } from './spawnEmulators';
 
 export interface ControlledEmulators extends SpawnedEmulators {
@@ -19,7 +19,7 @@ const ROOT = path.resolve(__dirname, '../..');
 export async function spawnControlledEmulators(timeoutMs = 30_000): Promise<ControlledEmulators> {
   const child = spawn(
     process.execPath,
-    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'shared/local/faults/controlledEmulatorsMain.ts')],
+    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'local/faults/controlledEmulatorsMain.ts')],
     {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'inherit'],

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { LocalStack } from '../../shared/local/stack';
-import type { SimRun } from '../../shared/local/simulators';
-import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
+import type { LocalStack } from '../../local/stack';
+import type { SimRun } from '../../local/simulators';
+import { jobIdOfRun } from '../../local/simulators/simulatedKinds';
 import { conformanceOf } from '../../shared/kinds/kindConformance';
 import { KINDS } from '../../shared/kinds/registry';
 import { fullPassesSince, waitForPoolIdle } from './probes';
@@ -71,7 +71,12 @@ const NO_STATUS_API = new Set<string>(KINDS.filter((k) => conformanceOf(k.kind).
 export async function lostReports(stack: LocalStack, ids: readonly string[]): Promise<string[]> {
   await waitFor('the bus to settle', () => stack.bus.stats().pending === 0, 10_000, 5);
   const runs = runsOf(stack, ids);
-  const delivered = new Set(stack.bus.deliveries().filter((d) => d.ok).map((d) => d.eventId));
+  const delivered = new Set(
+    stack.bus
+      .deliveries()
+      .filter((d) => d.ok)
+      .map((d) => d.eventId),
+  );
   return ids.filter((id) => {
     const run = runs.get(id)?.[0];
     if (!run || !NO_STATUS_API.has(run.kind)) return false;

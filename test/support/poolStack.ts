@@ -1,4 +1,4 @@
-import type { LocalStack, LocalStackOptions } from '../../shared/local/stack';
+import type { LocalStack, LocalStackOptions } from '../../local/stack';
 import { watchReconcilerOf } from './probes';
 import { startTestStack } from './testStack';
 

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseLocalEnv } from '../../shared/local/localEnvFile';
+import { parseLocalEnv } from '../../shared/cli/localEnvFile';
 import { waitFor } from './waitFor';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -24,9 +24,9 @@ export interface Resident {
   stop(): Promise<number | null>;
 }
 
-/** `npm start -- --serve ARGS` as a user runs it (tsx shared/local/main.ts), up once its env file has the exports. */
+/** `npm start -- --serve ARGS` as a user runs it (tsx local/main.ts), up once its env file has the exports. */
 export async function startResident(args: string[], envFile: string): Promise<Resident> {
-  const child = spawn(process.execPath, [TSX, path.join(ROOT, 'shared/local/main.ts'), '--serve', '--exports-file', envFile, ...args], {
+  const child = spawn(process.execPath, [TSX, path.join(ROOT, 'local/main.ts'), '--serve', '--exports-file', envFile, ...args], {
     cwd: ROOT,
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,7 +75,7 @@ export function sluice(envFile: string, ...args: string[]): Promise<{ code: numb
   return runCommand([path.join(ROOT, 'bin/sluice.cjs'), ...args], cleanEnv({ SLUICE_LOCAL_ENV_FILE: envFile }));
 }
 
-/** `npm start ARGS` (tsx shared/local/main.ts) to its end. */
+/** `npm start ARGS` (tsx local/main.ts) to its end. */
 export function npmStart(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return runCommand([TSX, path.join(ROOT, 'shared/local/main.ts'), ...args], cleanEnv(extraEnv));
+  return runCommand([TSX, path.join(ROOT, 'local/main.ts'), ...args], cleanEnv(extraEnv));
 }

@@ -13,14 +13,10 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /** Starts fauxqs + dynalite in a child process and resolves with their loopback endpoints. */
 export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulators> {
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'shared/local/emulatorsMain.ts')],
-    {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'local/emulatorsMain.ts')], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = readline.createInterface({ input: child.stdout! });
   const first = await Promise.race([
     once(lines, 'line').then(([line]) => String(line)),

@@ -1,7 +1,7 @@
 import { type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { loadServiceDefinition } from '../../shared/local/infra/serviceDefinition';
-import { resourcesOfType, tableInput } from '../../shared/local/infra/provision';
+import { loadServiceDefinition } from '../../local/infra/serviceDefinition';
+import { resourcesOfType, tableInput } from '../../local/infra/provision';
 import { waitFor } from './waitFor';
 
 let counter = 0;

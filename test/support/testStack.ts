@@ -5,8 +5,8 @@ import { DynamoLeaseStore } from '../../shared/adapters/dynamodb/leaseStore';
 import { allHolders } from '../../shared/app/holders';
 import { randomUUID } from 'node:crypto';
 import { enqueueJobs } from '../../shared/cli/enqueue';
-import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../shared/local/stack';
-import { jobIdOfRun } from '../../shared/local/simulators/simulatedKinds';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local/stack';
+import { jobIdOfRun } from '../../local/simulators/simulatedKinds';
 import { waitFor } from './waitFor';
 
 const clientsFor = new WeakMap<LocalStack, { doc: DynamoDBDocumentClient; sqs: SQSClient }>();

@@ -1,8 +1,8 @@
-import type { JobSpec } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import { SAME_VERSION } from './conditions';
 import { jobKey } from './keys';
+import type { JobSpec } from '../../kinds/registry';
 
 /**
  * A job record as a DynamoDB item (pk JOB#<id>, sk JOB). The spec is kept as JSON text; the slot is `holderPool`

@@ -1,5 +1,5 @@
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { JobKind, JobSpec, RunCompletion } from '../../domain/job';
+import type { RunCompletion } from '../../domain/job';
 import { isTerminal, JobState } from '../../domain/jobState';
 import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../ports/jobLedger';
 import { DEAD_NEVER_STARTED, IS_NEW, RUN_NOT_RECORDED, RUNNING_THIS_RUN, SAME_VERSION_FREE, SAME_VERSION_LEASED } from './conditions';
@@ -7,6 +7,7 @@ import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied } from './errors';
 import { expiresAfter, fromJobItem, moveUpdate, SECONDS_PER_DAY, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, runKey } from './keys';
+import type { JobKind, JobSpec } from '../../kinds/registry';
 
 /** An early completion waits this long for its run to be recorded; most are for runs Sluice never started. */
 const EARLY_COMPLETION_TTL_SECONDS = SECONDS_PER_DAY;

@@ -9,7 +9,6 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { JobKind } from '../../domain/job';
 import { JobState } from '../../domain/jobState';
 import { type Demand, exchange, type GateChange, gatesOf } from '../../domain/limits';
 import type { PoolSnapshot } from '../../domain/pool';
@@ -57,6 +56,7 @@ import { applied, type CancellationReason, cancellationReasons, failedCondition,
 import { ContentionError } from '../../errors';
 import { moveUpdate, toJobItem, type UpdateParts } from './jobItem';
 import { jobKey, POOL_REGISTRY_PK, poolKey, poolRegistryKey, tenantKey, WAIT_PREFIX, waiterKey } from './keys';
+import type { JobKind } from '../../kinds/registry';
 
 /** The sparse index of job records holding a slot (serverless.yml: SluiceTable, GlobalSecondaryIndexes). */
 export const HOLDERS_INDEX = 'holders';

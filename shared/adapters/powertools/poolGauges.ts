@@ -1,8 +1,8 @@
 import { type Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SluiceDeps } from '../../app/deps';
 import { allHolders } from '../../app/holders';
-import type { JobKind } from '../../domain/job';
 import { POOL_DIMENSION } from './emfMetrics';
+import type { JobKind } from '../../kinds/registry';
 
 type GaugeDeps = Pick<SluiceDeps, 'leases' | 'clock' | 'settings'>;
 

@@ -10,7 +10,7 @@ export const APPFLOW_SUCCESS_STATUS = 'Execution Successful';
 /**
  * Only the End report (the Start report is left out: a run that started is no news to Sluice), and only of the flows
  * Sluice may start: the report names its flow (`flow-name`), matched by the stage parameter allowedFlowPattern with
- * EventBridge's wildcard filter (`*` any run of characters; shared/local/bus/eventPattern.ts plays it locally), so the
+ * EventBridge's wildcard filter (`*` any run of characters; local/bus/eventPattern.ts plays it locally), so the
  * account's other flows never invoke the releaser.
  */
 const rules: readonly EventRule[] = [

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { APPFLOW_PATHS, handleAppFlow, isAppFlowRequest, sendAppFlowError } from '../../local/simulators/appflowProtocol';
-import { appflowEndFlowRunEvent } from '../../local/simulators/events';
-import { AppFlowExecutionStatus, SimServiceError } from '../../local/simulators/model';
-import type { SimulatedKind } from '../../local/simulators/simulatedKind';
+import { APPFLOW_PATHS, handleAppFlow, isAppFlowRequest, sendAppFlowError } from '../../../local/simulators/appflowProtocol';
+import { appflowEndFlowRunEvent } from '../../../local/simulators/events';
+import { AppFlowExecutionStatus, SimServiceError } from '../../../local/simulators/model';
+import type { SimulatedKind } from '../../../local/simulators/simulatedKind';
 import { APPFLOW_KIND } from './spec';
 
 export { APPFLOW_PATHS };
@@ -11,7 +11,7 @@ const FLOW_NAME = /^[a-zA-Z0-9][\w!@#.-]{0,255}$/;
 const HOURS_8 = 8 * 60 * 60 * 1000;
 
 /**
- * AppFlow as the simulator plays it (REST-JSON, shared/local/simulators/appflowProtocol.ts): UUID execution ids,
+ * AppFlow as the simulator plays it (REST-JSON, local/simulators/appflowProtocol.ts): UUID execution ids,
  * client tokens kept 8 hours (RunEngineOptions.idempotencyWindowMs), the End Flow Run Report.
  */
 export const simulated: SimulatedKind = {

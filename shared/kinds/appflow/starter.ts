@@ -7,13 +7,13 @@ import {
 import { AppflowClient } from '@aws-sdk/client-appflow';
 import { jobApiClient } from '../../adapters/awsClients';
 import { startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
-import type { JobSpec } from '../../domain/job';
 import { PermanentStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StatusOptions } from '../../ports/jobStarter';
 import { StopResult } from '../apiErrors';
 import type { StarterOptions } from '../kindDefinition';
 import { CANCEL_FLOW_EXECUTIONS, DESCRIBE_FLOW_EXECUTION_RECORDS, START_FLOW } from './apiErrors';
 import { APPFLOW_KIND } from './spec';
+import type { JobSpec } from '../registry';
 
 /** AppFlow execution statuses (DescribeFlowExecutionRecords). */
 export const AppFlowExecutionStatus = {

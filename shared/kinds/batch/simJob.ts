@@ -1,5 +1,5 @@
-import type { EventContext } from '../../local/simulators/events';
-import type { SimOutcome, SimRun } from '../../local/simulators/model';
+import type { EventContext } from '../../../local/simulators/events';
+import type { SimOutcome, SimRun } from '../../../local/simulators/model';
 
 /**
  * A Batch job as the simulator describes it (DescribeJobs' JobDetail; the Job State Change event's detail is the same

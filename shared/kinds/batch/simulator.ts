@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { eventTime } from '../../local/simulators/events';
-import { parseObject, sendJson } from '../../local/simulators/http';
-import { pageNewestFirst, SimServiceError } from '../../local/simulators/model';
-import type { RunEngine } from '../../local/simulators/runEngine';
-import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
+import { eventTime } from '../../../local/simulators/events';
+import { parseObject, sendJson } from '../../../local/simulators/http';
+import { pageNewestFirst, SimServiceError } from '../../../local/simulators/model';
+import type { RunEngine } from '../../../local/simulators/runEngine';
+import type { SimRequest, SimulatedKind } from '../../../local/simulators/simulatedKind';
 import { jobIdOfName } from '../runNames';
-import { errorStatus } from '../../local/simulators/errorStatus';
+import { errorStatus } from '../../../local/simulators/errorStatus';
 import { BATCH_API_ERRORS } from './apiErrors';
 import { BATCH_STATE_CHANGE } from './events';
 import { isListed } from './listing';
@@ -89,7 +89,11 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
   try {
     const input = parseObject(req.body);
     if (!input) throw client('Request body is not a JSON object');
-    engine.failCall(BATCH_KIND, OPERATION_AT[req.path] ?? req.path, typeof input.jobDefinition === 'string' ? definitionNameOf(input.jobDefinition) : '');
+    engine.failCall(
+      BATCH_KIND,
+      OPERATION_AT[req.path] ?? req.path,
+      typeof input.jobDefinition === 'string' ? definitionNameOf(input.jobDefinition) : '',
+    );
     switch (req.path) {
       case '/v1/submitjob': {
         const jobName = text(input, 'jobName');

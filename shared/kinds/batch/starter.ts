@@ -8,13 +8,13 @@ import {
 } from '@aws-sdk/client-batch';
 import { jobApiClient } from '../../adapters/awsClients';
 import { lookupFailure, startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
-import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { ReadTake, StopResult } from '../apiErrors';
 import { DESCRIBE_JOBS, LIST_JOBS, SUBMIT_JOB, TERMINATE_JOB } from './apiErrors';
 import { ENDED_JOB_LISTED_MS } from './listing';
 import { BATCH_KIND, type BatchJob, jobNameOf } from './spec';
+import type { JobSpec } from '../registry';
 
 /** A Batch job's status (DescribeJobs): SUBMITTED, PENDING (dependencies), RUNNABLE (waiting for compute), STARTING, RUNNING, then SUCCEEDED or FAILED. */
 export const BatchJobStatus = {

@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { eventTime } from '../../local/simulators/events';
-import { parseObject, sendJson } from '../../local/simulators/http';
-import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
-import type { RunEngine } from '../../local/simulators/runEngine';
-import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
+import { eventTime } from '../../../local/simulators/events';
+import { parseObject, sendJson } from '../../../local/simulators/http';
+import { SimServiceError, type SimOutcome } from '../../../local/simulators/model';
+import type { RunEngine } from '../../../local/simulators/runEngine';
+import type { SimRequest, SimulatedKind } from '../../../local/simulators/simulatedKind';
 import { CANCEL_DETAIL_TYPE, START_SOURCE, type TargetMessage, TargetMessageSchema } from './messages';
-import { errorStatus } from '../../local/simulators/errorStatus';
+import { errorStatus } from '../../../local/simulators/errorStatus';
 import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../ports/eventPublisher';
 import { CALLBACK_API_ERRORS, GET_SECRET_VALUE, INVOKE, PUT_EVENTS, SEND_MESSAGE } from './apiErrors';
 import { CALLBACK_REPORT } from './reports';
@@ -212,7 +212,8 @@ export const simulated: SimulatedKind = {
     req.target === SEND_MESSAGE_TARGET ||
     req.target === GET_SECRET_VALUE_TARGET,
   handle,
-  sendError: (res, name, message) => sendJson(res, errorStatus(INVOKE.client, name, CALLBACK_API_ERRORS), { __type: name, message }, 'application/json'),
+  sendError: (res, name, message) =>
+    sendJson(res, errorStatus(INVOKE.client, name, CALLBACK_API_ERRORS), { __type: name, message }, 'application/json'),
   status: (phase, outcome) => (phase === 'ended' ? STATUS[outcome ?? 'failed'] : phase === 'stopping' ? 'CANCELLING' : 'RUNNING'),
   // The token is the run's id: Sluice knows it before the system answers (an Event invoke answers nothing).
   newExecutionId: (_name, _ctx, token) => token ?? randomUUID(),

@@ -1,5 +1,4 @@
 import { startFailure, stopFailure } from '../../adapters/apiErrors';
-import type { JobSpec } from '../../domain/job';
 import { ConfigurationError, PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { StopResult } from '../apiErrors';
@@ -10,6 +9,7 @@ import type { TargetSender } from './send/sender';
 import { CALLBACK_KIND, type CallbackJob, describeTarget, type TargetType, targetOf } from './spec';
 import { allowedTargetsFrom, type AllowedTargets, refusedTarget } from './targets';
 import { tokenOf } from './token';
+import type { JobSpec } from '../registry';
 
 /** Where the start message tells the user's system to report by SQS (the stage's callback queue). */
 export const CALLBACK_QUEUE_URL_ENV = 'CALLBACK_QUEUE_URL';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { EventContext } from '../../local/simulators/events';
-import type { SimOutcome, SimRun } from '../../local/simulators/model';
+import type { EventContext } from '../../../local/simulators/events';
+import type { SimOutcome, SimRun } from '../../../local/simulators/model';
 import { ESSENTIAL_CONTAINER_EXITED, TASK_FAILED_TO_START } from './taskOutcome';
 
 /**

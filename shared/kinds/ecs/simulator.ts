@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { eventTime } from '../../local/simulators/events';
-import { parseObject, sendJson } from '../../local/simulators/http';
-import { SimServiceError } from '../../local/simulators/model';
-import type { RunEngine } from '../../local/simulators/runEngine';
-import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
+import { eventTime } from '../../../local/simulators/events';
+import { parseObject, sendJson } from '../../../local/simulators/http';
+import { SimServiceError } from '../../../local/simulators/model';
+import type { RunEngine } from '../../../local/simulators/runEngine';
+import type { SimRequest, SimulatedKind } from '../../../local/simulators/simulatedKind';
 import { jobIdOfName } from '../runNames';
-import { errorStatus } from '../../local/simulators/errorStatus';
+import { errorStatus } from '../../../local/simulators/errorStatus';
 import { ECS_API_ERRORS } from './apiErrors';
 import { ECS_TASK_STATE_CHANGE } from './events';
 import { apiTask, clusterArnOf, eventTask, simTask } from './simTask';
@@ -84,7 +84,8 @@ async function runTask(engine: RunEngine, input: Record<string, unknown>, res: S
     );
   } catch (e) {
     if (!(e instanceof SimServiceError) || !PLACEMENT_REASON.test(e.errorName)) throw e;
-    if (e.createdExecutionId !== undefined) return provisionedButNotStarted(engine, e.createdExecutionId, `${e.errorName}: ${e.message}`, res);
+    if (e.createdExecutionId !== undefined)
+      return provisionedButNotStarted(engine, e.createdExecutionId, `${e.errorName}: ${e.message}`, res);
     const failure = { arn: clusterArnOf(engine.ctx, cluster), reason: e.errorName, detail: e.message };
     sendJson(res, 200, { tasks: [], failures: [failure] }, CONTENT_TYPE);
   }

@@ -1,13 +1,14 @@
 import { DescribeTasksCommand, ECSClient, RunTaskCommand, type RunTaskCommandOutput, StopTaskCommand } from '@aws-sdk/client-ecs';
 import { jobApiClient } from '../../adapters/awsClients';
 import { startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
-import { type JobSpec, RunOutcome } from '../../domain/job';
+import { RunOutcome } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { StopResult } from '../apiErrors';
 import { DESCRIBE_TASKS, RUN_TASK, STOP_TASK, TASK_NOT_PLACED } from './apiErrors';
 import { clientTokenOf, ECS_KIND, type EcsJob, startedByOf } from './spec';
 import { taskOutcome, type TaskView } from './taskOutcome';
+import type { JobSpec } from '../registry';
 
 /**
  * A task's lastStatus through its life cycle

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { glueJobStateChangeEvent } from '../../local/simulators/events';
-import { handleGlue, isGlueRequest, sendGlueError } from '../../local/simulators/glueProtocol';
-import { GlueJobRunState, SimServiceError } from '../../local/simulators/model';
-import type { SimulatedKind } from '../../local/simulators/simulatedKind';
+import { glueJobStateChangeEvent } from '../../../local/simulators/events';
+import { handleGlue, isGlueRequest, sendGlueError } from '../../../local/simulators/glueProtocol';
+import { GlueJobRunState, SimServiceError } from '../../../local/simulators/model';
+import type { SimulatedKind } from '../../../local/simulators/simulatedKind';
 import { GLUE_KIND } from './spec';
 
 const BY_OUTCOME = {
@@ -13,7 +13,7 @@ const BY_OUTCOME = {
 } as const;
 
 /**
- * Glue as the simulator plays it (AWS JSON 1.1, shared/local/simulators/glueProtocol.ts): `jr_` + 64 hex run ids, no
+ * Glue as the simulator plays it (AWS JSON 1.1, local/simulators/glueProtocol.ts): `jr_` + 64 hex run ids, no
  * idempotency token, MaxConcurrentRuns per job (RunBehaviour.glueMaxConcurrentRuns), the Job State Change event.
  */
 export const simulated: SimulatedKind = {

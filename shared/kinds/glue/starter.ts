@@ -8,12 +8,12 @@ import {
 } from '@aws-sdk/client-glue';
 import { jobApiClient } from '../../adapters/awsClients';
 import { lookupFailure, startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
-import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus, type StartOptions } from '../../ports/jobStarter';
 import { classifyApiError, ReadTake, StopResult, StopTake } from '../apiErrors';
 import { BATCH_STOP_JOB_RUN, GET_JOB_RUN, GET_JOB_RUNS, START_JOB_RUN } from './apiErrors';
 import { GLUE_KIND, type GlueJob } from './spec';
+import type { JobSpec } from '../registry';
 
 /**
  * Glue job run states (GetJobRun). ERROR, WAITING and EXPIRED produce no event, so the reconciler must ask. WAITING is a

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { eventTime } from '../../local/simulators/events';
-import { epochSeconds, parseObject, sendJson } from '../../local/simulators/http';
-import { SimServiceError, type SimOutcome } from '../../local/simulators/model';
-import type { RunEngine } from '../../local/simulators/runEngine';
-import type { SimRequest, SimulatedKind } from '../../local/simulators/simulatedKind';
-import { errorStatus } from '../../local/simulators/errorStatus';
+import { eventTime } from '../../../local/simulators/events';
+import { epochSeconds, parseObject, sendJson } from '../../../local/simulators/http';
+import { SimServiceError, type SimOutcome } from '../../../local/simulators/model';
+import type { RunEngine } from '../../../local/simulators/runEngine';
+import type { SimRequest, SimulatedKind } from '../../../local/simulators/simulatedKind';
+import { errorStatus } from '../../../local/simulators/errorStatus';
 import { SFN_API_ERRORS } from './apiErrors';
 import { SFN_STATUS_CHANGE } from './events';
 import { SFN_KIND } from './spec';

@@ -7,12 +7,12 @@ import {
 } from '@aws-sdk/client-sfn';
 import { jobApiClient } from '../../adapters/awsClients';
 import { startFailure, statusFailure, stopFailure } from '../../adapters/apiErrors';
-import type { JobSpec } from '../../domain/job';
 import { PermanentStartError, TransientStartError } from '../../errors';
 import { type JobStarter, RunStatus } from '../../ports/jobStarter';
 import { StopResult } from '../apiErrors';
 import { DESCRIBE_EXECUTION, DESCRIBE_STATE_MACHINE, START_EXECUTION, STOP_EXECUTION } from './apiErrors';
 import { executionArnOf, executionNameOf, SFN_KIND, type SfnJob } from './spec';
+import type { JobSpec } from '../registry';
 
 /** DescribeExecution's status values. */
 export const SfnExecutionStatus = {

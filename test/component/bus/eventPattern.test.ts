@@ -1,4 +1,4 @@
-import { assertValidPattern, InvalidEventPatternError, matchesPattern, type EventPattern } from '../../../shared/local/bus';
+import { assertValidPattern, InvalidEventPatternError, matchesPattern, type EventPattern } from '../../../local/bus';
 
 // The example event of the EventBridge docs (event patterns / content filtering).
 const ec2Event = {
@@ -242,7 +242,11 @@ describe("Sluice's own rules", () => {
     no(rule, { ...appflowEnd, 'detail-type': 'AppFlow Start Flow Run Report' });
   });
   test('Glue terminal states', () => {
-    const rule = { source: ['aws.glue'], 'detail-type': ['Glue Job State Change'], detail: { state: ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'STOPPED'] } };
+    const rule = {
+      source: ['aws.glue'],
+      'detail-type': ['Glue Job State Change'],
+      detail: { state: ['SUCCEEDED', 'FAILED', 'TIMEOUT', 'STOPPED'] },
+    };
     yes(rule, { ...ec2Event, source: 'aws.glue', 'detail-type': 'Glue Job State Change', detail: { jobRunId: 'jr_1', state: 'FAILED' } });
     no(rule, { ...ec2Event, source: 'aws.glue', 'detail-type': 'Glue Job State Change', detail: { jobRunId: 'jr_1', state: 'RUNNING' } });
   });

@@ -1,4 +1,4 @@
-import { LocalEventBus, type BusEvent, type BusEventInput, type DeliveryAttempt } from '../../../shared/local/bus';
+import { LocalEventBus, type BusEvent, type BusEventInput, type DeliveryAttempt } from '../../../local/bus';
 
 const appflowEnd = (executionId: string): BusEventInput => ({
   source: 'aws.appflow',
@@ -26,8 +26,16 @@ test('delivers asynchronously, only to the rules whose pattern matches, with a f
   const appflow = recorder();
   const glue = recorder();
   const everything = recorder();
-  bus.addRule({ name: 'appflow', pattern: { source: ['aws.appflow'], 'detail-type': ['AppFlow End Flow Run Report'] }, target: appflow.target });
-  bus.addRule({ name: 'glue-terminal', pattern: { source: ['aws.glue'], detail: { state: ['SUCCEEDED', 'FAILED'] } }, target: glue.target });
+  bus.addRule({
+    name: 'appflow',
+    pattern: { source: ['aws.appflow'], 'detail-type': ['AppFlow End Flow Run Report'] },
+    target: appflow.target,
+  });
+  bus.addRule({
+    name: 'glue-terminal',
+    pattern: { source: ['aws.glue'], detail: { state: ['SUCCEEDED', 'FAILED'] } },
+    target: glue.target,
+  });
   bus.addRule({ name: 'all-aws', pattern: { source: [{ prefix: 'aws.' }] }, target: everything.target });
 
   const put = bus.put(appflowEnd('e1'));
@@ -57,7 +65,11 @@ test('delivers asynchronously, only to the rules whose pattern matches, with a f
 test('each target gets its own copy of the event', async () => {
   bus = new LocalEventBus();
   const second = recorder();
-  bus.addRule({ name: 'mutator', pattern: { source: ['aws.glue'] }, target: async (e) => void ((e.detail as { state: string }).state = 'X') });
+  bus.addRule({
+    name: 'mutator',
+    pattern: { source: ['aws.glue'] },
+    target: async (e) => void ((e.detail as { state: string }).state = 'X'),
+  });
   bus.addRule({ name: 'reader', pattern: { source: ['aws.glue'] }, target: second.target });
   bus.put(glueChange('FAILED'));
   await bus.drain();

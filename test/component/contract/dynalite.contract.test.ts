@@ -1,5 +1,5 @@
 import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoFault, installDynamoFaults } from '../../../shared/local/faults/dynamoFaults';
+import { DynamoFault, installDynamoFaults } from '../../../local/faults/dynamoFaults';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { POOL_REGISTRY_PK } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';

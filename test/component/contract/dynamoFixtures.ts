@@ -9,10 +9,10 @@ import { DynamoScheduleStore } from '../../../shared/adapters/dynamodb/scheduleS
 import { localDocumentClient, localDynamoClient } from '../../support/dynamodbLocal';
 import { spawnEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
-import { DynamoFault, type DynamoFaultLayer, installDynamoFaults, randomFaults } from '../../../shared/local/faults/dynamoFaults';
+import { DynamoFault, type DynamoFaultLayer, installDynamoFaults, randomFaults } from '../../../local/faults/dynamoFaults';
 
 /**
- * Faults every contract suite meets (shared/local/faults/dynamoFaults.ts): writes meeting a transaction in flight are
+ * Faults every contract suite meets (local/faults/dynamoFaults.ts): writes meeting a transaction in flight are
  * refused as DynamoDB refuses them, and a tenth of the requests are answered with a fault after which nothing was
  * written, at most twice in a row on an item, so every adapter must absorb them and answer as without them. Mostly
  * contention (a conflict, a transaction cancelled for capacity), which the adapters retry; a server error and
@@ -21,7 +21,14 @@ import { DynamoFault, type DynamoFaultLayer, installDynamoFaults, randomFaults }
  */
 export const CONTRACT_FAULTS = {
   rate: Number(process.env.SLUICE_CONTRACT_FAULT_RATE ?? 0.1),
-  faults: [DynamoFault.Conflict, DynamoFault.Conflict, DynamoFault.Conflict, DynamoFault.TransactionThrottled, DynamoFault.ServerError, DynamoFault.Throttle],
+  faults: [
+    DynamoFault.Conflict,
+    DynamoFault.Conflict,
+    DynamoFault.Conflict,
+    DynamoFault.TransactionThrottled,
+    DynamoFault.ServerError,
+    DynamoFault.Throttle,
+  ],
   seed: Number(process.env.SLUICE_CONTRACT_FAULT_SEED ?? 2026),
 };
 
@@ -94,7 +101,7 @@ export interface LocalDynamoDb {
   stop(): Promise<void>;
 }
 
-/** dynalite with its transaction shim (shared/local/dynaliteTransactions.ts), in the emulators' child process (fauxqs comes along, unused). */
+/** dynalite with its transaction shim (local/dynaliteTransactions.ts), in the emulators' child process (fauxqs comes along, unused). */
 export async function startDynalite(): Promise<LocalDynamoDb> {
   const emulators = await spawnEmulators();
   return { endpoint: emulators.dynamodbEndpoint, stop: () => emulators.stop() };

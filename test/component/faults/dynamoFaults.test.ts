@@ -1,6 +1,6 @@
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoFault, type DynamoFaultPolicy, installDynamoFaults, randomFaults } from '../../../shared/local/faults/dynamoFaults';
+import { DynamoFault, type DynamoFaultPolicy, installDynamoFaults, randomFaults } from '../../../local/faults/dynamoFaults';
 import { startDynalite, type LocalDynamoDb } from '../contract/dynamoFixtures';
 import { LOCAL_CREDENTIALS, localDocumentClient } from '../../support/dynamodbLocal';
 

@@ -1,21 +1,12 @@
 import path from 'node:path';
-import type { JobSpec } from '../../../shared/domain/job';
 import { JobApiError, PermanentStartError, TransientStartError } from '../../../shared/errors';
-import {
-  type AnyOperationErrors,
-  CallRole,
-  fullTable,
-  ReadTake,
-  StartTake,
-  StopResult,
-  StopTake,
-} from '../../../shared/kinds/apiErrors';
+import { type AnyOperationErrors, CallRole, fullTable, ReadTake, StartTake, StopResult, StopTake } from '../../../shared/kinds/apiErrors';
 import { forgetTokenSecret, TOKEN_SECRET_ARN_ENV } from '../../../shared/kinds/callback/secret';
 import { ALLOWED_TARGET_ENV } from '../../../shared/kinds/callback/targets';
 import type { KindConformance } from '../../../shared/kinds/kindConformance';
-import { type JobKind, KINDS } from '../../../shared/kinds/registry';
-import { type FaultPatch, type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
-import { jobIdOfRun } from '../../../shared/local/simulators/simulatedKinds';
+import { type JobKind, KINDS, type JobSpec } from '../../../shared/kinds/registry';
+import { type FaultPatch, type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
+import { jobIdOfRun } from '../../../local/simulators/simulatedKinds';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
 
 /**

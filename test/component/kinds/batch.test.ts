@@ -4,10 +4,10 @@ import { batch } from '../../../shared/kinds/batch';
 import { jobNameOf } from '../../../shared/kinds/batch/spec';
 import { ENDED_JOB_LISTED_MS } from '../../../shared/kinds/batch/listing';
 import { BatchStarter, CLOCK_SKEW_MARGIN_MS, JOB_LOOKUP_EXPIRED, JOB_LOOKUP_LIMIT } from '../../../shared/kinds/batch/starter';
-import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
+import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
-import type { JobSpec } from '../../../shared/domain/job';
 import { waitFor } from '../../support/waitFor';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * What Batch adds to the conformance suite: Batch has no client token, so a resumed start finds the job an earlier

@@ -6,9 +6,9 @@ import { EventBusSender } from '../../../shared/kinds/callback/send/eventBusSend
 import { CallbackStarter, createStarter } from '../../../shared/kinds/callback/starter';
 import { jobIdInToken, tokenOf, verifyToken } from '../../../shared/kinds/callback/token';
 import { matchesNamePattern } from '../../../shared/kinds/callback/targets';
-import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
-import type { JobSpec } from '../../../shared/domain/job';
+import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { waitFor } from '../../support/waitFor';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * What the callback kind adds to the conformance suite: every target channel through its real SDK client (the

@@ -2,12 +2,11 @@ import path from 'node:path';
 import { InvalidEventError } from '../../../shared/errors';
 import type { KindConformance } from '../../../shared/kinds/kindConformance';
 import { isIgnored, type KindDefinition, rulesOf } from '../../../shared/kinds/kindDefinition';
-import { type JobKind, KINDS } from '../../../shared/kinds/registry';
-import { matchesPattern } from '../../../shared/local/bus';
-import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
-import { jobIdOfRun } from '../../../shared/local/simulators/simulatedKinds';
+import { type JobKind, KINDS, type JobSpec } from '../../../shared/kinds/registry';
+import { matchesPattern } from '../../../local/bus';
+import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
+import { jobIdOfRun } from '../../../local/simulators/simulatedKinds';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
-import type { JobSpec } from '../../../shared/domain/job';
 import { waitFor } from '../../support/waitFor';
 
 /**
@@ -30,7 +29,8 @@ beforeAll(async () => {
   });
   Object.assign(process.env, { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'conformance', AWS_SECRET_ACCESS_KEY: 'conformance' });
   for (const kind of KINDS) {
-    for (const service of [kind.sdkService, ...(kind.moreSdkServices ?? [])]) process.env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] = sim.endpoint;
+    for (const service of [kind.sdkService, ...(kind.moreSdkServices ?? [])])
+      process.env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] = sim.endpoint;
     Object.assign(process.env, conformanceOf(kind.kind).env);
     starters.set(kind.kind, await kind.starter({ warn: (message) => warnings.push(message) }));
   }

@@ -2,11 +2,11 @@ import { TransientStartError } from '../../../shared/errors';
 import { ecs } from '../../../shared/kinds/ecs';
 import { clientTokenOf, startedByOf } from '../../../shared/kinds/ecs/spec';
 import { taskOutcome } from '../../../shared/kinds/ecs/taskOutcome';
-import { matchesPattern } from '../../../shared/local/bus';
-import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
+import { matchesPattern } from '../../../local/bus';
+import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
-import type { JobSpec } from '../../../shared/domain/job';
 import { waitFor } from '../../support/waitFor';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * What ECS adds to the conformance suite: placement failures are refusals, a changed request under the job's token
@@ -90,8 +90,13 @@ test("the task carries the job's startedBy marker: its stop event matches the re
 });
 
 test('a task a capacity provider could not place stops with TaskFailedToStart RESOURCE:MEMORY: it did not start (not a failed run)', async () => {
-  sim.setFaults({ ecs: { failStartsAfterStarting: { count: 1, error: 'RESOURCE:MEMORY', message: 'no capacity within the provisioning timeout' } } });
-  const spec = job('noroom-1', 'ok-etl', { launchType: undefined, capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }] });
+  sim.setFaults({
+    ecs: { failStartsAfterStarting: { count: 1, error: 'RESOURCE:MEMORY', message: 'no capacity within the provisioning timeout' } },
+  });
+  const spec = job('noroom-1', 'ok-etl', {
+    launchType: undefined,
+    capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }],
+  });
   // RunTask answered with the task (PROVISIONING): the start is recorded, a run id known.
   const { executionId } = await starter.start(spec);
   const { event } = await waitFor('the stop event', () => sim.emitted().find((e) => e.executionId === executionId), 5_000, 5);
@@ -103,9 +108,12 @@ test('a task a capacity provider could not place stops with TaskFailedToStart RE
   await expect(starter.stop(spec, executionId)).resolves.toBe('already-ended');
 });
 
-test("a start replacing a task that never started gets a token of its own: a new task, found again when repeated", async () => {
+test('a start replacing a task that never started gets a token of its own: a new task, found again when repeated', async () => {
   sim.setFaults({ ecs: { failStartsAfterStarting: { count: 1, error: 'RESOURCE:CPU', message: 'no capacity' } } });
-  const spec = job('noroom-2', 'slow-etl', { launchType: undefined, capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }] });
+  const spec = job('noroom-2', 'slow-etl', {
+    launchType: undefined,
+    capacityProviderStrategy: [{ capacityProvider: 'sluice-asg', weight: 1 }],
+  });
   const { executionId: first } = await starter.start(spec);
   await waitFor('the task to stop', async () => (await starter.status(spec, first)) === RunStatus.NotStarted, 5_000, 5);
   // The job's own token answers with the task that never started, for 24 hours: a retry must not use it.

@@ -1,9 +1,9 @@
 import { PermanentStartError } from '../../../shared/errors';
 import { sfn } from '../../../shared/kinds/sfn';
 import { executionNameOf } from '../../../shared/kinds/sfn/spec';
-import { type JobApiSimulator, startJobApiSimulator } from '../../../shared/local/simulators';
+import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import type { JobStarter } from '../../../shared/ports/jobStarter';
-import type { JobSpec } from '../../../shared/domain/job';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /** What Step Functions adds to the conformance suite: express machines, execution names, a changed input. */
 

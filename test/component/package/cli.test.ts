@@ -10,16 +10,16 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { DynamoScheduleStore } from '../../../shared/adapters/dynamodb/scheduleStore';
-import type { JobSpec } from '../../../shared/domain/job';
 import { registeredRecord } from '../../../shared/ports/jobLedger';
 import { type CliIo, main } from '../../../shared/cli/main';
 import { stageResourceNames } from '../../../shared/cli/targets';
 import { waitKey } from '../../../shared/domain/waiting';
-import { resourcesOfType, tableInput } from '../../../shared/local/infra/provision';
-import { loadServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
+import { resourcesOfType, tableInput } from '../../../local/infra/provision';
+import { loadServiceDefinition } from '../../../local/infra/serviceDefinition';
 import { spawnEmulators, type SpawnedEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
 import { receiver, unit } from '../../support/demands';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /** `sluice` against the SQS and DynamoDB emulators, configured only through the SDK's standard environment. */
 

@@ -6,10 +6,10 @@ import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { SqsJobQueue } from '../../../shared/adapters/sqs/jobQueue';
 import { type CliIo, main } from '../../../shared/cli/main';
-import type { JobSpec } from '../../../shared/domain/job';
 import { spawnEmulators, type SpawnedEmulators } from '../../support/spawnEmulators';
 import { createSluiceTable } from '../../support/table';
 import { receiver, unit } from '../../support/demands';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * `sluice dlq redrive` decides from the ledger whether a job's id may be used again: only a dead job that holds no slot

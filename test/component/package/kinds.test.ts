@@ -1,7 +1,7 @@
 import { maxRunSecondsEnv } from '../../../shared/config/settings';
 import { ANY_RESOURCE, type IamStatement, type KindDefinition, mayNameAnyResource, rulesOf } from '../../../shared/kinds/kindDefinition';
 import { KINDS } from '../../../shared/kinds/registry';
-import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
+import { loadServiceDefinition, type ServiceDefinition } from '../../../local/infra/serviceDefinition';
 import { asList, type PolicyStatement } from './cfn';
 
 /**
@@ -20,13 +20,22 @@ beforeAll(async () => {
 const ROLE_OF = { acquirer: 'AcquirerRole', reconciler: 'ReconcilerRole' } as const;
 const RELEASER = 'releaser';
 
-
 /** The function a kind's events go to (events.subscriber, the releaser by default). */
 const subscriberOf = (kind: KindDefinition) => kind.events.subscriber ?? RELEASER;
 const roleOf = (definition: ServiceDefinition, fn: string) => String((definition.functions[fn] as { role?: string } | undefined)?.role);
 
 /** Statements of Sluice's own code (the table, its queues, its logs): every other statement of a role is a kind's. */
-const OWN_STATEMENTS = new Set(['OwnLogs', 'Table', 'HoldersIndex', 'ConsumeJobQueue', 'ConsumeCallbackQueue', 'SendJobs', 'SluiceEvents', 'SetRuns', 'DueIndex']);
+const OWN_STATEMENTS = new Set([
+  'OwnLogs',
+  'Table',
+  'HoldersIndex',
+  'ConsumeJobQueue',
+  'ConsumeCallbackQueue',
+  'SendJobs',
+  'SluiceEvents',
+  'SetRuns',
+  'DueIndex',
+]);
 
 function statementsOf(definition: ServiceDefinition, role: string): PolicyStatement[] {
   const policies = asList(
@@ -110,9 +119,20 @@ test("every statement of the functions' roles is Sluice's own or a registered ki
   const add = (role: string, sids: string[]) => expected.set(role, [...(expected.get(role) ?? []), ...sids]);
   for (const fn of Object.keys(dev.functions)) add(roleOf(dev, fn), []);
   for (const kind of KINDS) {
-    for (const [fn, role] of Object.entries(ROLE_OF)) add(role, kind.iam[fn as keyof typeof ROLE_OF].map((s) => s.sid));
-    if (kind.iam.subscriber) add(roleOf(dev, subscriberOf(kind)), kind.iam.subscriber.map((s) => s.sid));
-    add(roleOf(dev, RELEASER), kind.iam.acquirer.map((s) => s.sid));
+    for (const [fn, role] of Object.entries(ROLE_OF))
+      add(
+        role,
+        kind.iam[fn as keyof typeof ROLE_OF].map((s) => s.sid),
+      );
+    if (kind.iam.subscriber)
+      add(
+        roleOf(dev, subscriberOf(kind)),
+        kind.iam.subscriber.map((s) => s.sid),
+      );
+    add(
+      roleOf(dev, RELEASER),
+      kind.iam.acquirer.map((s) => s.sid),
+    );
   }
   expect(expected.size).toBe(Object.keys(dev.functions).length);
   for (const [role, sids] of expected) {

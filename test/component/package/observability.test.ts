@@ -2,7 +2,6 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { EmfMetrics } from '../../../shared/adapters/powertools/emfMetrics';
 import { emitPoolGauges, GaugeName, publishPoolGauges, readPoolGauges } from '../../../shared/adapters/powertools/poolGauges';
 import { MetricName, type SluiceSettings } from '../../../shared/app/deps';
-import type { JobSpec } from '../../../shared/domain/job';
 import { InMemoryStore } from '../../support/fakes/inMemoryStore';
 import { ManualClock } from '../../support/fakes/manualClock';
 import { receiver, unit } from '../../support/demands';
@@ -10,6 +9,7 @@ import { everyKind } from '../../support/fakes/everyKind';
 import { makeDeps } from '../../support/fakes/makeDeps';
 import { startGlueJob } from '../../support/fakes/drive';
 import { Reconciler } from '../../../shared/app/reconcile';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * What the functions write for CloudWatch (EMF lines): the alarms in serverless.yml read the service-wide dimension

@@ -12,9 +12,9 @@ import { MetricName } from '../../../shared/app/deps';
 import { MAX_SQS_MESSAGE_BYTES } from '../../../shared/adapters/sqs/jobQueue';
 import { stageResourceNames } from '../../../shared/cli/targets';
 import { readEnv } from '../../../shared/config/settings';
-import { matchesPattern } from '../../../shared/local/bus';
-import { rateToMs } from '../../../shared/local/infra/schedule';
-import { loadServiceDefinition, type ServiceDefinition } from '../../../shared/local/infra/serviceDefinition';
+import { matchesPattern } from '../../../local/bus';
+import { rateToMs } from '../../../local/infra/schedule';
+import { loadServiceDefinition, type ServiceDefinition } from '../../../local/infra/serviceDefinition';
 import { allPolicyStatements, asList, type CfnResource, type CfnTemplate, grantsOf, refName, resolveSub } from './cfn';
 import { compare, type Control, loadControls, runControls, type Suppression } from './controlTower';
 import { readZip } from './zip';
@@ -38,10 +38,14 @@ let local: ServiceDefinition;
 
 beforeAll(async () => {
   // With the example job sets, so the sets' schedules and their role are in the template too.
-  await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, `--param=jobSetsFile=${JOB_SETS_FILE}`], {
-    cwd: ROOT,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, `--param=jobSetsFile=${JOB_SETS_FILE}`],
+    {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   template = JSON.parse(await readFile(path.join(OUT, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
   local = await loadServiceDefinition('local');
 }, 300_000);
@@ -251,8 +255,14 @@ describe('completion events', () => {
     ['Glue RUNNING', glueChange('RUNNING')],
     ['Glue STARTING', glueChange('STARTING')],
     ['a Glue crawler event', { ...glueChange('SUCCEEDED'), 'detail-type': 'Glue Crawler State Change' }],
-    ["another flow's End report (not allowedFlowPattern)", { ...appflowEnd('Execution Successful'), detail: { ...appflowEnd('x').detail, 'flow-name': 'crm-accounts' } }],
-    ["another Glue job's end (not allowedGlueJobPattern)", { ...glueChange('SUCCEEDED'), detail: { ...glueChange('SUCCEEDED').detail, jobName: 'nightly' } }],
+    [
+      "another flow's End report (not allowedFlowPattern)",
+      { ...appflowEnd('Execution Successful'), detail: { ...appflowEnd('x').detail, 'flow-name': 'crm-accounts' } },
+    ],
+    [
+      "another Glue job's end (not allowedGlueJobPattern)",
+      { ...glueChange('SUCCEEDED'), detail: { ...glueChange('SUCCEEDED').detail, jobName: 'nightly' } },
+    ],
     ['the same detail type from a custom source', { ...glueChange('SUCCEEDED'), source: 'my.app' }],
   ])('%s: matched by no rule', (_, event) => {
     expect(matchingRules(event)).toBe(0);
@@ -282,7 +292,11 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
     expect(schedules.map((p) => p.Name).sort()).toEqual(sets.map((set) => `sluice-${STAGE}-${set.name}`).sort());
     for (const set of sets) {
       const p = schedules.find((s) => s.Name === `sluice-${STAGE}-${set.name}`)!;
-      expect([p.ScheduleExpression, p.ScheduleExpressionTimezone, p.State]).toEqual([set.schedule, set.timezone, set.enabled ? 'ENABLED' : 'DISABLED']);
+      expect([p.ScheduleExpression, p.ScheduleExpressionTimezone, p.State]).toEqual([
+        set.schedule,
+        set.timezone,
+        set.enabled ? 'ENABLED' : 'DISABLED',
+      ]);
       expect(p.FlexibleTimeWindow).toEqual({ Mode: 'OFF' });
     }
     expect(schedules.find((p) => p.Name === `sluice-${STAGE}-daily-flows`)).toMatchObject({
@@ -306,18 +320,20 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
     }
   });
 
-  test("a fire that fails inside the function is retried by Lambda (2 retries, the default event age), then recorded in the failures queue", () => {
-    const [, config] = ofType('AWS::Lambda::EventInvokeConfig').find(([, r]) => refName(r.Properties!.FunctionName) === 'Ref JobSetsLambdaFunction')!;
+  test('a fire that fails inside the function is retried by Lambda (2 retries, the default event age), then recorded in the failures queue', () => {
+    const [, config] = ofType('AWS::Lambda::EventInvokeConfig').find(
+      ([, r]) => refName(r.Properties!.FunctionName) === 'Ref JobSetsLambdaFunction',
+    )!;
     expect(config.Properties!.MaximumRetryAttempts).toBe(2);
     expect(config.Properties!.MaximumEventAgeInSeconds).toBe(21_600);
     const destinations = config.Properties!.DestinationConfig as { OnFailure: { Destination: unknown }; OnSuccess?: unknown };
     expect(refName(destinations.OnFailure.Destination)).toBe('JobSetFailureQueue');
     expect(destinations.OnSuccess).toBeUndefined();
-    // the local stack reads the same settings (shared/local/lambda)
+    // the local stack reads the same settings (local/lambda)
     expect(local.functions.jobSets).toMatchObject({ maximumRetryAttempts: 2, maximumEventAge: 21_600 });
   });
 
-  test('the scheduler role: assumed only by this account\'s schedules, it may invoke the jobSets function and dead-letter, nothing else', () => {
+  test("the scheduler role: assumed only by this account's schedules, it may invoke the jobSets function and dead-letter, nothing else", () => {
     const role = props('JobSetSchedulerRole');
     expect(role.AssumeRolePolicyDocument).toEqual({
       Version: '2012-10-17',
@@ -337,7 +353,9 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
   });
 
   test("the jobSets role touches only the sets' items of the table (their leading keys)", () => {
-    const statement = allPolicyStatements(template).find(({ resource: id, statement: st }) => id === 'JobSetsRole' && st.Sid === 'SetRuns')!;
+    const statement = allPolicyStatements(template).find(
+      ({ resource: id, statement: st }) => id === 'JobSetsRole' && st.Sid === 'SetRuns',
+    )!;
     expect(statement.statement.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SET#*', 'SETRUNS'] } });
   });
 
@@ -349,9 +367,13 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
       // The plugin's hook runs this before it adds anything (a throw there fails `serverless package`); in plain Node,
       // as the framework runs it (packaging again here would overwrite the .serverless output the other tests read).
       const load = (file: string) =>
-        promisify(execFile)(process.execPath, ['-e', `require('./bin/serverless/jobSetSchedules.cjs').loadSets(process.cwd(), ${JSON.stringify(file)})`], {
-          cwd: ROOT,
-        }).then(
+        promisify(execFile)(
+          process.execPath,
+          ['-e', `require('./bin/serverless/jobSetSchedules.cjs').loadSets(process.cwd(), ${JSON.stringify(file)})`],
+          {
+            cwd: ROOT,
+          },
+        ).then(
           () => 'ok',
           (error: { stderr: string }) => error.stderr,
         );
@@ -627,7 +649,12 @@ describe('alarms and the dashboard', () => {
     expect(a.Namespace).toBe(env('reconciler').POWERTOOLS_METRICS_NAMESPACE);
     expect(a.MetricName).toBe(MetricName.OverdueRuns);
     expect(dims('OverdueRunsAlarm')).toEqual({ service: env('reconciler').POWERTOOLS_SERVICE_NAME });
-    expect([a.Statistic, a.ComparisonOperator, a.Threshold, a.TreatMissingData]).toEqual(['Sum', 'GreaterThanThreshold', 0, 'notBreaching']);
+    expect([a.Statistic, a.ComparisonOperator, a.Threshold, a.TreatMissingData]).toEqual([
+      'Sum',
+      'GreaterThanThreshold',
+      0,
+      'notBreaching',
+    ]);
     // A window at least as long as the reconcile period, so a run still overdue is counted in every window.
     const rate = ofType('AWS::Events::Rule').find(([, r]) => r.Properties!.ScheduleExpression)![1].Properties!.ScheduleExpression as string;
     expect((a.Period as number) * 1000).toBeGreaterThanOrEqual(rateToMs(rate));

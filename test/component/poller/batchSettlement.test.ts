@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { BatchOutcome, settleBatch, type HandlerResult } from '../../../shared/local/poller';
+import { BatchOutcome, settleBatch, type HandlerResult } from '../../../local/poller';
 
 const records = ['m1', 'm2', 'm3'].map((messageId) => ({ messageId, receiptHandle: `rh-${messageId}` }) as SQSRecord);
 const returned = (value: unknown): HandlerResult => ({ threw: false, value });

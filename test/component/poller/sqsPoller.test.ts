@@ -10,7 +10,7 @@ import {
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SqsSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from '../../../shared/local/poller';
+import { startSqsPoller, type SqsPoller, type SqsPollerOptions } from '../../../local/poller';
 import { spawnEmulators, type SpawnedEmulators } from '../../support/spawnEmulators';
 import { settlesWithin, waitFor } from './waitFor';
 
@@ -58,7 +58,10 @@ async function send(queue: Queue, bodies: string[]): Promise<string[]> {
 /** Messages still in the queue, visible or in flight. */
 async function messagesLeft(queue: Queue): Promise<number> {
   const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queue.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queue.queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
   return Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible);
 }
@@ -202,7 +205,10 @@ test('an unknown itemIdentifier fails the whole batch', async () => {
 
 test('batches never exceed batchSize, across parallel pollers', async () => {
   const queue = await createQueue();
-  const sent = await send(queue, Array.from({ length: 10 }, (_, i) => `m${i}`));
+  const sent = await send(
+    queue,
+    Array.from({ length: 10 }, (_, i) => `m${i}`),
+  );
   const { invocations, poller } = poll(queue, async () => undefined, { batchSize: 4, concurrency: 2 });
   await waitFor(() => poller.stats.deletes === 10, 10_000, 'all ten to be deleted');
   expect(Math.max(...invocations.map((i) => i.event.Records.length))).toBeLessThanOrEqual(4);
@@ -211,7 +217,10 @@ test('batches never exceed batchSize, across parallel pollers', async () => {
 
 test('a batchSize above 10 gathers several receives into one invocation', async () => {
   const queue = await createQueue();
-  await send(queue, Array.from({ length: 25 }, (_, i) => `m${i}`));
+  await send(
+    queue,
+    Array.from({ length: 25 }, (_, i) => `m${i}`),
+  );
   const { invocations, poller } = poll(queue, async () => undefined, { batchSize: 25, maximumBatchingWindowMs: 5_000 });
   await waitFor(() => poller.stats.deletes === 25, 10_000, 'all 25 to be deleted');
   expect(invocations.map((i) => i.event.Records.length)).toEqual([25]);
@@ -291,10 +300,14 @@ test('stop() waits for the batch in hand, then the poller takes nothing more', a
   const log: string[] = [];
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  const { poller, invocations } = poll(queue, async () => {
-    await gate;
-    log.push('handler done');
-  }, { concurrency: 3 });
+  const { poller, invocations } = poll(
+    queue,
+    async () => {
+      await gate;
+      log.push('handler done');
+    },
+    { concurrency: 3 },
+  );
   await waitFor(() => invocations.length === 1, 5_000, 'the handler to start');
 
   const receivesAtStop = poller.stats.receives;

@@ -5,7 +5,7 @@ import {
   ResourceNotFoundException,
   StartFlowCommand,
 } from '@aws-sdk/client-appflow';
-import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
+import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../local/simulators';
 import { credentials, rejection, sdkClients, waitFor } from './support';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

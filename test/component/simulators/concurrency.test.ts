@@ -1,12 +1,6 @@
 import { CancelFlowExecutionsCommand, StartFlowCommand } from '@aws-sdk/client-appflow';
 import { BatchStopJobRunCommand, StartJobRunCommand } from '@aws-sdk/client-glue';
-import {
-  jobApiSimulatorControl,
-  maxConcurrency,
-  startJobApiSimulator,
-  type JobApiSimulator,
-  type SimRun,
-} from '../../../shared/local/simulators';
+import { jobApiSimulatorControl, maxConcurrency, startJobApiSimulator, type JobApiSimulator, type SimRun } from '../../../local/simulators';
 import { rejection, sdkClients, waitFor } from './support';
 
 describe('maxObservedConcurrency', () => {

@@ -1,11 +1,6 @@
 import { DescribeFlowExecutionRecordsCommand, ResourceNotFoundException, StartFlowCommand } from '@aws-sdk/client-appflow';
 import { EntityNotFoundException, GetJobRunCommand, GetJobRunsCommand, StartJobRunCommand } from '@aws-sdk/client-glue';
-import {
-  jobApiSimulatorControl,
-  startJobApiSimulator,
-  type EventBridgeEvent,
-  type JobApiSimulator,
-} from '../../../shared/local/simulators';
+import { jobApiSimulatorControl, startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../local/simulators';
 import { rejection, sdkClients, waitFor } from './support';
 
 /** A flow or Glue job deleted while one of its runs is in progress: the APIs no longer know it, the run still ends. */

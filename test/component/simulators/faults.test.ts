@@ -7,7 +7,7 @@ import {
   StartJobRunCommand,
   ThrottlingException as GlueThrottling,
 } from '@aws-sdk/client-glue';
-import { jobApiSimulatorControl, startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
+import { jobApiSimulatorControl, startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../local/simulators';
 import { rejection, sdkClients, waitFor } from './support';
 
 let sim: JobApiSimulator;
@@ -222,7 +222,9 @@ test('failCalls answers the next n calls of one operation with any error, in its
 
 test('failCalls through the control API (a simulator in another process): the same fault, as JSON', async () => {
   const control = jobApiSimulatorControl(sim.endpoint);
-  const state = await control.setFaults({ appflow: { failCalls: { StartFlow: { count: 1, error: 'ConflictException', message: 'busy' } } } });
+  const state = await control.setFaults({
+    appflow: { failCalls: { StartFlow: { count: 1, error: 'ConflictException', message: 'busy' } } },
+  });
   expect(state.appflow.failCalls).toEqual({ StartFlow: { count: 1, error: 'ConflictException', message: 'busy' } });
   const conflict = await rejection(startFlow());
   expect([conflict.name, conflict.message, conflict.$metadata?.httpStatusCode]).toEqual(['ConflictException', 'busy', 409]);

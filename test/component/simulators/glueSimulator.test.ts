@@ -6,7 +6,7 @@ import {
   GetJobRunsCommand,
   StartJobRunCommand,
 } from '@aws-sdk/client-glue';
-import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../shared/local/simulators';
+import { startJobApiSimulator, type EventBridgeEvent, type JobApiSimulator } from '../../../local/simulators';
 import { rejection, sdkClients, waitFor } from './support';
 
 let sim: JobApiSimulator;

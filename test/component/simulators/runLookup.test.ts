@@ -2,10 +2,10 @@ import { DescribeFlowExecutionRecordsCommand, StartFlowCommand } from '@aws-sdk/
 import { GetJobRunsCommand, StartJobRunCommand } from '@aws-sdk/client-glue';
 import { AppFlowStarter } from '../../../shared/kinds/appflow/starter';
 import { GlueStarter, JOB_ID_ARGUMENT } from '../../../shared/kinds/glue/starter';
-import type { AppFlowJob, GlueJob } from '../../../shared/domain/job';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { startJobApiSimulator, type JobApiSimulator } from '../../../shared/local/simulators';
+import { startJobApiSimulator, type JobApiSimulator } from '../../../local/simulators';
 import { sdkClients } from './support';
+import type { AppFlowJob, GlueJob } from '../../../shared/kinds/registry';
 
 /**
  * A busy job: 700 runs start after ours. The lookups go through the real SDK clients to the simulator, which lists

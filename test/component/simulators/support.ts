@@ -1,6 +1,6 @@
 import { AppflowClient } from '@aws-sdk/client-appflow';
 import { GlueClient } from '@aws-sdk/client-glue';
-import type { JobApiSimulator } from '../../../shared/local/simulators';
+import type { JobApiSimulator } from '../../../local/simulators';
 
 /**
  * Resolves with the first truthy value of `probe`, polling every few ms; rejects after `timeoutMs`.

@@ -25,7 +25,7 @@ const INDEX = 'byHolderPool';
 const key = (pk: string) => ({ pk, sk: 'item' });
 
 /**
- * The same transaction cases on any engine: dynalite (with shared/local/dynaliteTransactions) and DynamoDB Local must
+ * The same transaction cases on any engine: dynalite (with local/dynaliteTransactions) and DynamoDB Local must
  * both pass them. The table has the sparse, KEYS_ONLY `holderPool` index the lease model queries.
  */
 export function describeTransactionConformance(name: string, start: () => Promise<Engine>, stopTimeoutMs?: number): void {

@@ -1,5 +1,5 @@
-import type { LocalStack } from '../../../shared/local/stack';
-import { seededRandom } from '../../../shared/local/random';
+import type { LocalStack } from '../../../local/stack';
+import { seededRandom } from '../../../local/random';
 import { deadLettered, expectEveryJobRanOnce, jobRecord, runsOf } from '../../support/invariants';
 import { fullReconcilerPass, sendRaw } from '../../support/probes';
 import { enqueue, jobState, poolItem, queueDepth, waitForJobsDone } from '../../support/testStack';

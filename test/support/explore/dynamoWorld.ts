@@ -16,8 +16,8 @@ import { defaultKeyLimit, gatesOf, isKeyGate, keyOf } from '../../../shared/doma
 import type { JobRecord } from '../../../shared/ports/jobLedger';
 import type { JobQueue } from '../../../shared/ports/jobQueue';
 import type { JobStarter } from '../../../shared/ports/jobStarter';
-import { type Args, describeRequest, type DynamoRequest } from '../../../shared/local/faults/dynamoFaults';
-import { withTransactions } from '../../../shared/local/dynaliteTransactions';
+import { type Args, describeRequest, type DynamoRequest } from '../../../local/faults/dynamoFaults';
+import { withTransactions } from '../../../local/dynaliteTransactions';
 import { LOCAL_CREDENTIALS, RETRY_AT_ONCE } from '../dynamodbLocal';
 import { everyKind, mapKinds } from '../fakes/everyKind';
 import { FakeStarter } from '../fakes/fakeStarter';

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import type { JobKind } from '../../../shared/domain/job';
 import type { ViolationCategory } from './invariants';
 import { type Engine, explore, type SchedulerMode } from './run';
 import { ALL_FAULTS, type FaultName, type ScenarioOptions } from './scenario';
+import type { JobKind } from '../../../shared/kinds/registry';
 
 const USAGE = `Explores interleavings of Sluice's services on the in-memory ports, fast-check's scheduler deciding the order of
 every port call, and prints the shrunk counterexample schedule or "N schedules, no violation".

@@ -25,9 +25,16 @@ import {
   type StartFault,
   type Step,
 } from './scenario';
-import { type ExploreServices, type ExploreWorld, type ExploreWorldOptions, makeExploreWorld, type PortName, type PortWrapper } from './world';
+import {
+  type ExploreServices,
+  type ExploreWorld,
+  type ExploreWorldOptions,
+  makeExploreWorld,
+  type PortName,
+  type PortWrapper,
+} from './world';
 import { type DynamoExploreWorld, makeDynamoWorld } from './dynamoWorld';
-import { answerWith, DynamoFault, type DynamoRequest } from '../../../shared/local/faults/dynamoFaults';
+import { answerWith, DynamoFault, type DynamoRequest } from '../../../local/faults/dynamoFaults';
 import { DYNAMO_CALL_FAULTS, RATED_POOL_INTERVAL_MS } from './scenario';
 
 /** Where the services' stores live: the in-memory fake (every port call a step), or the real DynamoDB adapters on dynalite (every DynamoDB request a step). */
@@ -145,7 +152,9 @@ export class ExploreRun {
   /** Makes the world the scenario runs in (a fresh table on the DynamoDB engine). */
   private async open(): Promise<void> {
     if (this.engine === 'dynalite') {
-      this.dynamo = await makeDynamoWorld<Invocation>(this.worldOptions, { request: (inv, request, send) => this.request(inv, request, send) });
+      this.dynamo = await makeDynamoWorld<Invocation>(this.worldOptions, {
+        request: (inv, request, send) => this.request(inv, request, send),
+      });
       this.world = this.dynamo;
     } else {
       this.world = makeExploreWorld(this.worldOptions);
@@ -175,7 +184,9 @@ export class ExploreRun {
         const id = jobName(i);
         const pool = poolName(job.pool % this.pools.length);
         const spec = {
-          ...(job.kind === 'appflow' ? { id, pool, kind: job.kind, flowName: `flow-${id}` } : { id, pool, kind: job.kind, jobName: `glue-${id}` }),
+          ...(job.kind === 'appflow'
+            ? { id, pool, kind: job.kind, flowName: `flow-${id}` }
+            : { id, pool, kind: job.kind, jobName: `glue-${id}` }),
           ...flowControlOf(job),
         };
         for (let copy = 0; copy < job.copies; copy++) this.enqueue(JSON.stringify(spec), 0, false);
@@ -379,7 +390,13 @@ export class ExploreRun {
     });
   }
 
-  private async performRequest(inv: Invocation, request: DynamoRequest, send: () => Promise<unknown>, fault: CallFault | undefined, meta: TaskMeta): Promise<unknown> {
+  private async performRequest(
+    inv: Invocation,
+    request: DynamoRequest,
+    send: () => Promise<unknown>,
+    fault: CallFault | undefined,
+    meta: TaskMeta,
+  ): Promise<unknown> {
     const answer = (dynamoFault: DynamoFault) => answerWith(dynamoFault, request, send as () => Promise<{ response?: { body?: unknown } }>);
     if (inv.dead) {
       await send().catch(() => undefined);
@@ -455,7 +472,10 @@ export class ExploreRun {
       case 'reconcile': {
         const inv = this.invocation('reconciler', step.faults);
         void this.scheduleTask({ who: inv.name, what: 'begins' }, () => {
-          void this.finish(inv, this.within(inv, () => this.services(inv).reconciler.run()));
+          void this.finish(
+            inv,
+            this.within(inv, () => this.services(inv).reconciler.run()),
+          );
           return 'started';
         });
         return;
@@ -464,7 +484,10 @@ export class ExploreRun {
         const inv = this.invocation('admin', step.faults);
         const pool = setLimitGate(step.pool, this.scenario);
         void this.scheduleTask({ who: inv.name, what: `begins: setLimit ${pool} ${step.limit}` }, () => {
-          void this.finish(inv, this.within(inv, () => this.services(inv).poolAdmin.setLimit(pool, step.limit)));
+          void this.finish(
+            inv,
+            this.within(inv, () => this.services(inv).poolAdmin.setLimit(pool, step.limit)),
+          );
           return 'started';
         });
         return;
@@ -510,7 +533,10 @@ export class ExploreRun {
   private beginEvent(inv: Invocation, pick: number): string {
     if (this.bus.length === 0) return 'no event';
     const [event] = this.bus.splice(pick % this.bus.length, 1);
-    void this.finish(inv, this.within(inv, () => this.services(inv).completeRun.complete(event!))).then((outcome) => {
+    void this.finish(
+      inv,
+      this.within(inv, () => this.services(inv).completeRun.complete(event!)),
+    ).then((outcome) => {
       if (outcome !== 'ok') this.bus.push(event!); // EventBridge retries a failed delivery
     });
     return `${event!.executionId} ${event!.outcome} (${event!.name})`;
@@ -804,7 +830,9 @@ export function exploreProperty(
   engine: Engine = 'memory',
 ) {
   const ignored = new Set(ignore);
-  return fc.asyncProperty(scenarioArb(options), schedulerArb(mode), (scenario, scheduler) => runScenario(scenario, scheduler, ignored, engine));
+  return fc.asyncProperty(scenarioArb(options), schedulerArb(mode), (scenario, scheduler) =>
+    runScenario(scenario, scheduler, ignored, engine),
+  );
 }
 
 export async function explore(config: ExploreConfig): Promise<ExploreOutcome> {

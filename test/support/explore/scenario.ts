@@ -1,6 +1,7 @@
 import fc from 'fast-check';
-import { DynamoFault } from '../../../shared/local/faults/dynamoFaults';
-import type { JobKind, RunOutcome } from '../../../shared/domain/job';
+import { DynamoFault } from '../../../local/faults/dynamoFaults';
+import type { RunOutcome } from '../../../shared/domain/job';
+import type { JobKind } from '../../../shared/kinds/registry';
 
 /**
  * A scenario: pools (limits 1-2), jobs (AppFlow-like idempotent starts, Glue-like ones), their first messages (one or two
@@ -40,7 +41,7 @@ export interface CallFault {
   kind?: number;
 }
 
-/** What a `dynamo` fault answers a request with (shared/local/faults/dynamoFaults.ts). */
+/** What a `dynamo` fault answers a request with (local/faults/dynamoFaults.ts). */
 export const DYNAMO_CALL_FAULTS = [
   DynamoFault.Throttle,
   DynamoFault.ServerError,
@@ -232,7 +233,13 @@ export function describeFaults(faults: Faults): string {
   }
   if (faults.call) {
     const { t, at, kind } = faults.call;
-    parts.push(t === 'dynamo' ? `dynamo ${DYNAMO_CALL_FAULTS[kind ?? 0]} at call ${at}` : t === 'contended' ? `contended from call ${at}` : `${t} at call ${at}`);
+    parts.push(
+      t === 'dynamo'
+        ? `dynamo ${DYNAMO_CALL_FAULTS[kind ?? 0]} at call ${at}`
+        : t === 'contended'
+          ? `contended from call ${at}`
+          : `${t} at call ${at}`,
+    );
   }
   return parts.length ? ` [${parts.join('; ')}]` : '';
 }

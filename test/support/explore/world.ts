@@ -4,7 +4,7 @@ import { CompleteRun } from '../../../shared/app/completeRun';
 import { HandOffStart, type Log, noMetrics, silentLog, type SluiceDeps, type SluiceSettings } from '../../../shared/app/deps';
 import { PoolAdmin } from '../../../shared/app/poolAdmin';
 import { Reconciler } from '../../../shared/app/reconcile';
-import type { JobKind, RunCompletion, RunOutcome } from '../../../shared/domain/job';
+import type { RunCompletion, RunOutcome } from '../../../shared/domain/job';
 import type { JobState } from '../../../shared/domain/jobState';
 import type { JobLedger } from '../../../shared/ports/jobLedger';
 import type { JobQueue } from '../../../shared/ports/jobQueue';
@@ -16,6 +16,7 @@ import { ManualClock, seededRandom, T0 } from '../fakes/manualClock';
 import { type DeadLetter, RecordingJobQueue, type SentMessage } from '../fakes/recordingJobQueue';
 import { defaultKeyLimit, isKeyGate, keyOf } from '../../../shared/domain/limits';
 import { everyKind, mapKinds } from '../fakes/everyKind';
+import type { JobKind } from '../../../shared/kinds/registry';
 
 /**
  * THE one place where the explored world is wired: fakes, settings, and the services built on them (one in-memory

@@ -1,8 +1,9 @@
-import type { JobKind, JobSpec, RunCompletion, RunOutcome } from '../../../shared/domain/job';
+import type { RunCompletion, RunOutcome } from '../../../shared/domain/job';
 import { PermanentStartError, TransientStartError } from '../../../shared/errors';
 import type { Clock } from '../../../shared/ports/clock';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
 import { tick } from './tick';
+import type { JobKind, JobSpec } from '../../../shared/kinds/registry';
 
 export interface FakeRun {
   executionId: string;

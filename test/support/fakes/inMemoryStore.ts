@@ -1,4 +1,4 @@
-import { demandOf, type JobKind, type JobSpec, type RunCompletion } from '../../../shared/domain/job';
+import { demandOf, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
 import { type Demand, exchange, type GateChange, gatesOf } from '../../../shared/domain/limits';
@@ -19,6 +19,7 @@ import {
 import type { DuePage, ScheduleStore, WaiterRef } from '../../../shared/ports/scheduleStore';
 import { tick } from './tick';
 import { ContentionError } from '../../../shared/errors';
+import type { JobKind, JobSpec } from '../../../shared/kinds/registry';
 
 interface StoredJob {
   record: JobRecord;

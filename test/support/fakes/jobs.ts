@@ -1,5 +1,5 @@
 import type { InboundMessage } from '../../../shared/app/acquireJob';
-import type { AppFlowJob, GlueJob, JobSpec } from '../../../shared/domain/job';
+import type { AppFlowJob, GlueJob, JobSpec } from '../../../shared/kinds/registry';
 
 export function appflowJob(id: string, pool = 'default', flowName = `flow-${id}`): AppFlowJob {
   return { id, pool, kind: 'appflow', flowName };

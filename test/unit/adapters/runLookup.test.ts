@@ -2,9 +2,9 @@ import { type AppflowClient, DescribeFlowExecutionRecordsCommand, type Execution
 import { GetJobRunsCommand, type GlueClient, type JobRun, StartJobRunCommand } from '@aws-sdk/client-glue';
 import { AppFlowStarter } from '../../../shared/kinds/appflow/starter';
 import { GlueStarter, JOB_ID_ARGUMENT } from '../../../shared/kinds/glue/starter';
-import type { AppFlowJob, GlueJob } from '../../../shared/domain/job';
 import { TransientStartError } from '../../../shared/errors';
 import { RunStatus } from '../../../shared/ports/jobStarter';
+import type { AppFlowJob, GlueJob } from '../../../shared/kinds/registry';
 
 const T0 = Date.parse('2026-11-22T00:00:00Z');
 const MINUTE = 60_000;

@@ -1,5 +1,4 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
-import type { JobSpec } from '../../../shared/domain/job';
 import { waitKey } from '../../../shared/domain/waiting';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import {
@@ -17,6 +16,7 @@ import {
 } from '../../support/fakes';
 import { Acquirer } from '../../../shared/app/acquireJob';
 import { mapKinds } from '../../support/fakes/everyKind';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /** Starts `ids` in the default pool (limit 2 in the test settings) and returns their execution ids. */
 async function running(world: FakeWorld, ...ids: string[]): Promise<string[]> {

@@ -1,7 +1,7 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { CancelJob, CancelOutcome } from '../../../shared/app/cancelJob';
-import type { JobSpec } from '../../../shared/domain/job';
 import { appflowJob, deliverSent, glueJob, makeQueueDeps as makeDeps, messageOf, T0, type FakeWorld } from '../../support/fakes';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 const MINUTE = 60_000;
 const later = (spec: JobSpec, dueAt: number): JobSpec => ({ ...spec, notBefore: new Date(dueAt).toISOString() });

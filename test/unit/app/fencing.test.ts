@@ -1,8 +1,8 @@
 import { AcquireResult, Acquirer, type InboundMessage } from '../../../shared/app/acquireJob';
 import type { SluiceDeps } from '../../../shared/app/deps';
-import type { JobSpec } from '../../../shared/domain/job';
 import { appflowJob, deliverSent, type FakeWorld, glueJob, makeQueueDeps as makeDeps, messageOf } from '../../support/fakes';
 import { mapKinds } from '../../support/fakes/everyKind';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * The defects an adversarial review found at 9774b99 (issue 8), one regression test each. Each interleaving is forced

@@ -1,7 +1,7 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
-import type { GlueJob } from '../../../shared/domain/job';
 import { keyGate } from '../../../shared/domain/limits';
 import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import type { GlueJob } from '../../../shared/kinds/registry';
 
 /**
  * Flow control beyond one number (issue 14): keyed limits beside the pool, weights, priorities and fair turns, through

@@ -1,11 +1,12 @@
 import { FireResult, JobSetRunner, CHECK_OPEN_RUN_EVERY_MS, NOTIFY_GRACE_MS } from '../../../shared/app/jobSets';
-import { MAX_LISTED_FAILED_IDS, parseJobSets } from '../../../shared/domain/jobSets';
+import { MAX_LISTED_FAILED_IDS } from '../../../shared/domain/jobSets';
 import { JobState } from '../../../shared/domain/jobState';
 import { SluiceDetailType } from '../../../shared/ports/eventPublisher';
 import { UnknownJobSetError } from '../../../shared/errors';
 import { deliverSent, type FakeWorld, makeDeps, SimulatedCrash } from '../../support/fakes';
+import { parseJobSetsText } from '../../../shared/config/jobSetsFile';
 
-const SETS = parseJobSets(
+const SETS = parseJobSetsText(
   `
 sets:
   - name: nightly
@@ -200,7 +201,7 @@ describe('job sets', () => {
 });
 
 describe('open runs beyond the first page', () => {
-  const ONE = parseJobSets(`sets:\n  - { name: one, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: only }] }\n`, 'jobs.yml');
+  const ONE = parseJobSetsText(`sets:\n  - { name: one, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: only }] }\n`, 'jobs.yml');
   const runId = (i: number) => `r${String(i).padStart(3, '0')}`;
 
   /** 150 runs of a one-job set, all started; the 120th's job ended and its count was missed; the others still run. */
@@ -269,7 +270,7 @@ describe('item sizes', () => {
   const SET = 's'.repeat(48);
   const JOBS = 3_000;
   const key = (i: number) => `k${String(i).padStart(39, '0')}`;
-  const LARGE = parseJobSets(
+  const LARGE = parseJobSetsText(
     `sets:\n  - name: ${SET}\n    schedule: rate(1 day)\n    jobs:\n${Array.from({ length: JOBS }, (_, i) => `      - { kind: appflow, flowName: f${i}, key: ${key(i)} }`).join('\n')}\n`,
     'jobs.yml',
   );

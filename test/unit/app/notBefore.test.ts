@@ -3,7 +3,6 @@ import { AcquireResult } from '../../../shared/app/acquireJob';
 import { Loader } from '../../../shared/app/loadScheduled';
 import { sluiceServices } from '../../../shared/app/services';
 import { HORIZON_MS } from '../../../shared/domain/notBefore';
-import type { JobSpec } from '../../../shared/domain/job';
 import {
   appflowJob,
   CrashSwitch,
@@ -17,6 +16,7 @@ import {
   type FakeWorld,
   type SentMessage,
 } from '../../support/fakes';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 const MINUTE = 60_000;
 const at = (ms: number) => new Date(ms).toISOString();

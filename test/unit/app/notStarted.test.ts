@@ -2,8 +2,8 @@ import { AcquireResult } from '../../../shared/app/acquireJob';
 import { CompletionResult } from '../../../shared/app/completeRun';
 import { RunOutcome } from '../../../shared/domain/job';
 import { conformanceOf } from '../../../shared/kinds/kindConformance';
-import type { JobSpec } from '../../../shared/domain/job';
 import { makeQueueDeps as makeDeps, messageOf, type FakeWorld } from '../../support/fakes';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 // A run that ended without ever starting (an ECS task stopped with TaskFailedToStart, RESOURCE:CPU or MEMORY: no
 // capacity for it, https://docs.aws.amazon.com/AmazonECS/latest/developerguide/stopped-task-errors.html) is a refused

@@ -1,7 +1,7 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { Drift } from '../../../shared/app/reconcile';
-import type { JobSpec } from '../../../shared/domain/job';
 import { deliverSent, type FakeWorld, makeDeps, messageOf, parkGlueJob } from '../../support/fakes';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /**
  * A run's own deadline (KindDefinition.runDeadline; callback jobs: `timeoutSeconds` from the start, `heartbeatSeconds`

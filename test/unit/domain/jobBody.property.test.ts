@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import type { JobSpec } from '../../../shared/domain/job';
 import { encodeJobBody } from '../../../shared/domain/jobBody';
+import type { JobSpec } from '../../../shared/kinds/registry';
 
 /** What SQS accepts in a message body. */
 const SQS_TEXT = /^[\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]*$/u;

@@ -8,7 +8,6 @@ import {
   jobsOfRun,
   MAX_JOBS_PER_SET,
   MAX_LISTED_FAILED_IDS,
-  parseJobSets,
   runOfInvocation,
   runOfScheduledTime,
   setJobId,
@@ -17,6 +16,7 @@ import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../../shared/ports/eve
 import type { SetRun } from '../../../shared/ports/setRunStore';
 import { InvalidJobSetsError } from '../../../shared/errors';
 import { JobSpecSchema } from '../../../shared/kinds/registry';
+import { parseJobSetsText } from '../../../shared/config/jobSetsFile';
 
 const daily = (jobs: string) => `
 sets:
@@ -29,7 +29,10 @@ ${jobs}`;
 
 describe('job sets file', () => {
   test('a valid set: its jobs get the set pool, keys from their content unless given, and validated specs', () => {
-    const [set] = parseJobSets(daily('      - { kind: appflow, flowName: orders }\n      - { kind: glue, jobName: nightly, key: glue-nightly, pool: etl }'), 'jobs.yml');
+    const [set] = parseJobSetsText(
+      daily('      - { kind: appflow, flowName: orders }\n      - { kind: glue, jobName: nightly, key: glue-nightly, pool: etl }'),
+      'jobs.yml',
+    );
     expect(set).toMatchObject({ name: 'daily-flows', schedule: 'cron(0 2 * * ? *)', timezone: 'Europe/Paris', enabled: true });
     expect(set!.jobs.map((j) => [j.key.startsWith('j') && j.key.length === 9, j.spec.pool])).toEqual([
       [true, 'flows'],
@@ -41,25 +44,45 @@ describe('job sets file', () => {
   test.each([
     ['a job that is not a valid job', daily('      - { kind: appflow }'), "jobs.yml: set 'daily-flows', job 1: flowName"],
     ['a job with an id', daily('      - { id: x, kind: appflow, flowName: a }'), "set 'daily-flows', job 1: a job of a set has no id"],
-    ['the same job twice', daily('      - { kind: appflow, flowName: a }\n      - { kind: appflow, flowName: a }'), "job 2: the same job as job 1"],
-    ['a key twice', daily('      - { kind: appflow, flowName: a, key: k }\n      - { kind: appflow, flowName: b, key: k }'), "job 2: key 'k' is job 1's too"],
-    ['a bad schedule', 'sets:\n  - { name: s, schedule: every day, jobs: [{ kind: appflow, flowName: a }] }', "set 's': schedule: schedule must be"],
-    ['a bad time zone', 'sets:\n  - { name: s, schedule: rate(1 day), timezone: Mars/Base, jobs: [{ kind: appflow, flowName: a }] }', "set 's': timezone"],
-    ['two sets of one name', 'sets:\n  - { name: s, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: a }] }\n  - { name: s, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: b }] }', "set 's': another set has this name"],
+    [
+      'the same job twice',
+      daily('      - { kind: appflow, flowName: a }\n      - { kind: appflow, flowName: a }'),
+      'job 2: the same job as job 1',
+    ],
+    [
+      'a key twice',
+      daily('      - { kind: appflow, flowName: a, key: k }\n      - { kind: appflow, flowName: b, key: k }'),
+      "job 2: key 'k' is job 1's too",
+    ],
+    [
+      'a bad schedule',
+      'sets:\n  - { name: s, schedule: every day, jobs: [{ kind: appflow, flowName: a }] }',
+      "set 's': schedule: schedule must be",
+    ],
+    [
+      'a bad time zone',
+      'sets:\n  - { name: s, schedule: rate(1 day), timezone: Mars/Base, jobs: [{ kind: appflow, flowName: a }] }',
+      "set 's': timezone",
+    ],
+    [
+      'two sets of one name',
+      'sets:\n  - { name: s, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: a }] }\n  - { name: s, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: b }] }',
+      "set 's': another set has this name",
+    ],
     ['not YAML', 'sets: [', 'jobs.yml: not valid YAML'],
   ])('%s is refused with an error naming the set and the job', (_what, text, message) => {
-    expect(() => parseJobSets(text, 'jobs.yml')).toThrow(InvalidJobSetsError);
-    expect(() => parseJobSets(text, 'jobs.yml')).toThrow(message);
+    expect(() => parseJobSetsText(text, 'jobs.yml')).toThrow(InvalidJobSetsError);
+    expect(() => parseJobSetsText(text, 'jobs.yml')).toThrow(message);
   });
 
   test(`a set of more than ${MAX_JOBS_PER_SET} jobs is refused`, () => {
     const jobs = Array.from({ length: MAX_JOBS_PER_SET + 1 }, (_, i) => `      - { kind: appflow, flowName: f${i} }`).join('\n');
-    expect(() => parseJobSets(daily(jobs), 'jobs.yml')).toThrow(`at most ${MAX_JOBS_PER_SET} jobs`);
+    expect(() => parseJobSetsText(daily(jobs), 'jobs.yml')).toThrow(`at most ${MAX_JOBS_PER_SET} jobs`);
   });
 
   test('an empty file declares no sets', () => {
-    expect(parseJobSets('', 'jobs.yml')).toEqual([]);
-    expect(parseJobSets('sets: []', 'jobs.yml')).toEqual([]);
+    expect(parseJobSetsText('', 'jobs.yml')).toEqual([]);
+    expect(parseJobSetsText('sets: []', 'jobs.yml')).toEqual([]);
   });
 });
 
@@ -76,20 +99,26 @@ describe('runs and their job ids', () => {
     const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/);
     const flow = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$/);
     fc.assert(
-      fc.property(name, fc.uniqueArray(flow, { minLength: 1, maxLength: 20 }), fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }), fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/), (setName, flows, at, invocation) => {
-        const text = `sets:\n  - name: "${setName}"\n    schedule: rate(1 day)\n    jobs:\n${flows.map((f) => `      - { kind: appflow, flowName: "${f}" }`).join('\n')}`;
-        const [set] = parseJobSets(text, 'jobs.yml');
-        for (const run of [runOfScheduledTime(at.toISOString()), runOfInvocation(invocation)]) {
-          const jobs = jobsOfRun(set!, run);
-          for (const job of jobs) expect(JobSpecSchema.safeParse(job).success).toBe(true);
-          expect(new Set(jobs.map((j) => j.id)).size).toBe(flows.length);
-          expect(jobIdsOfRun(set!, run)).toEqual(jobs.map((j) => j.id));
-          expect(jobsOfRun(parseJobSets(text, 'jobs.yml')[0]!, run).map((j) => j.id)).toEqual(jobs.map((j) => j.id));
-        }
-        const other = runOfScheduledTime(new Date(at.getTime() + 60_000).toISOString());
-        const ids = new Set(jobIdsOfRun(set!, runOfScheduledTime(at.toISOString())));
-        expect(jobIdsOfRun(set!, other).some((id) => ids.has(id))).toBe(false);
-      }),
+      fc.property(
+        name,
+        fc.uniqueArray(flow, { minLength: 1, maxLength: 20 }),
+        fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }),
+        fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/),
+        (setName, flows, at, invocation) => {
+          const text = `sets:\n  - name: "${setName}"\n    schedule: rate(1 day)\n    jobs:\n${flows.map((f) => `      - { kind: appflow, flowName: "${f}" }`).join('\n')}`;
+          const [set] = parseJobSetsText(text, 'jobs.yml');
+          for (const run of [runOfScheduledTime(at.toISOString()), runOfInvocation(invocation)]) {
+            const jobs = jobsOfRun(set!, run);
+            for (const job of jobs) expect(JobSpecSchema.safeParse(job).success).toBe(true);
+            expect(new Set(jobs.map((j) => j.id)).size).toBe(flows.length);
+            expect(jobIdsOfRun(set!, run)).toEqual(jobs.map((j) => j.id));
+            expect(jobsOfRun(parseJobSetsText(text, 'jobs.yml')[0]!, run).map((j) => j.id)).toEqual(jobs.map((j) => j.id));
+          }
+          const other = runOfScheduledTime(new Date(at.getTime() + 60_000).toISOString());
+          const ids = new Set(jobIdsOfRun(set!, runOfScheduledTime(at.toISOString())));
+          expect(jobIdsOfRun(set!, other).some((id) => ids.has(id))).toBe(false);
+        },
+      ),
     );
   });
 });
@@ -101,7 +130,10 @@ describe('sizes: every run item and completion event fits, by construction', () 
   const RUN = runOfInvocation('I'.repeat(32));
   const parsesWith = (name: string, key: string) => {
     try {
-      parseJobSets(`sets:\n  - { name: ${name}, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: f, key: ${key} }] }\n`, 'jobs.yml');
+      parseJobSetsText(
+        `sets:\n  - { name: ${name}, schedule: rate(1 day), jobs: [{ kind: appflow, flowName: f, key: ${key} }] }\n`,
+        'jobs.yml',
+      );
       return true;
     } catch {
       return false;
@@ -126,7 +158,7 @@ describe('sizes: every run item and completion event fits, by construction', () 
     };
   };
 
-  test('the limits the worst case assumes are the parser\'s', () => {
+  test("the limits the worst case assumes are the parser's", () => {
     expect(parsesWith(SET, KEY(0))).toBe(true);
     expect(parsesWith(`${SET}x`, KEY(0))).toBe(false);
     expect(parsesWith(SET, `${KEY(0)}x`)).toBe(false);
@@ -135,7 +167,7 @@ describe('sizes: every run item and completion event fits, by construction', () 
     expect(setJobId(SET, RUN, KEY(0))).toHaveLength(126);
   });
 
-  test('the largest run item, completed with every job failed, is well under DynamoDB\'s 400 KB', () => {
+  test("the largest run item, completed with every job failed, is well under DynamoDB's 400 KB", () => {
     const size = itemSize(setRunItem(worstRun()));
     expect(size).toBeLessThan(MAX_ITEM_BYTES);
     expect(size).toBeLessThan(225 * 1024); // room left: the keys take 205 KB of it
@@ -143,7 +175,12 @@ describe('sizes: every run item and completion event fits, by construction', () 
 
   test("the largest completion event is well under PutEvents' 256 KB", () => {
     const run = worstRun();
-    const entry = { Source: SLUICE_EVENT_SOURCE, DetailType: SluiceDetailType.SetRunCompleted, Detail: JSON.stringify(completionDetail(run, run.summary!)), Time: new Date() };
+    const entry = {
+      Source: SLUICE_EVENT_SOURCE,
+      DetailType: SluiceDetailType.SetRunCompleted,
+      Detail: JSON.stringify(completionDetail(run, run.summary!)),
+      Time: new Date(),
+    };
     expect(putEventsEntrySize(entry)).toBeLessThan(MAX_PUT_EVENTS_ENTRY_BYTES / 10);
     // however many ids a summary is given, the event lists at most MAX_LISTED_FAILED_IDS
     const all = run.keys.map((key) => setJobId(SET, RUN, key));

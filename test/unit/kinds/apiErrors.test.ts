@@ -11,7 +11,7 @@ import {
   StopTake,
 } from '../../../shared/kinds/apiErrors';
 import { KINDS } from '../../../shared/kinds/registry';
-import { modelledStatus } from '../../../shared/local/simulators/errorStatus';
+import { modelledStatus } from '../../../local/simulators/errorStatus';
 
 /**
  * The kinds' error tables (shared/kinds/<kind>/apiErrors.ts) against the SDK clients they speak to: every command a
@@ -41,7 +41,9 @@ function exceptionClassesOf(client: string, base: string): Set<string> {
   const Base = sdk[base] as abstract new (...args: never[]) => unknown;
   return new Set(
     Object.entries(sdk)
-      .filter(([name, value]) => name !== base && typeof value === 'function' && (value as { prototype: unknown }).prototype instanceof Base)
+      .filter(
+        ([name, value]) => name !== base && typeof value === 'function' && (value as { prototype: unknown }).prototype instanceof Base,
+      )
       .map(([name]) => name),
   );
 }
@@ -52,7 +54,9 @@ const docsOf = (() => {
   const read = (dir: string): string =>
     fs
       .readdirSync(dir, { withFileTypes: true })
-      .map((e) => (e.isDirectory() ? read(path.join(dir, e.name)) : e.name.endsWith('.d.ts') ? fs.readFileSync(path.join(dir, e.name), 'utf8') : ''))
+      .map((e) =>
+        e.isDirectory() ? read(path.join(dir, e.name)) : e.name.endsWith('.d.ts') ? fs.readFileSync(path.join(dir, e.name), 'utf8') : '',
+      )
       .join('\n');
   return (client: string) => {
     if (!cache.has(client)) cache.set(client, read(path.join(sdkDir(client), 'dist-types')));
@@ -66,7 +70,10 @@ const DOCUMENTED_OUTSIDE_THE_SDK = ['@aws-sdk/client-batch TooManyRequestsExcept
 /** The commands a kind's starter (and its senders) send: `new <Operation>Command(` in the kind's SDK adapters. */
 function commandsSentBy(kind: string): Set<string> {
   const dir = path.join(KINDS_DIR, kind);
-  const files = ['starter.ts', ...(fs.existsSync(path.join(dir, 'send')) ? fs.readdirSync(path.join(dir, 'send')).map((f) => `send/${f}`) : [])];
+  const files = [
+    'starter.ts',
+    ...(fs.existsSync(path.join(dir, 'send')) ? fs.readdirSync(path.join(dir, 'send')).map((f) => `send/${f}`) : []),
+  ];
   const text = files.map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
   return new Set([...text.matchAll(/new (\w+)Command\(/g)].map((m) => m[1]!));
 }
@@ -147,21 +154,35 @@ describe('classifyApiError', () => {
 
   test('an operation entry wins over the common one; a common one applies when the operation has none', () => {
     expect(classifyApiError(op, { name: 'ThrottlingException' })).toMatchObject({ take: StartTake.Refused, documented: true });
-    expect(classifyApiError(op, { name: 'InternalFailure', httpStatus: 500 })).toMatchObject({ take: StartTake.Uncertain, documented: true });
+    expect(classifyApiError(op, { name: 'InternalFailure', httpStatus: 500 })).toMatchObject({
+      take: StartTake.Uncertain,
+      documented: true,
+    });
     expect(classifyApiError(op, { name: 'ExpiredTokenException', httpStatus: 403 })).toMatchObject({ take: StartTake.Refused });
     expect(classifyApiError(status, { name: 'AccessDeniedException', httpStatus: 403 })).toMatchObject({ take: ReadTake.Permanent });
   });
 
   test.each([
     ['a 429', { name: 'SlowDown', httpStatus: 429 }, StartTake.Refused, ReadTake.Transient, StopTake.Transient],
-    ['a throttling mark', { name: 'Whatever', httpStatus: 400, throttling: true }, StartTake.Refused, ReadTake.Transient, StopTake.Transient],
+    [
+      'a throttling mark',
+      { name: 'Whatever', httpStatus: 400, throttling: true },
+      StartTake.Refused,
+      ReadTake.Transient,
+      StopTake.Transient,
+    ],
     ['another 4xx', { name: 'SomeBadRequest', httpStatus: 400 }, StartTake.Permanent, ReadTake.Permanent, StopTake.Permanent],
     ['a 5xx', { name: 'SomeServerFault', httpStatus: 502 }, StartTake.Uncertain, ReadTake.Transient, StopTake.Transient],
     ['no answer', { name: 'TimeoutError' }, StartTake.Uncertain, ReadTake.Transient, StopTake.Transient],
     ['no name', {}, StartTake.Uncertain, ReadTake.Transient, StopTake.Transient],
   ])('an error no table names (%s) is taken by its answer', (_what, error, start, read, stop) => {
     const of = (role: CallRole) => classifyApiError({ ...op, role, errors: {} } as AnyOperationErrors, error);
-    expect([of(CallRole.Start).take, of(CallRole.Status).take, of(CallRole.Lookup).take, of(CallRole.Stop).take]).toEqual([start, read, read, stop]);
+    expect([of(CallRole.Start).take, of(CallRole.Status).take, of(CallRole.Lookup).take, of(CallRole.Stop).take]).toEqual([
+      start,
+      read,
+      read,
+      stop,
+    ]);
     expect(of(CallRole.Start).documented).toBe(false);
   });
 

@@ -2,7 +2,7 @@ import { appflow } from '../../../shared/kinds/appflow';
 import { envelope } from '../../../shared/kinds/kindConformance';
 import { glue } from '../../../shared/kinds/glue';
 import { rulesOf } from '../../../shared/kinds/kindDefinition';
-import { matchesPattern } from '../../../shared/local/bus';
+import { matchesPattern } from '../../../local/bus';
 
 /**
  * The AppFlow and Glue rules take only the flows and jobs Sluice may start: the event carries the name (AppFlow's
@@ -29,7 +29,10 @@ test.each([
 });
 
 test('a rule naming a parameter its kind does not declare, or one without a value, is an error', () => {
-  const bogus = { ...appflow, events: { ...appflow.events, rules: [{ source: ['x'], 'detail-type': ['y'], detail: { n: ['${param:other}'] } }] } };
+  const bogus = {
+    ...appflow,
+    events: { ...appflow.events, rules: [{ source: ['x'], 'detail-type': ['y'], detail: { n: ['${param:other}'] } }] },
+  };
   expect(() => rulesOf(bogus)).toThrow(/param other the kind does not declare/);
   expect(() => rulesOf(appflow, {})).toThrow(/no value for param allowedFlowPattern/);
 });

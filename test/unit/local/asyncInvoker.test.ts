@@ -9,8 +9,8 @@ import {
   type InvocationRecord,
   type InvocationScope,
   runInvocation,
-} from '../../../shared/local/lambda';
-import { createLambdaContext } from '../../../shared/local/poller';
+} from '../../../local/lambda';
+import { createLambdaContext } from '../../../local/poller';
 
 /**
  * The local Lambda's asynchronous invocations, driven for real with compressed time (a minute is 30 ms here): retries,

@@ -10,7 +10,7 @@ import {
   isExpired,
   THROTTLE_BACKOFF,
   type AsyncInvokeConfig,
-} from '../../../shared/local/lambda/asyncRules';
+} from '../../../local/lambda/asyncRules';
 
 /** Lambda's asynchronous retry rules (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html). */
 const DEFAULT: AsyncInvokeConfig = asyncInvokeConfig('fn', {});

@@ -1,5 +1,5 @@
-import { shortfall } from '../../../shared/local/bench/scenarios/burst';
-import type { SimRun } from '../../../shared/local/simulators/model';
+import { shortfall } from '../../../bench/scenarios/burst';
+import type { SimRun } from '../../../local/simulators/model';
 
 let seq = 0;
 const run = (startedAt: number, endedAt?: number): SimRun =>
@@ -22,7 +22,11 @@ describe('burst shortfall: slot-time below the limit in a window, time-weighted'
   });
 
   test('a dip of three slots for 1 s at limit 20 is 3 slot-seconds', () => {
-    const runs = [...Array.from({ length: 17 }, () => run(0, 3000)), ...Array.from({ length: 3 }, () => run(0, 1000)), ...Array.from({ length: 3 }, () => run(2000, 3000))];
+    const runs = [
+      ...Array.from({ length: 17 }, () => run(0, 3000)),
+      ...Array.from({ length: 3 }, () => run(0, 1000)),
+      ...Array.from({ length: 3 }, () => run(2000, 3000)),
+    ];
     expect(shortfall(runs, 20, 0, 3000)).toEqual({ shortfallMs: 3000, minInProgress: 17 });
   });
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as dynamodb from '@aws-sdk/client-dynamodb';
-import { CANCELLATION_REASON_CODES, DYNAMODB_ERRORS, DYNAMODB_OPERATIONS } from '../../../shared/local/faults/dynamoErrors';
+import { CANCELLATION_REASON_CODES, DYNAMODB_ERRORS, DYNAMODB_OPERATIONS } from '../../../local/faults/dynamoErrors';
 
 /** The SDK's own list of what a command throws (its `@throws` doc lines), the base class left out. */
 function sdkThrows(operation: string): string[] {

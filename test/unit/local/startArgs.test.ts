@@ -1,6 +1,6 @@
 import { StartUsageError } from '../../../shared/errors';
-import { DEFAULT_PORTS, defaultTimeoutMs, parseStartArgs } from '../../../shared/local/startArgs';
-import { DEFAULT_WORKLOAD } from '../../../shared/local/workload';
+import { DEFAULT_PORTS, defaultTimeoutMs, parseStartArgs } from '../../../local/startArgs';
+import { DEFAULT_WORKLOAD } from '../../../local/workload';
 
 const usageError = (argv: string[]) => {
   try {

@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { errorFrom, errorShape } from '../../../shared/local/workers/messages';
+import { errorFrom, errorShape } from '../../../local/workers/messages';
 
 /** An error thrown in a function worker crosses to the stack's thread (structured clone) with what the readers need. */
 test('a cancelled transaction keeps its name, message and reasons across the thread', () => {

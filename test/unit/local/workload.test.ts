@@ -1,7 +1,7 @@
 import { JobSpecSchema } from '../../../shared/kinds/registry';
-import { DEFAULT_WORKLOAD, kindShares, makeWorkload } from '../../../shared/local/workload';
-import { byKindOf } from '../../../shared/local/summary';
-import type { SimRun } from '../../../shared/local/simulators';
+import { DEFAULT_WORKLOAD, kindShares, makeWorkload } from '../../../local/workload';
+import { byKindOf } from '../../../local/summary';
+import type { SimRun } from '../../../local/simulators';
 
 describe('the sample workload', () => {
   test('Glue gets --glue-share, the other kinds split the rest; alone, a kind gets every job', () => {
