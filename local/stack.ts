@@ -198,7 +198,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   } else {
     for (const name of functionNames) {
       const { file, exported } = handlerFiles[name]!;
-      const module = (await import(`../../${file}`)) as Record<string, Handler>;
+      const module = (await import(`../${file}`)) as Record<string, Handler>;
       const handler = module[exported];
       if (!handler) throw new Error(`${file} exports no ${exported}`);
       handlers[name] = handler;
