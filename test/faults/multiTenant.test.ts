@@ -75,8 +75,17 @@ test('three tenants, org keys, weights and priorities, duplicates, throttled sta
     // The workload presses on the limits: the first tenant's key full, and the pool nearly so, as Sluice counts units.
     await waitFor(
       "the first tenant's key full and the pool at 4 units or more",
-      async () =>
-        (await poolItem(stack, `key/org:${TENANTS[0]}`))?.inUse === ORG_LIMIT && ((await poolItem(stack, POOL))?.inUse ?? 0) >= LIMIT - 1,
+      async () => {
+        const key = await poolItem(stack, `key/org:${TENANTS[0]}`);
+        const pool = await poolItem(stack, POOL);
+        if (key?.inUse === ORG_LIMIT && (pool?.inUse ?? 0) >= LIMIT - 1) return true;
+        // named on a timeout: the counters, and where every job of the workload stands
+        const records = await Promise.all(specs.map((spec) => jobRecord(stack, spec.id)));
+        const states = specs.map((spec, i) => `${spec.id}:${records[i]?.state ?? 'none'}`).join(' ');
+        throw new Error(
+          `not yet: key ${JSON.stringify(key)}, pool ${JSON.stringify(pool)}; jobs ${states}; queues ${JSON.stringify(await queueDepths(stack))}`,
+        );
+      },
       60_000,
     );
   } finally {
