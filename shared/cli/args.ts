@@ -13,6 +13,7 @@ export const DEFAULT_DASHBOARD_PORT = 8470;
 /** What the user asked for. */
 export type Command =
   | { name: 'help' }
+  | { name: 'schema' }
   | { name: 'enqueue'; file: string; at?: string }
   | { name: 'cancel'; id: string; stop: boolean }
   | { name: 'pool-list' }
@@ -62,6 +63,7 @@ Commands:
   enqueue FILE               send the job specs in FILE (a JSON spec, a JSON array, or JSONL; - reads stdin)
         [--at TIME]          to the job queue, 10 per request; specs without an id get one; --at: every job starts
                              at TIME, not before (ISO 8601 with an offset or Z: its notBefore; in the past: at once)
+  schema                     print the JSON Schema of a job message (for producers in other languages)
   cancel ID [--stop]         a scheduled, queued or waiting job never starts (it holds no slot); a running one is
                              stopped through its job API only with --stop (its run's end then ends it)
   pool list                  show each pool: limit, slots in use, free, waiting jobs, and each holder with its age
@@ -179,6 +181,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 function commandOf(positionals: string[], values: Values): Command {
   const [name, ...rest] = positionals;
   switch (name) {
+    case 'schema':
+      expectCount(rest, 0, 'schema');
+      return { name: 'schema' };
     case 'enqueue': {
       expectCount(rest, 1, 'enqueue FILE [--at TIME]');
       return { name: 'enqueue', file: rest[0]!, ...(values.at !== undefined && { at: notBeforeOf(values.at) }) };
@@ -310,7 +315,8 @@ function commandOf(positionals: string[], values: Values): Command {
 
 /** A callback token as its start message carried it (cb1.<mac>.<job id>); whether Sluice made it is checked by Sluice. */
 function tokenOf(value: string): string {
-  if (jobIdInToken(value) === undefined) throw new UsageError(`'${value.slice(0, 40)}' is not a callback token (cb1.<43 characters>.<job id>)`);
+  if (jobIdInToken(value) === undefined)
+    throw new UsageError(`'${value.slice(0, 40)}' is not a callback token (cb1.<43 characters>.<job id>)`);
   return value;
 }
 

@@ -28,6 +28,7 @@ import { runDashboard } from '../dashboard/server';
 import { resolveTargets, type Targets } from './targets';
 import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
 import { jobIdInToken } from '../kinds/callback/token';
+import { jobMessageJsonSchema } from '../kinds/jobMessageSchema';
 
 /** Exit codes: 0 done, 1 failed (or some specs rejected), 2 the command line is wrong. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -109,6 +110,10 @@ export async function main(
   }
   if (command.name === 'help') {
     io.stdout(USAGE);
+    return ExitCode.Ok;
+  }
+  if (command.name === 'schema') {
+    io.stdout(JSON.stringify(jobMessageJsonSchema(), null, 2));
     return ExitCode.Ok;
   }
   let clients: CliClients | undefined;

@@ -67,7 +67,12 @@ export async function runSetsCommand(command: SetsCommand, target: SetsTarget): 
     }
     case 'sets-runs': {
       const runs = await store.runs(command.set, command.max);
-      if (target.json) return JSON.stringify(runs.map(({ keys: _keys, ...run }) => run), null, 2);
+      if (target.json)
+        return JSON.stringify(
+          runs.map(({ keys: _keys, ...run }) => run),
+          null,
+          2,
+        );
       return runs.length === 0 ? `${command.set}: no runs` : runs.map((run) => describeRun(run)).join('\n');
     }
     case 'sets-failed': {
