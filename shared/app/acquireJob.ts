@@ -10,7 +10,15 @@ import { gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { FullHints } from '../domain/fullHint';
 import { PROTOCOL } from '../domain/protocol';
 import { kindOf, type JobSpec } from '../kinds/registry';
-import { ContentionError, InvalidJobError, PermanentStartError, TransientStartError, UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../errors';
+import {
+  ContentionError,
+  InvalidJobError,
+  PermanentStartError,
+  TransientStartError,
+  UnknownLimitError,
+  UnknownPoolError,
+  WeightTooLargeError,
+} from '../errors';
 import { type JobRecord, type Move, moved, type RecordPatch, registeredRecord } from '../ports/jobLedger';
 import { ClaimOutcome, TakeOutcome, type TakeResult } from '../ports/leaseStore';
 import { CompleteRun } from './completeRun';
@@ -127,7 +135,8 @@ export class Acquirer {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = clock.now();
       // A job given up by an invocation that died before its DLQ copy was noted: send it (again) now.
-      if (record.state === JobState.Dead && record.deadLetteredAt === undefined) return this.sendToDlq(record, record.lastError ?? 'dead', message);
+      if (record.state === JobState.Dead && record.deadLetteredAt === undefined)
+        return this.sendToDlq(record, record.lastError ?? 'dead', message);
       const decision = onDelivery(record, now);
       if ('duplicate' in decision) return this.duplicate(record, decision.duplicate);
       // Once a start is asked for, a run may exist whatever the answer: every later start looks for it first.
@@ -154,7 +163,11 @@ export class Acquirer {
           const { outcome, startAt, seen, gate } = await this.deps.leases.take(demand, move, now, unsaved ? record : undefined);
           if (outcome === TakeOutcome.Taken) {
             this.fullHints.forget(demand.pool);
-            return this.start({ ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
+            return this.start(
+              { ...moved(record, move, now), ...(startAt !== undefined && { startAt }) },
+              record.startRequested === true,
+              via,
+            );
           }
           if (outcome === TakeOutcome.Full && seen?.counter) this.fullHints.noteFull(demand.pool, seen.counter, demand.units, now);
           if (outcome !== TakeOutcome.Stale) {
@@ -169,7 +182,8 @@ export class Acquirer {
         }
       } else if (decision.step === 'claim') {
         const outcome = await this.deps.leases.claim(demandOf(record.spec), move, now);
-        if (outcome === ClaimOutcome.Claimed) return this.start(moved(record, move, now), record.startRequested === true, { ...via, handOffSentAt });
+        if (outcome === ClaimOutcome.Claimed)
+          return this.start(moved(record, move, now), record.startRequested === true, { ...via, handOffSentAt });
         const overGate = outcome === ClaimOutcome.OverLimit ? await overLimitGate(this.deps.leases, demandOf(record.spec)) : undefined;
         if (overGate !== undefined && (await revokeReservation(this.deps, record, overGate))) {
           this.deps.log.info('reservation taken back: the pool is over its lowered limit', {
@@ -197,7 +211,8 @@ export class Acquirer {
       record = again;
     }
     // Never "handled" for a job that is not registered: its message must come back (it is not deleted).
-    if (unsaved) throw new ContentionError(`job ${record.jobId}: its first write kept failing after ${MAX_ROUNDS} tries; its message comes back`);
+    if (unsaved)
+      throw new ContentionError(`job ${record.jobId}: its first write kept failing after ${MAX_ROUNDS} tries; its message comes back`);
     return this.duplicate(record, 'other deliveries keep moving it');
   }
 
@@ -237,7 +252,13 @@ export class Acquirer {
    * reconciler, say) finds the job claimed. `handedOffAt` is when the slot was handed over (for HandOffLatency).
    */
   async startHandedOff(waiter: Pick<Waiter, 'jobId' | 'body'>, handedOffAt: number): Promise<AcquireResult> {
-    return this.process({ messageId: `hand-off:${waiter.jobId}`, body: waiter.body, reservedHint: true, sentAt: handedOffAt, oneHop: true });
+    return this.process({
+      messageId: `hand-off:${waiter.jobId}`,
+      body: waiter.body,
+      reservedHint: true,
+      sentAt: handedOffAt,
+      oneHop: true,
+    });
   }
 
   /**
@@ -269,7 +290,8 @@ export class Acquirer {
     const units = demandOf(record.spec).units;
     if (blocked.tooHeavy) {
       const where = isKeyGate(blocked.gate) ? `limit '${keyOf(blocked.gate)}'` : `pool '${blocked.gate}'`;
-      const reason = new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`).message;
+      const reason = new WeightTooLargeError(`weight ${units} is more than the ${blocked.limit} units of ${where}: it could never start`)
+        .message;
       return this.reject(record, reason, unsaved, delivered);
     }
     // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
@@ -336,7 +358,7 @@ export class Acquirer {
     const move = { jobId: spec.id, version: record.version, to: PROTOCOL.rateWait.to, patch: { claimableAt: retryAt } };
     if (!(await this.deps.ledger.move(move, now))) return this.duplicate(record, 'moved on while it waited for its start rate');
     await this.deps.queue.send(encodeJobBody(spec), delaySecondsUntil(retryAt, now));
-    this.deps.log.info('start waits for its limit\'s start rate', { jobId: spec.id, pool: spec.pool, kind: spec.kind, retryAt });
+    this.deps.log.info("start waits for its limit's start rate", { jobId: spec.id, pool: spec.pool, kind: spec.kind, retryAt });
     return AcquireResult.RetryScheduled;
   }
 
@@ -441,7 +463,7 @@ export class Acquirer {
       patch: { deadLetteredAt: this.deps.clock.now() },
     };
     await this.deps.ledger.move(noted, this.deps.clock.now());
-    await jobEnded(this.deps, spec);
+    await jobEnded(this.deps, { ...record, state: JobState.Dead, lastError: reason, endedAt: record.endedAt ?? this.deps.clock.now() });
     return result;
   }
 
@@ -496,9 +518,7 @@ export class Acquirer {
       case 'hold': {
         const retry = step === 'backoff' ? move({}) : move({ claimableAt: retryDue });
         const applied =
-          step === 'backoff'
-            ? await this.handOff.release(demandOf(spec), retry)
-            : retrySent || (await this.deps.ledger.move(retry, now));
+          step === 'backoff' ? await this.handOff.release(demandOf(spec), retry) : retrySent || (await this.deps.ledger.move(retry, now));
         if (!applied && !(await this.wroteItself(record, retry))) return this.duplicate(record, 'moved on while its start failed');
         if (!retrySent) await this.deps.queue.send(encodeJobBody(spec), delay);
         metrics.count(MetricName.Retries, 1, spec.pool);
@@ -538,7 +558,8 @@ export class Acquirer {
     const leaseUntil = keptSlotUntil(now, settings.maxRunMs[spec.kind], deadline);
     const run = runId === undefined ? {} : { executionId: runId, startedAt: now };
     const keep = move({ lastError: reason, leaseUntil, ...run });
-    if (!(await ledger.move(keep, now)) && !(await this.wroteItself(record, keep))) return this.duplicate(record, 'moved on while its start failed');
+    if (!(await ledger.move(keep, now)) && !(await this.wroteItself(record, keep)))
+      return this.duplicate(record, 'moved on while its start failed');
     log.warn('job given up; its slot is kept while a run it may have started could still be going', {
       jobId: spec.id,
       pool: spec.pool,
@@ -626,7 +647,6 @@ function unknownGateReason(gate: string): string {
     `unknown limit '${key}': set it with \`sluice limit set ${key} N\` or configure a default for the prefix '${key.split(':')[0]}' (KEY_LIMITS)`,
   ).message;
 }
-
 
 /** Names the fields two specs disagree on, for the dead-letter reason. */
 function describeDifference(stored: JobSpec, received: JobSpec): string {

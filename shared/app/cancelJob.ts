@@ -2,7 +2,7 @@ import { demandOf } from '../domain/job';
 import { gatesOf } from '../domain/limits';
 import { isTerminal, JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
-import type { JobLedger, JobRecord } from '../ports/jobLedger';
+import { type JobLedger, type JobRecord, moved } from '../ports/jobLedger';
 import type { JobStarters } from '../ports/jobStarter';
 import type { LeaseStore } from '../ports/leaseStore';
 import type { ScheduleStore, WaiterRef } from '../ports/scheduleStore';
@@ -37,6 +37,8 @@ export interface CancelDeps {
   schedule: Pick<ScheduleStore, 'cancel'>;
   starters: JobStarters;
   clock: Clock;
+  /** Told of each job cancelled, with its record as cancelled (its end is announced on the bus: jobSetEnds.ts). */
+  onCancelled?(ended: JobRecord): Promise<void>;
 }
 
 /** Reads lost to concurrent writers before giving up (each means the job moved on: decide again). */
@@ -66,8 +68,12 @@ export class CancelJob {
       }
       if (state === JobState.Reserved || state === JobState.Starting) return { outcome: CancelOutcome.Starting, state };
       const waiter = state === JobState.Waiting ? await this.waiterOf(record) : undefined;
-      const move = { jobId, version: record.version, to: PROTOCOL.cancel.to, patch: { endedAt: this.deps.clock.now() } };
-      if (await this.deps.schedule.cancel(move, this.deps.clock.now(), waiter)) return { outcome: CancelOutcome.Cancelled, state };
+      const now = this.deps.clock.now();
+      const move = { jobId, version: record.version, to: PROTOCOL.cancel.to, patch: { endedAt: now } };
+      if (await this.deps.schedule.cancel(move, now, waiter)) {
+        await this.deps.onCancelled?.(moved(record, move, now));
+        return { outcome: CancelOutcome.Cancelled, state };
+      }
     }
     throw new Error(`job ${jobId} kept moving while it was being cancelled: try again`);
   }

@@ -2,7 +2,7 @@ import { onCompletion } from '../domain/decisions';
 import { demandOf, type RunCompletion, RunOutcome } from '../domain/job';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
-import type { JobRecord, RunRef } from '../ports/jobLedger';
+import { type JobRecord, moved, type RunRef } from '../ports/jobLedger';
 import { retryDelaySeconds, withinRetryBudget } from '../domain/backoff';
 import { encodeJobBody } from '../domain/jobBody';
 import type { Waiter } from '../domain/waiting';
@@ -98,7 +98,7 @@ export class CompleteRun {
       if (await this.handOff.release(demandOf(record!.spec), move, round === 0 ? oldest : undefined)) {
         log.info('run ended, slot released', { ...keys, outcome: completion.outcome });
         // A job of a set counts itself on its run (a dead job was counted when it was dead-lettered).
-        if (decision.step === 'complete') await jobEnded(this.deps, record!.spec);
+        if (decision.step === 'complete') await jobEnded(this.deps, moved(record!, move, now));
         return CompletionResult.Released;
       }
       // The record changed under us (the acquirer recorded the run, a duplicate event won): read it again.
@@ -133,7 +133,7 @@ export class CompleteRun {
       };
       if (!(await this.handOff.release(demandOf(record.spec), move, oldest))) return undefined;
       log.warn('run never started and the job is out of retries: failed', keys);
-      await jobEnded(this.deps, record.spec);
+      await jobEnded(this.deps, moved(record, move, now));
       return CompletionResult.Released;
     }
     const attempts = record.attempts + 1;

@@ -38,6 +38,8 @@ export const MetricName = {
    * `run-past-maximum` alarm
    */
   OverdueRuns: 'OverdueRuns',
+  /** a job's end could not be announced on the bus (logged with the job) */
+  JobEndNotAnnounced: 'JobEndNotAnnounced',
   /** completion events dropped: malformed, or not matching the job the ledger names */
   IgnoredEvents: 'IgnoredEvents',
   /** completions of runs not recorded (yet): mostly runs Sluice did not start, a few that beat their acquirer's record */
@@ -108,6 +110,8 @@ export interface SluiceDeps {
   settings: SluiceSettings;
   /** Job sets (shared/app/jobSets.ts): their runs and the bus their completions go to. Absent: no job sets. */
   sets?: JobSetDeps;
+  /** Where each job's end is announced (`Sluice Job Ended`, on the stage's bus). Absent: not announced (models). */
+  events?: EventPublisher;
 }
 
 /** What job sets need beside the core's ports. */

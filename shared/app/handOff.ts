@@ -55,7 +55,10 @@ export class HandOff {
     const lists = gatesOf(demand).map((gate, i) => new WaitList(leases, gate, i === 0 ? oldest : undefined));
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const heads = await Promise.all(lists.map((list) => list.head()));
-      const next = heads.reduce<Waiter | undefined>((first, head) => (head && (!first || head.waitKey < first.waitKey) ? head : first), undefined);
+      const next = heads.reduce<Waiter | undefined>(
+        (first, head) => (head && (!first || head.waitKey < first.waitKey) ? head : first),
+        undefined,
+      );
       if (!next) break;
       lists.find((list) => list.gate === waiterGate(next))!.skip(next);
       if (next.jobId === move.jobId) {

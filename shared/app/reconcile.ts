@@ -5,7 +5,7 @@ import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
 import { reservationIsStale } from '../domain/waiting';
-import type { JobRecord } from '../ports/jobLedger';
+import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
@@ -165,7 +165,9 @@ export class Reconciler {
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
     // A running record has its start time (`record` writes it); without one, its last write is the safe stand-in.
     const startedAt = record.startedAt ?? record.updatedAt;
-    const judged = kind.runDeadline ? { deadline: kind.runDeadline(record.spec, { startedAt, heartbeatAt: record.heartbeatAt }) } : undefined;
+    const judged = kind.runDeadline
+      ? { deadline: kind.runDeadline(record.spec, { startedAt, heartbeatAt: record.heartbeatAt }) }
+      : undefined;
     const decision = onRunCheck({ answer, now, startedAt, maxRunMs, ...(judged && { judged }) });
     if ('keep' in decision) {
       if (decision.overdue) await this.overdue(record, decision.overdue, report);
@@ -256,7 +258,7 @@ export class Reconciler {
       patch: { executionId: record.executionId, endedAt: now, lastError: reason },
     };
     if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
-    await jobEnded(this.deps, record.spec);
+    await jobEnded(this.deps, moved(record, move, now));
     this.deps.log.info('run ended by its deadline, slot released', {
       jobId: record.jobId,
       pool: record.pool,
@@ -314,4 +316,3 @@ function targetOf(record: JobRecord): string {
 /** A run's detail when the reconciler ends it because the job API no longer knows it. */
 export const GONE_DETAIL =
   'the job API no longer knows the run (its flow, job or task deleted, or the run dropped from its history): ended as failed';
-

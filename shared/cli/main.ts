@@ -29,6 +29,9 @@ import { resolveTargets, type Targets } from './targets';
 import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
 import { jobIdInToken } from '../kinds/callback/token';
 import { jobMessageJsonSchema } from '../kinds/jobMessageSchema';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { EventBridgePublisher } from '../adapters/eventbridge/eventPublisher';
+import { announceJobEnd } from '../app/jobSetEnds';
 
 /** Exit codes: 0 done, 1 failed (or some specs rejected), 2 the command line is wrong. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -216,6 +219,17 @@ export async function main(
           // Stopping a run calls its job API with your credentials (the SDK's endpoints: AWS_ENDPOINT_URL_GLUE, ...).
           starters: kindStarters({ warn: (message) => io.stderr(`sluice: ${message}`) }),
           clock: systemClock,
+          // Its end is announced as the functions announce theirs, on the stage's bus, with your credentials.
+          onCancelled: (ended) =>
+            announceJobEnd(
+              {
+                events: new EventBridgePublisher(new EventBridgeClient({ region: options.region }), 'default'),
+                clock: systemClock,
+                metrics: noMetrics,
+                log: { ...silentLog, warn: (message, details) => io.stderr(`sluice: ${message}: ${String(details?.error ?? '')}`) },
+              },
+              ended,
+            ),
         });
         const result = await cancel.cancel(command.id, { stop: command.stop });
         io.stdout(options.json ? JSON.stringify({ jobId: command.id, ...result }) : formatCancel(command.id, result));

@@ -41,6 +41,11 @@ export function container(): Container {
   // From the environment serverless.yml sets (service `sluice-<stage>`): the alarms and the dashboard read the same names.
   const logger = new Logger({ serviceName: env.POWERTOOLS_SERVICE_NAME });
   const metrics = new PowertoolsMetrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE, serviceName: env.POWERTOOLS_SERVICE_NAME });
+  // Sluice's own events (a job ended, a job set run completed), on the stage's bus.
+  const events = new EventBridgePublisher(
+    jobApiClient('eventbridge', () => new EventBridgeClient({})),
+    env.EVENT_BUS_NAME,
+  );
   const deps: SluiceDeps = {
     leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
@@ -53,10 +58,8 @@ export function container(): Container {
     log: logger,
     metrics: new EmfMetrics(metrics),
     settings: settingsFrom(env),
-    sets: {
-      store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME),
-      events: new EventBridgePublisher(jobApiClient('eventbridge', () => new EventBridgeClient({})), env.EVENT_BUS_NAME),
-    },
+    sets: { store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME), events },
+    events,
   };
   built = {
     deps,

@@ -59,6 +59,8 @@ export interface FakeWorld {
   /** job set runs and the events put on the bus */
   setRuns: InMemorySetRuns;
   events: RecordingEvents;
+  /** each job's end, as announced (`Sluice Job Ended`) */
+  jobEvents: RecordingEvents;
 }
 
 /** SluiceDeps built from fakes, and the services built on them. */
@@ -81,6 +83,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
   const metrics = new RecordingMetrics();
   const setRuns = new InMemorySetRuns();
   const events = new RecordingEvents();
+  const jobEvents = new RecordingEvents();
   const deps: SluiceDeps = {
     leases,
     ledger,
@@ -93,6 +96,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     metrics,
     settings,
     sets: { store: setRuns, events },
+    events: jobEvents,
   };
   return {
     deps,
@@ -107,6 +111,7 @@ export function makeDeps(options: FakeWorldOptions = {}): FakeWorld {
     settings,
     setRuns,
     events,
+    jobEvents,
     ...sluiceServices(deps),
   };
 }
