@@ -998,7 +998,7 @@ describe('alarms and the dashboard', () => {
     // runs only when a schedule fires: one window with an error says it
     ['JobSets', 'Errors', 1],
     ['JobSets', 'Throttles', 1],
-  ] as const)('%s %s: Lambda %s of the function, any in each of %s 5-minute window(s) running', (fn, metric, windows) => {
+  ] as const)('%s %s of the function: any in each of %s 5-minute window(s) running', (fn, metric, windows) => {
     const id = `${fn}${metric}Alarm`;
     const a = alarm(id);
     expect([a.Namespace, a.MetricName, dims(id)]).toEqual(['AWS/Lambda', metric, { FunctionName: `Ref ${fn}LambdaFunction` }]);
