@@ -7,8 +7,8 @@ import { container } from '../shared/runtime/container';
 /**
  * Scheduled (every 2 minutes): first the loader sends the scheduled jobs due within the next 15 minutes on their way
  * (shared/app/loadScheduled.ts); then the safety net frees slots of runs that ended without an event, resends lost wake-ups, fills idle slots. Then,
- * whether or not that succeeded, publishes every pool's gauges (slots in use, limit, waiting, overdue leases: the
- * dashboard and the `lease-past-deadline` alarm). A gauge failure is logged, never thrown: the reconcile work is done
+ * whether or not that succeeded, publishes every pool's gauges (slots in use, limit, waiting, overdue leases, how long
+ * the first in line waited, paused with jobs waiting: the dashboard and the `lease-past-deadline` and `pool-stuck` alarms). A gauge failure is logged, never thrown: the reconcile work is done
  * and a failed invocation would not redo it; the table failing both would fail the reconcile too (it reads the same
  * items first), which the `reconciler-errors` alarm reports.
  */

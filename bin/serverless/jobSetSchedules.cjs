@@ -4,7 +4,11 @@
  * jobSetsFile (shared/domain/jobSets.ts reads and validates it: a bad file fails the packaging, naming the set and the
  * job). Each schedule invokes the jobSets function with the set's name and the time it fired for
  * (`<aws.scheduler.scheduled-time>`), through a role that may invoke that function and send to the job set failures
- * queue, nothing else. No sets: no schedules and no role.
+ * queue, nothing else. The schedules are in the stage's own schedule group (`sluice-<stage>`), and only that group's
+ * schedules may assume the role: its trust policy names the group (aws:SourceArn) and the account (aws:SourceAccount),
+ * as EventBridge Scheduler's confused-deputy guidance asks (the group's ARN, not a schedule's:
+ * https://docs.aws.amazon.com/scheduler/latest/UserGuide/cross-service-confused-deputy-prevention.html). No sets: no
+ * schedules, no group and no role.
  *
  * Scheduler invokes Lambda asynchronously (https://docs.aws.amazon.com/lambda/latest/dg/with-eventbridge-scheduler.html):
  * its RetryPolicy and DeadLetterConfig cover only an invoke call that failed (the function missing or not permitted,
@@ -18,6 +22,7 @@ const path = require('node:path');
 
 const FUNCTION_ID = 'JobSetsLambdaFunction';
 const ROLE_ID = 'JobSetSchedulerRole';
+const GROUP_ID = 'JobSetScheduleGroup';
 /**
  * Scheduler's dead-letter events go to the same queue as Lambda's records of fires that failed (serverless.yml's
  * resources, merged into the template after this hook runs: the reference is checked by the package test).
@@ -37,9 +42,13 @@ function addJobSetSchedules(template, sets, { service, stage }) {
   if (sets.length === 0) return [];
   const resources = template.Resources;
   if (!resources[FUNCTION_ID]) throw new Error(`jobSetSchedules: the template has no ${FUNCTION_ID}`);
+  const group = `${service}-${stage}`;
+  resources[GROUP_ID] = { Type: 'AWS::Scheduler::ScheduleGroup', Properties: { Name: group } };
   resources[ROLE_ID] = {
     Type: 'AWS::IAM::Role',
     Properties: {
+      // Named like the functions' roles (sluice-<stage>-<region>-...), so the roles' DenySluiceRoles covers it too.
+      RoleName: { 'Fn::Sub': `${service}-${stage}-\${AWS::Region}-job-set-scheduler` },
       AssumeRolePolicyDocument: {
         Version: '2012-10-17',
         Statement: [
@@ -47,8 +56,11 @@ function addJobSetSchedules(template, sets, { service, stage }) {
             Effect: 'Allow',
             Principal: { Service: 'scheduler.amazonaws.com' },
             Action: 'sts:AssumeRole',
-            // Only this account's schedules may use it (the confused deputy).
-            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+            // Only this account's schedules of this stage's group may use it (the confused deputy).
+            Condition: {
+              StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+              ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [GROUP_ID, 'Arn'] } },
+            },
           },
         ],
       },
@@ -76,6 +88,7 @@ function addJobSetSchedules(template, sets, { service, stage }) {
       Properties: {
         // Schedule names are at most 64 characters.
         Name: `${service}-${stage}-${set.name}`.slice(0, 64),
+        GroupName: { Ref: GROUP_ID },
         Description: (set.description ?? `Job set ${set.name}`).slice(0, 512),
         ScheduleExpression: set.schedule,
         ScheduleExpressionTimezone: set.timezone,

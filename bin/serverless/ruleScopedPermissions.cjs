@@ -7,6 +7,11 @@
  * SourceArn or SourceAccount it can read) accepts only a literal or a reference to a resource of the template, so with
  * the Fn::Join an account that enables it as a proactive control would refuse the stack. A permission whose rule is not
  * found in the template fails the packaging instead of shipping unscoped.
+ *
+ * It also lets each rule's dead-letter queue take the rule's failed deliveries: EventBridge sends a target's dead-letter
+ * events as the service principal, which the queue's policy must allow, and only for the rules that name it
+ * (aws:SourceArn, https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html). The policy
+ * is written here, from the rules the framework compiled, so it names exactly those rules by reference.
  */
 
 const PRINCIPAL = 'events.amazonaws.com';
@@ -43,11 +48,64 @@ function scopeRulePermissions(template) {
   return rewritten;
 }
 
+/** The logical id of the queue a dead-letter ARN names (`Fn::GetAtt [<queue>, Arn]`); anything else fails the packaging. */
+function queueIdOf(arn, ruleId) {
+  const getAtt = arn && arn['Fn::GetAtt'];
+  if (!Array.isArray(getAtt) || getAtt[1] !== 'Arn' || typeof getAtt[0] !== 'string')
+    throw new Error(`ruleScopedPermissions: ${ruleId} has a dead-letter queue that is not one of the stack's queues by reference`);
+  return getAtt[0];
+}
+
+/**
+ * One AWS::SQS::QueuePolicy per queue some rule's target dead-letters to (`<queue>Policy`): events.amazonaws.com may
+ * send to it, from those rules only. Returns the policies' logical ids.
+ */
+function scopeRuleDeadLetterQueues(template) {
+  const resources = template.Resources;
+  const rulesByQueue = new Map();
+  for (const [id, resource] of Object.entries(resources)) {
+    if (resource.Type !== 'AWS::Events::Rule') continue;
+    for (const target of resource.Properties?.Targets ?? []) {
+      if (!target.DeadLetterConfig) continue;
+      const queue = queueIdOf(target.DeadLetterConfig.Arn, id);
+      rulesByQueue.set(queue, [...new Set([...(rulesByQueue.get(queue) ?? []), id])]);
+    }
+  }
+  const written = [];
+  for (const [queue, rules] of rulesByQueue) {
+    const id = `${queue}Policy`;
+    if (resources[id]) throw new Error(`ruleScopedPermissions: the template already has a resource ${id}`);
+    resources[id] = {
+      Type: 'AWS::SQS::QueuePolicy',
+      Properties: {
+        Queues: [{ Ref: queue }],
+        PolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Sid: 'RuleDeadLetters',
+              Effect: 'Allow',
+              Principal: { Service: PRINCIPAL },
+              Action: 'sqs:SendMessage',
+              Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+              Condition: { ArnEquals: { 'aws:SourceArn': rules.sort().map((rule) => ({ 'Fn::GetAtt': [rule, 'Arn'] })) } },
+            },
+          ],
+        },
+      },
+    };
+    written.push(id);
+  }
+  return written;
+}
+
 class RuleScopedPermissions {
   constructor(serverless) {
     this.hooks = {
       'before:package:finalize': () => {
-        scopeRulePermissions(serverless.service.provider.compiledCloudFormationTemplate);
+        const template = serverless.service.provider.compiledCloudFormationTemplate;
+        scopeRulePermissions(template);
+        scopeRuleDeadLetterQueues(template);
       },
     };
   }
@@ -55,3 +113,4 @@ class RuleScopedPermissions {
 
 module.exports = RuleScopedPermissions;
 module.exports.scopeRulePermissions = scopeRulePermissions;
+module.exports.scopeRuleDeadLetterQueues = scopeRuleDeadLetterQueues;

@@ -27,6 +27,12 @@ export function rankOf(key: string): number {
   return Number(key.split('#')[1] ?? 0);
 }
 
+/** The time a wait key was made with: when the job could first run (its arrival, or its notBefore if later); undefined for a key of another shape. */
+export function eligibleSinceOf(key: string): number | undefined {
+  const part = key.split('#')[2];
+  return part !== undefined && /^\d{15}$/.test(part) ? Number(part) : undefined;
+}
+
 export interface Waiter {
   /** the job's pool */
   pool: string;

@@ -114,7 +114,10 @@ const PARAM = /\$\{param:([^}]+)\}/g;
  * A kind's rules as a stage deploys them: each `${param:NAME}` replaced by the value of the stage parameter NAME, which
  * the kind must declare (iam.params); by default the kind's own defaults.
  */
-export function rulesOf(kind: Pick<KindDefinition, 'kind' | 'events' | 'iam'>, params: Readonly<Record<string, unknown>> = kind.iam.params): EventRule[] {
+export function rulesOf(
+  kind: Pick<KindDefinition, 'kind' | 'events' | 'iam'>,
+  params: Readonly<Record<string, unknown>> = kind.iam.params,
+): EventRule[] {
   const render = (value: unknown): unknown => {
     if (typeof value === 'string')
       return value.replace(PARAM, (_, name: string) => {
@@ -139,6 +142,11 @@ export interface IamStatement {
   readonly sid: string;
   readonly actions: readonly string[];
   readonly resource: string;
+  /**
+   * An IAM Condition block (operator -> key -> value). A value naming `${...}` (a pseudo parameter or a stage
+   * parameter, as `resource` may) is written through Fn::Sub, any other as itself.
+   */
+  readonly condition?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /**

@@ -1,18 +1,27 @@
 import { type Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SluiceDeps } from '../../app/deps';
 import { allHolders } from '../../app/holders';
+import { type GateWait, gateWait, summarizeWaits, WaitCause } from '../../domain/stuckPools';
+import { eligibleSinceOf } from '../../domain/waiting';
 import { POOL_DIMENSION } from './emfMetrics';
 import type { JobKind } from '../../kinds/registry';
 
 type GaugeDeps = Pick<SluiceDeps, 'leases' | 'clock' | 'settings'>;
 
-/** Gauges of every pool, written once per reconciler run (the dashboard and the `lease-past-deadline` alarm read them). */
+/**
+ * Gauges of every pool, written once per reconciler run (the dashboard and the `lease-past-deadline` and `pool-stuck`
+ * alarms read them).
+ */
 export const GaugeName = {
   SlotsInUse: 'SlotsInUse',
   SlotLimit: 'SlotLimit',
   Waiting: 'Waiting',
   /** Slots held longer than their kind may run plus the retry budget and both graces: a lease nobody will free. */
   OverdueLeases: 'OverdueLeases',
+  /** How long the job first in line has waited, seconds (shared/domain/stuckPools.ts); for the service, the longest. */
+  OldestWaitSeconds: 'OldestWaitSeconds',
+  /** 1 for a pool paused (limit 0) with jobs waiting; for the service, how many. */
+  PausedPools: 'PausedPools',
 } as const;
 export type GaugeName = (typeof GaugeName)[keyof typeof GaugeName];
 
@@ -23,6 +32,8 @@ export interface PoolGauge {
   waiting: number;
   /** job ids holding a slot past its deadline */
   overdue: string[];
+  /** why and how long its jobs wait (shared/domain/stuckPools.ts); undefined when none does */
+  wait?: GateWait;
 }
 
 /**
@@ -43,7 +54,27 @@ export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
     const overdue = (await allHolders(leases, pool))
       .filter((holder) => clock.now() - holder.since > deadline(holder.kind))
       .map((holder) => holder.jobId);
-    gauges.push({ pool, limit: snapshot.limit, inUse: snapshot.inUse, waiting: await leases.countWaiters(pool), overdue });
+    const waiting = await leases.countWaiters(pool);
+    // The first in line only (one item): how long it waited says whether anything is let in.
+    const [first] = waiting > 0 ? await leases.oldestWaiters(pool, 1) : [];
+    const wait = gateWait(
+      {
+        gate: pool,
+        limit: snapshot.limit,
+        inUse: snapshot.inUse,
+        waiting,
+        firstInLineSince: first && (eligibleSinceOf(first.waitKey) ?? first.since),
+      },
+      clock.now(),
+    );
+    gauges.push({
+      pool,
+      limit: snapshot.limit,
+      inUse: snapshot.inUse,
+      waiting,
+      overdue,
+      ...(wait && { wait }),
+    });
   }
   return gauges;
 }
@@ -54,25 +85,32 @@ export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
  */
 export function publishPoolGauges(metrics: PowertoolsMetrics, gauges: readonly PoolGauge[]): void {
   // Buffered on the instance and flushed per line: a singleMetric() would print one line per metric.
-  const publish = (values: { inUse: number; limit: number; waiting: number; overdue: number }, pool?: string) => {
+  const publish = (
+    values: { inUse: number; limit: number; waiting: number; overdue: number; waitSeconds: number; paused: number },
+    pool?: string,
+  ) => {
     if (pool) metrics.addDimension(POOL_DIMENSION, pool);
     metrics.addMetric(GaugeName.SlotsInUse, MetricUnit.Count, values.inUse);
     metrics.addMetric(GaugeName.SlotLimit, MetricUnit.Count, values.limit);
     metrics.addMetric(GaugeName.Waiting, MetricUnit.Count, values.waiting);
     metrics.addMetric(GaugeName.OverdueLeases, MetricUnit.Count, values.overdue);
+    metrics.addMetric(GaugeName.OldestWaitSeconds, MetricUnit.Seconds, values.waitSeconds);
+    metrics.addMetric(GaugeName.PausedPools, MetricUnit.Count, values.paused);
     metrics.publishStoredMetrics();
   };
   const totals = { inUse: 0, limit: 0, waiting: 0, overdue: 0 };
   for (const g of gauges) {
     const values = { inUse: g.inUse, limit: g.limit, waiting: g.waiting, overdue: g.overdue.length };
-    publish(values, g.pool);
+    publish({ ...values, waitSeconds: g.wait?.waitSeconds ?? 0, paused: g.wait?.cause === WaitCause.Paused ? 1 : 0 }, g.pool);
     totals.inUse += values.inUse;
     totals.limit += values.limit;
     totals.waiting += values.waiting;
     totals.overdue += values.overdue;
   }
+  // The service's line is what the alarms read: the longest wait of any pool, how many are paused with jobs waiting.
+  const { oldestWaitSeconds, pausedWithWaiting } = summarizeWaits(gauges.map((g) => g.wait));
   // Written every run, zeros included: the alarm sees a stuck lease freed, not merely its data stop.
-  publish(totals);
+  publish({ ...totals, waitSeconds: oldestWaitSeconds, paused: pausedWithWaiting });
 }
 
 /** Reads and publishes the gauges; the reconciler's handler calls it after each run (README, "Operate"). */

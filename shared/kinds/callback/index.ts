@@ -32,7 +32,13 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
   events: callbackEvents,
   runDeadline: (spec, run) => callbackDeadline(spec, run),
   iam: {
-    params: { allowedCallbackQueuePattern: 'sluice-*', allowedCallbackBusPattern: 'sluice-*', allowedCallbackFunctionPattern: 'sluice-*' },
+    // sluicejob-*, not sluice-*: no name of any stage's stack starts so (they start sluice-<stage>-), and the roles
+    // deny every stage's functions and other stages' queues whatever a stage sets (serverless.yml, the Deny statements).
+    params: {
+      allowedCallbackQueuePattern: 'sluicejob-*',
+      allowedCallbackBusPattern: 'sluicejob-*',
+      allowedCallbackFunctionPattern: 'sluicejob-*',
+    },
     // Starts to the allowed targets; the token secret to make tokens with.
     acquirer: [...sends('Start'), { sid: 'CallbackTokenSecret', actions: ['secretsmanager:GetSecretValue'], resource: TOKEN_SECRET }],
     // Stop is a cancel message to the same target.

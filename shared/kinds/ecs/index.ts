@@ -6,9 +6,14 @@ import { ECS_API_ERRORS } from './apiErrors';
 /** Task definitions (every revision) Sluice may run. */
 const TASK_DEFINITIONS =
   'arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:task-definition/${param:allowedEcsTaskDefinitionPattern}';
+/** The clusters Sluice may run tasks on: RunTask's ecs:cluster condition key. */
+const CLUSTERS = 'arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:cluster/${param:allowedEcsClusterPattern}';
 /** Tasks on the clusters Sluice may run tasks on (task ARNs name their cluster: task/<cluster>/<id>). */
 const TASKS = 'arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:task/${param:allowedEcsClusterPattern}/*';
-/** The task and execution roles those task definitions (or a job's overrides) name: RunTask passes them to ECS. */
+/**
+ * The task and execution roles those task definitions (or a job's overrides) name: RunTask passes them to ECS. The
+ * default pattern is not sluice-*: every role named so is one of Sluice's own (the roles deny passing them).
+ */
 const TASK_ROLES = 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/${param:allowedEcsTaskRolePattern}';
 
 /**
@@ -24,11 +29,20 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   maxRunSeconds: 24 * 3600,
   events: ecsEvents,
   iam: {
-    params: { allowedEcsTaskDefinitionPattern: 'sluice-*', allowedEcsClusterPattern: 'sluice-*', allowedEcsTaskRolePattern: 'sluice-*' },
-    // A repeated RunTask answers with the task (or names it in ConflictException): starting needs no read.
+    params: { allowedEcsTaskDefinitionPattern: 'sluice-*', allowedEcsClusterPattern: 'sluice-*', allowedEcsTaskRolePattern: 'sluicejob-*' },
+    // A repeated RunTask answers with the task (or names it in ConflictException): starting needs no read. RunTask is
+    // authorized on the task definition; the cluster is its ecs:cluster condition key, and the roles are passed to ECS
+    // tasks only (iam:PassedToService). Service Authorization Reference:
+    // https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticcontainerservice.html;
+    // https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_iam-condition-keys.html#ck_PassedToService.
     acquirer: [
-      { sid: 'RunEcsTasks', actions: ['ecs:RunTask'], resource: TASK_DEFINITIONS },
-      { sid: 'PassEcsTaskRoles', actions: ['iam:PassRole'], resource: TASK_ROLES },
+      { sid: 'RunEcsTasks', actions: ['ecs:RunTask'], resource: TASK_DEFINITIONS, condition: { ArnLike: { 'ecs:cluster': CLUSTERS } } },
+      {
+        sid: 'PassEcsTaskRoles',
+        actions: ['iam:PassRole'],
+        resource: TASK_ROLES,
+        condition: { StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } },
+      },
     ],
     reconciler: [{ sid: 'EcsTaskStatus', actions: ['ecs:DescribeTasks', 'ecs:StopTask'], resource: TASKS }],
   },

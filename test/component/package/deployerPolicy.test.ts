@@ -130,7 +130,20 @@ const NEEDS: Record<string, TypeNeeds> = {
   },
   'AWS::Scheduler::Schedule': {
     actions: ['scheduler:CreateSchedule', 'scheduler:GetSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule', 'iam:PassRole'],
-    arn: (p) => `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule/${(p.GroupName as string | undefined) ?? 'default'}/${named(p, 'Name')}`,
+    // In the stage's schedule group (a Ref to it: its name is sluice-<stage>).
+    arn: (p) =>
+      `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule/${typeof p.GroupName === 'string' ? p.GroupName : p.GroupName ? `sluice-${STAGE}` : 'default'}/${named(p, 'Name')}`,
+  },
+  // CloudFormation tags a group as it creates it (its handlers call TagResource and ListTagsForResource).
+  'AWS::Scheduler::ScheduleGroup': {
+    actions: [
+      'scheduler:CreateScheduleGroup',
+      'scheduler:GetScheduleGroup',
+      'scheduler:DeleteScheduleGroup',
+      'scheduler:TagResource',
+      'scheduler:ListTagsForResource',
+    ],
+    arn: (p) => `arn:aws:scheduler:${REGION}:${ACCOUNT}:schedule-group/${named(p, 'Name')}`,
   },
 };
 

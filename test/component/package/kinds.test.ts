@@ -24,7 +24,10 @@ const RELEASER = 'releaser';
 const subscriberOf = (kind: KindDefinition) => kind.events.subscriber ?? RELEASER;
 const roleOf = (definition: ServiceDefinition, fn: string) => String((definition.functions[fn] as { role?: string } | undefined)?.role);
 
-/** Statements of Sluice's own code (the table, its queues, its logs): every other statement of a role is a kind's. */
+/**
+ * Statements of Sluice's own code (the table, its queues, its logs) and its guards (the Deny statements, whatever the
+ * kinds grant): every other statement of a role is a kind's.
+ */
 const OWN_STATEMENTS = new Set([
   'OwnLogs',
   'Table',
@@ -32,9 +35,15 @@ const OWN_STATEMENTS = new Set([
   'ConsumeJobQueue',
   'ConsumeCallbackQueue',
   'SendJobs',
+  'FailedEvents',
   'SluiceEvents',
   'SetRuns',
   'DueIndex',
+  'DenySluiceFunctions',
+  'DenySluiceRoles',
+  'DenyOtherStagesQueues',
+  'DenyOwnQueues',
+  'DenySluiceTables',
 ]);
 
 function statementsOf(definition: ServiceDefinition, role: string): PolicyStatement[] {
@@ -46,13 +55,24 @@ function statementsOf(definition: ServiceDefinition, role: string): PolicyStatem
 
 /** The kind's statement as serverless print renders it: params resolved from params.default. */
 function rendered(kind: KindDefinition, statement: IamStatement, params: Record<string, unknown>) {
-  const resource = statement.resource.replace(/\$\{param:([^}]+)\}/g, (_, name: string) => {
-    if (!(name in kind.iam.params)) throw new Error(`${kind.kind}: ${statement.sid} names param ${name} the kind does not declare`);
-    return String(params[name]);
-  });
+  const render = (text: string) =>
+    text.replace(/\$\{param:([^}]+)\}/g, (_, name: string) => {
+      if (!(name in kind.iam.params)) throw new Error(`${kind.kind}: ${statement.sid} names param ${name} the kind does not declare`);
+      return String(params[name]);
+    });
+  const resource = render(statement.resource);
   // `*` is written as itself, not through Fn::Sub (it names no parameter).
   const Resource = resource === ANY_RESOURCE ? ANY_RESOURCE : { 'Fn::Sub': resource };
-  return { Sid: statement.sid, Effect: 'Allow', Action: [...statement.actions], Resource };
+  // A condition value naming `${...}` goes through Fn::Sub; any other is written as itself.
+  const Condition =
+    statement.condition &&
+    Object.fromEntries(
+      Object.entries(statement.condition).map(([operator, keys]) => [
+        operator,
+        Object.fromEntries(Object.entries(keys).map(([key, value]) => [key, value.includes('${') ? { 'Fn::Sub': render(value) } : value])),
+      ]),
+    );
+  return { Sid: statement.sid, Effect: 'Allow', Action: [...statement.actions], Resource, ...(Condition && { Condition }) };
 }
 
 /** A stage's parameters as serverless print resolves them: its own over the defaults. */

@@ -10,6 +10,8 @@ import { makeDeps } from '../../support/fakes/makeDeps';
 import { startGlueJob } from '../../support/fakes/drive';
 import { Reconciler } from '../../../shared/app/reconcile';
 import type { JobSpec } from '../../../shared/kinds/registry';
+import { WaitCause } from '../../../shared/domain/stuckPools';
+import { waitKey } from '../../../shared/domain/waiting';
 
 /**
  * What the functions write for CloudWatch (EMF lines): the alarms in serverless.yml read the service-wide dimension
@@ -152,17 +154,37 @@ describe('pool gauges', () => {
     await hold('glue-stuck', 'glue', now - settings.maxRunMs.glue - graces - 1);
     // An AppFlow run at exactly its deadline: not overdue yet.
     await hold('flow-long', 'appflow', now - settings.maxRunMs.appflow - graces);
+    // The first in line on etl could run 30 minutes ago (its wait key's time), though it first came earlier.
     for (const [i, id] of ['w1', 'w2'].entries()) {
-      await leases.addWaiter({ pool: 'etl', jobId: id, kind: 'glue', waitKey: `00${i}#${id}`, body: '{}', since: now });
+      const eligible = now - (30 - i) * 60_000;
+      await leases.addWaiter({ pool: 'etl', jobId: id, kind: 'glue', waitKey: waitKey(eligible, id), body: '{}', since: eligible - HOUR });
     }
     await leases.createPool('default', 8);
+    // Paused with a job waiting 10 minutes.
+    await leases.createPool('crm', 0);
+    await leases.addWaiter({
+      pool: 'crm',
+      jobId: 'c1',
+      kind: 'glue',
+      waitKey: waitKey(now - 600_000, 'c1'),
+      body: '{}',
+      since: now - 600_000,
+    });
     return { leases, clock, settings: settings as SluiceSettings };
   }
 
-  test('reads limit, slots in use, waiting jobs and the slots held past their deadline, per pool', async () => {
+  test('reads limit, slots in use, waiting jobs, the slots held past their deadline and how long the first in line waited, per pool', async () => {
     expect(await readPoolGauges(await world())).toEqual([
+      { pool: 'crm', limit: 0, inUse: 0, waiting: 1, overdue: [], wait: { gate: 'crm', cause: WaitCause.Paused, waitSeconds: 600 } },
       { pool: 'default', limit: 8, inUse: 0, waiting: 0, overdue: [] },
-      { pool: 'etl', limit: 3, inUse: 2, waiting: 2, overdue: ['glue-stuck'] },
+      {
+        pool: 'etl',
+        limit: 3,
+        inUse: 2,
+        waiting: 2,
+        overdue: ['glue-stuck'],
+        wait: { gate: 'etl', cause: WaitCause.SlotsFree, waitSeconds: 1800 },
+      },
     ]);
   });
 
@@ -170,7 +192,7 @@ describe('pool gauges', () => {
     const deps = await world();
     const gauges = await readPoolGauges(deps);
     const lines = captureEmf(() => publishPoolGauges(newMetrics(), gauges));
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     const names = Object.values(GaugeName).sort();
     for (const line of lines)
       expect(
@@ -178,17 +200,42 @@ describe('pool gauges', () => {
           .Metrics.map((m) => m.Name)
           .sort(),
       ).toEqual(names);
-    expect(lines.map((l) => definition(l).Dimensions)).toEqual([[['service', 'pool']], [['service', 'pool']], [['service']]]);
-    expect(lines[1]).toMatchObject({ pool: 'etl', SlotsInUse: 2, SlotLimit: 3, Waiting: 2, OverdueLeases: 1 });
-    // The alarm's metric: OverdueLeases for the service, summed over pools.
-    expect(lines[2]).toMatchObject({ service: 'sluice', SlotsInUse: 2, SlotLimit: 11, Waiting: 2, OverdueLeases: 1 });
-    expect(lines[2]!.pool).toBeUndefined();
+    expect(lines.map((l) => definition(l).Dimensions)).toEqual([
+      [['service', 'pool']],
+      [['service', 'pool']],
+      [['service', 'pool']],
+      [['service']],
+    ]);
+    expect(lines[0]).toMatchObject({ pool: 'crm', Waiting: 1, OldestWaitSeconds: 600, PausedPools: 1 });
+    expect(lines[1]).toMatchObject({ pool: 'default', Waiting: 0, OldestWaitSeconds: 0, PausedPools: 0 });
+    expect(lines[2]).toMatchObject({
+      pool: 'etl',
+      SlotsInUse: 2,
+      SlotLimit: 3,
+      Waiting: 2,
+      OverdueLeases: 1,
+      OldestWaitSeconds: 1800,
+      PausedPools: 0,
+    });
+    expect(definition(lines[2]!).Metrics.find((m) => m.Name === GaugeName.OldestWaitSeconds)!.Unit).toBe('Seconds');
+    // The alarms' metrics, for the service: OverdueLeases summed over pools; the longest wait of any pool (pool-stuck)
+    // and the paused pools with jobs waiting.
+    expect(lines[3]).toMatchObject({
+      service: 'sluice',
+      SlotsInUse: 2,
+      SlotLimit: 11,
+      Waiting: 3,
+      OverdueLeases: 1,
+      OldestWaitSeconds: 1800,
+      PausedPools: 1,
+    });
+    expect(lines[3]!.pool).toBeUndefined();
   });
 
   test('with no pools the service line still says 0 overdue (the alarm recovers)', async () => {
     const lines = captureEmf(() => publishPoolGauges(newMetrics(), []));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ OverdueLeases: 0, SlotsInUse: 0 });
+    expect(lines[0]).toMatchObject({ OverdueLeases: 0, SlotsInUse: 0, OldestWaitSeconds: 0, PausedPools: 0 });
   });
 
   test('emitPoolGauges reads, publishes and returns the gauges', async () => {
@@ -204,7 +251,7 @@ describe('pool gauges', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(gauges.map((g) => g.pool)).toEqual(['default', 'etl']);
+    expect(gauges.map((g) => g.pool)).toEqual(['crm', 'default', 'etl']);
     expect(chunks.join('').match(/"OverdueLeases":1/g)).toHaveLength(2);
   });
 });

@@ -15,7 +15,21 @@ import { readEnv } from '../../../shared/config/settings';
 import { matchesPattern } from '../../../local/bus';
 import { rateToMs } from '../../../local/infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from '../../../local/infra/serviceDefinition';
-import { allPolicyStatements, asList, type CfnResource, type CfnTemplate, grantsOf, refName, resolveSub } from './cfn';
+import {
+  allPolicyStatements,
+  asList,
+  type CfnResource,
+  type CfnTemplate,
+  decide,
+  grantsOf,
+  type IamRequest,
+  refName,
+  resolveIn,
+  resolveSub,
+  statementsOf,
+  wildcardMatch,
+} from './cfn';
+import { cfnLintVersion, explain, type LintIgnore, runCfnLint } from './cfnLint';
 import { compare, type Control, loadControls, runControls, type Suppression } from './controlTower';
 import { readZip } from './zip';
 import { loadJobSets } from '../../../shared/config/jobSetsFile';
@@ -127,7 +141,7 @@ describe('the job queue and its event source', () => {
     }
   });
 
-  test.each(['JobQueue', 'DeadLetterQueue', 'CallbackQueue', 'CallbackDeadLetterQueue', 'JobSetFailureQueue'])(
+  test.each(['JobQueue', 'DeadLetterQueue', 'CallbackQueue', 'CallbackDeadLetterQueue', 'JobSetFailureQueue', 'EventFailureQueue'])(
     '%s keeps messages 14 days, encrypted at rest (SSE-SQS)',
     (id) => {
       expect(resource(id).Type).toBe('AWS::SQS::Queue');
@@ -306,6 +320,15 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
     expect(sets.find((set) => set.name === 'daily-flows')!.jobs).toHaveLength(120);
   });
 
+  test("the schedules are in the stage's own schedule group, the one the scheduler role trusts", () => {
+    expect(ofType('AWS::Scheduler::ScheduleGroup')).toEqual([
+      ['JobSetScheduleGroup', { Type: 'AWS::Scheduler::ScheduleGroup', Properties: { Name: `sluice-${STAGE}` } }],
+    ]);
+    const schedules = ofType('AWS::Scheduler::Schedule');
+    expect(schedules.length).toBeGreaterThan(0);
+    for (const [, r] of schedules) expect(r.Properties!.GroupName).toEqual({ Ref: 'JobSetScheduleGroup' });
+  });
+
   test('each targets the jobSets function with its set and the scheduled time, retried, through the scheduler role', () => {
     for (const [, r] of ofType('AWS::Scheduler::Schedule')) {
       const target = r.Properties!.Target as Record<string, unknown>;
@@ -315,7 +338,7 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
       expect(input.scheduledTime).toBe('<aws.scheduler.scheduled-time>');
       expect(sets.map((s) => s.name)).toContain(input.set);
       // the invoke call retried, then dead-lettered: Scheduler's policy covers only a call Lambda did not accept
-      expect((target.RetryPolicy as { MaximumRetryAttempts: number }).MaximumRetryAttempts).toBeGreaterThan(0);
+      expect(target.RetryPolicy).toEqual({ MaximumRetryAttempts: 5, MaximumEventAgeInSeconds: 3600 });
       expect(refName((target.DeadLetterConfig as { Arn: unknown }).Arn)).toBe('JobSetFailureQueue');
     }
   });
@@ -333,7 +356,7 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
     expect(local.functions.jobSets).toMatchObject({ maximumRetryAttempts: 2, maximumEventAge: 21_600 });
   });
 
-  test("the scheduler role: assumed only by this account's schedules, it may invoke the jobSets function and dead-letter, nothing else", () => {
+  test("the scheduler role: assumed only by the schedules of this stage's group in this account (aws:SourceArn, aws:SourceAccount), it may invoke the jobSets function and dead-letter, nothing else", () => {
     const role = props('JobSetSchedulerRole');
     expect(role.AssumeRolePolicyDocument).toEqual({
       Version: '2012-10-17',
@@ -342,10 +365,17 @@ describe('job set schedules (the example sets file, docs/examples/jobs.yml)', ()
           Effect: 'Allow',
           Principal: { Service: 'scheduler.amazonaws.com' },
           Action: 'sts:AssumeRole',
-          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            // The group's ARN, as Scheduler's confused-deputy guidance asks (not a schedule's).
+            ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': ['JobSetScheduleGroup', 'Arn'] } },
+          },
         },
       ],
     });
+    expect(resolveIn(template, { 'Fn::GetAtt': ['JobSetScheduleGroup', 'Arn'] })).toBe(
+      `arn:aws:scheduler:us-east-1:123456789012:schedule-group/sluice-${STAGE}`,
+    );
     expect(grantsOf(resource('JobSetSchedulerRole'))).toEqual({
       'lambda:InvokeFunction': ['JobSetsLambdaFunction'],
       'sqs:SendMessage': ['JobSetFailureQueue'],
@@ -469,8 +499,9 @@ describe('least privilege', () => {
         ...logs('ReleaserLogGroup'),
         ...table,
         ...sluiceEvents,
-        // wake-ups when it cannot start the job itself; the retries and dead-lettering of a start it makes
-        'sqs:SendMessage': ['DeadLetterQueue', 'JobQueue'],
+        // wake-ups when it cannot start the job itself; the retries and dead-lettering of a start it makes; Lambda's
+        // record of an event that failed every attempt (its on-failure destination, written with the function's role)
+        'sqs:SendMessage': ['DeadLetterQueue', 'EventFailureQueue', 'JobQueue'],
       },
       // it starts the job a released slot goes to (handOffStart: releaser)
       kindGrants('acquirer'),
@@ -483,8 +514,8 @@ describe('least privilege', () => {
         'sqs:ReceiveMessage': ['CallbackQueue'],
         'sqs:DeleteMessage': ['CallbackQueue'],
         'sqs:GetQueueAttributes': ['CallbackQueue'],
-        // wake-ups of the jobs a completed run's slot was handed to
-        'sqs:SendMessage': ['JobQueue'],
+        // wake-ups of the jobs a completed run's slot was handed to; Lambda's record of an event that failed every attempt
+        'sqs:SendMessage': ['EventFailureQueue', 'JobQueue'],
       },
       kindGrants('subscriber'),
     ),
@@ -542,12 +573,15 @@ describe('least privilege', () => {
     }
   });
 
-  test('no action is `*` and no resource is, but for reads IAM cannot scope; nothing is allowed by exclusion', () => {
+  test('no action is `*` and no resource is, but for reads IAM cannot scope; nothing is allowed by exclusion; every Deny is a guard', () => {
     const statements = allPolicyStatements(template).filter(({ resource: id }) => template.Resources[id]!.Type === 'AWS::IAM::Role');
     expect(statements.length).toBeGreaterThanOrEqual(3 * 4);
     for (const { resource: id, statement } of statements) {
       const where = `${id} ${statement.Sid ?? ''}`;
-      expect([where, statement.Effect]).toEqual([where, 'Allow']);
+      // The only Deny statements are the guards (describe 'guards' below), in the roles whose grants name patterns.
+      if (statement.Effect === 'Deny')
+        expect([where, GUARDED_ROLES.includes(id), GUARDS.includes(statement.Sid!)]).toEqual([where, true, true]);
+      else expect([where, statement.Effect]).toEqual([where, 'Allow']);
       expect([where, statement.NotAction, statement.NotResource]).toEqual([where, undefined, undefined]);
       for (const action of asList(statement.Action)) expect([where, action]).toEqual([where, expect.not.stringContaining('*')]);
       // `*` only for read actions IAM cannot scope (UNSCOPABLE_READ_ACTIONS: Batch's DescribeJobs and ListJobs).
@@ -576,6 +610,261 @@ describe('least privilege', () => {
   });
 });
 
+/** The roles whose grants a stage scopes by name patterns (the kinds' start, status and stop statements). */
+const GUARDED_ROLES = ['AcquirerRole', 'ReleaserRole', 'ReconcilerRole'];
+/** Their explicit Deny statements, which hold whatever the patterns are set to. */
+const GUARDS = ['DenyOtherStagesQueues', 'DenyOwnQueues', 'DenySluiceFunctions', 'DenySluiceRoles', 'DenySluiceTables'];
+const ARN = { region: 'us-east-1', account: '123456789012' };
+const queueArn = (name: string) => `arn:aws:sqs:${ARN.region}:${ARN.account}:${name}`;
+const functionArn = (name: string) => `arn:aws:lambda:${ARN.region}:${ARN.account}:function:${name}`;
+const roleArn = (name: string) => `arn:aws:iam::${ARN.account}:role/${name}`;
+/** Requests a job could make a role send: a message to a queue (with its tags), an invoke, a role passed to ECS tasks. */
+const send = (queue: string, stageTag?: string): IamRequest => ({
+  action: 'sqs:SendMessage',
+  resource: queueArn(queue),
+  context: stageTag === undefined ? {} : { 'aws:ResourceTag/sluice:stage': stageTag },
+});
+const invoke = (fn: string): IamRequest => ({ action: 'lambda:InvokeFunction', resource: functionArn(fn) });
+const passToEcs = (role: string, service = 'ecs-tasks.amazonaws.com'): IamRequest => ({
+  action: 'iam:PassRole',
+  resource: roleArn(role),
+  context: { 'iam:PassedToService': service },
+});
+const statementOf = (t: CfnTemplate, role: string, sid: string) => {
+  const found = statementsOf(t.Resources[role]!).find((s) => s.Sid === sid);
+  if (!found) throw new Error(`${role} has no statement ${sid}`);
+  return found;
+};
+
+describe('IAM conditions and guards', () => {
+  const SUB = (text: string) => ({ 'Fn::Sub': text });
+
+  test.each(['AcquirerRole', 'ReleaserRole'])(
+    '%s: RunTask only on the allowed clusters (ecs:cluster), task roles passed to ECS tasks only (iam:PassedToService)',
+    (role) => {
+      expect(statementOf(template, role, 'RunEcsTasks').Condition).toEqual({
+        ArnLike: { 'ecs:cluster': SUB('arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:cluster/sluice-*') },
+      });
+      expect(statementOf(template, role, 'PassEcsTaskRoles').Condition).toEqual({
+        StringEquals: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' },
+      });
+      const statements = statementsOf(resource(role));
+      const runTask = (cluster: string): IamRequest => ({
+        action: 'ecs:RunTask',
+        resource: `arn:aws:ecs:${ARN.region}:${ARN.account}:task-definition/sluice-export:3`,
+        context: { 'ecs:cluster': `arn:aws:ecs:${ARN.region}:${ARN.account}:cluster/${cluster}` },
+      });
+      expect(decide(template, statements, runTask('sluice-jobs'))).toBe('allow');
+      expect(decide(template, statements, runTask('production'))).toBe('implicit-deny');
+      expect(decide(template, statements, passToEcs('sluicejob-export-task'))).toBe('allow');
+      expect(decide(template, statements, passToEcs('sluicejob-export-task', 'lambda.amazonaws.com'))).toBe('implicit-deny');
+      expect(decide(template, statements, passToEcs('sluice-dev-us-east-1-acquirer'))).toBe('deny');
+    },
+  );
+
+  test("no default name pattern for roles, queues, buses or functions can name a resource of this stage's stack or any other's", () => {
+    // (The reconciler's schedule rule has no name of its own: CloudFormation generates one from the stack's.)
+    const named = (type: string, key: string) =>
+      ofType(type)
+        .filter(([, r]) => r.Properties![key] !== undefined)
+        .map(([, r]) => resolveIn(template, r.Properties![key]));
+    const ours = [
+      ...named('AWS::Lambda::Function', 'FunctionName'),
+      ...named('AWS::IAM::Role', 'RoleName'),
+      ...named('AWS::SQS::Queue', 'QueueName'),
+      ...named('AWS::DynamoDB::Table', 'TableName'),
+      ...named('AWS::SecretsManager::Secret', 'Name'),
+      ...named('AWS::Events::Rule', 'Name'),
+    ];
+    expect(ours.length).toBeGreaterThan(20);
+    // Every stage's names start sluice-<stage>-: the same names for other stages, including ones named like the prefix.
+    const stages = ['prod', 'job', 'target', 'sluicejob', 'jobs-x'];
+    const names = [...ours, ...stages.flatMap((stage) => ours.map((n) => n.replace(`sluice-${STAGE}`, `sluice-${stage}`)))];
+    const patterns = [
+      'allowedEcsTaskRolePattern',
+      'allowedCallbackQueuePattern',
+      'allowedCallbackBusPattern',
+      'allowedCallbackFunctionPattern',
+    ].map((param) => [param, KINDS.map((k) => k.iam.params[param]).find((v) => v !== undefined)!] as const);
+    for (const [param, pattern] of patterns) {
+      expect([param, pattern]).toEqual([param, 'sluicejob-*']);
+      expect([param, names.filter((name) => wildcardMatch(pattern, name))]).toEqual([param, []]);
+    }
+  });
+
+  test.each(GUARDED_ROLES)(
+    "%s: explicit Deny on every stage's functions, Sluice's roles, other stages' queues (by their stage tag), this stage's queues it never sends to, and table changes",
+    (role) => {
+      const statements = statementsOf(resource(role));
+      expect(
+        statements
+          .filter((s) => s.Effect === 'Deny')
+          .map((s) => s.Sid)
+          .sort(),
+      ).toEqual(GUARDS);
+      const deny = (sid: string) => {
+        const { Sid: _, ...rest } = statementOf(template, role, sid);
+        return rest;
+      };
+      expect(deny('DenySluiceFunctions')).toEqual({
+        Effect: 'Deny',
+        Action: ['lambda:InvokeFunction'],
+        Resource: SUB('arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:sluice-*'),
+      });
+      expect(deny('DenySluiceRoles')).toEqual({
+        Effect: 'Deny',
+        Action: ['iam:PassRole'],
+        Resource: SUB('arn:${AWS::Partition}:iam::${AWS::AccountId}:role/sluice-*'),
+      });
+      expect(deny('DenyOtherStagesQueues')).toEqual({
+        Effect: 'Deny',
+        Action: ['sqs:SendMessage'],
+        Resource: SUB('arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:sluice-*'),
+        Condition: { StringNotEquals: { 'aws:ResourceTag/sluice:stage': STAGE } },
+      });
+      expect(deny('DenySluiceTables')).toEqual({
+        Effect: 'Deny',
+        Action: ['dynamodb:DeleteTable', 'dynamodb:UpdateTable', 'dynamodb:UpdateContinuousBackups', 'dynamodb:UpdateTimeToLive'],
+        Resource: SUB('arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/sluice-*'),
+      });
+      // Exactly the stack's queues this role's own grants never send to.
+      const queues = ofType('AWS::SQS::Queue').map(([id]) => id);
+      const sendsTo = new Set(grantsOf(resource(role))['sqs:SendMessage']);
+      const ownQueues = deny('DenyOwnQueues');
+      expect(ownQueues.Action).toEqual(['sqs:SendMessage']);
+      expect(asList(ownQueues.Resource).map(refName).sort()).toEqual(queues.filter((q) => !sendsTo.has(q)).sort());
+      // Every name the guards cover starts sluice-: the functions', roles' (the scheduler's too) and table's.
+      for (const name of FUNCTIONS) expect(wildcardMatch('sluice-*', String(fn(name).FunctionName))).toBe(true);
+      for (const [, r] of ofType('AWS::IAM::Role'))
+        expect(wildcardMatch('sluice-*', resolveIn(template, r.Properties!.RoleName))).toBe(true);
+    },
+  );
+
+  test('every queue carries the tag sluice:stage with its stage, which DenyOtherStagesQueues compares', () => {
+    const queues = ofType('AWS::SQS::Queue');
+    expect(queues.length).toBe(6);
+    for (const [id, q] of queues) expect([id, q.Properties!.Tags]).toEqual([id, [{ Key: 'sluice:stage', Value: STAGE }]]);
+  });
+
+  test("with the default patterns, a callback job's start reaches neither this stage's queues and functions nor another stage's", () => {
+    for (const role of GUARDED_ROLES) {
+      const d = (request: IamRequest) => [role, request.resource, decide(template, statementsOf(resource(role)), request)];
+      const fnName = String(fn('reconciler').FunctionName);
+      expect(d(send('sluicejob-orders'))).toEqual([role, queueArn('sluicejob-orders'), 'allow']);
+      expect(d(invoke('sluicejob-worker'))).toEqual([role, functionArn('sluicejob-worker'), 'allow']);
+      expect(d(send('sluice-prod-dlq', 'prod'))).toEqual([role, queueArn('sluice-prod-dlq'), 'deny']);
+      expect(d(send(`sluice-${STAGE}-callbacks`, STAGE))).toEqual([role, queueArn(`sluice-${STAGE}-callbacks`), 'deny']);
+      expect(d(invoke(fnName.replace(`-${STAGE}-`, '-prod-')))).toEqual([role, functionArn('sluice-prod-reconciler'), 'deny']);
+      expect(d(invoke(fnName))).toEqual([role, functionArn(fnName), 'deny']);
+    }
+  });
+});
+
+describe('state that survives the stack', () => {
+  const QUEUES = ['CallbackDeadLetterQueue', 'CallbackQueue', 'DeadLetterQueue', 'EventFailureQueue', 'JobQueue', 'JobSetFailureQueue'];
+
+  test('the table, every queue and the token secret are retained when the stack is removed or a change replaces them', () => {
+    expect(
+      ofType('AWS::SQS::Queue')
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(QUEUES);
+    for (const id of [...QUEUES, 'SluiceTable', 'CallbackTokenSecret']) {
+      expect([id, resource(id).DeletionPolicy, resource(id).UpdateReplacePolicy]).toEqual([id, 'Retain', 'Retain']);
+    }
+  });
+
+  test('the table refuses DeleteTable (deletion protection)', () => {
+    expect(props('SluiceTable').DeletionProtectionEnabled).toBe(true);
+  });
+
+  test('the log groups go with the stack, said explicitly (a retained one would make the next deploy of the stage fail)', () => {
+    for (const name of FUNCTIONS) {
+      const id = `${logicalId(name)}LogGroup`;
+      expect([id, resource(id).DeletionPolicy, resource(id).UpdateReplacePolicy]).toEqual([id, 'Delete', 'Delete']);
+    }
+  });
+
+  test('README, "Remove a stage": the commands that delete each retained resource by its name', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const section = /\n### Remove a stage\n([\s\S]*?)\n#{2,3} /.exec(readme)?.[1] ?? '';
+    expect(section).toContain('npx serverless remove');
+    expect(section).toContain('--no-deletion-protection-enabled');
+    expect(section).toContain('aws dynamodb delete-table --table-name "sluice-$STAGE"');
+    expect(section).toContain('aws secretsmanager delete-secret --secret-id "sluice-$STAGE-callback-token"');
+    for (const id of QUEUES) {
+      const suffix = String(props(id).QueueName).replace(`sluice-${STAGE}-`, '');
+      expect([id, section.includes(suffix)]).toEqual([id, true]);
+    }
+    expect(section).toContain('aws sqs delete-queue');
+    expect(props('CallbackTokenSecret').Name).toBe(`sluice-${STAGE}-callback-token`);
+    expect(props('SluiceTable').TableName).toBe(`sluice-${STAGE}`);
+  });
+});
+
+describe('failed deliveries are kept', () => {
+  /** The rules whose target is the releaser or the callbacks function. */
+  const eventRules = () =>
+    ofType('AWS::Events::Rule').filter(([, r]) =>
+      asList(r.Properties!.Targets as Array<{ Arn: unknown }>).some((t) =>
+        ['ReleaserLambdaFunction', 'CallbacksLambdaFunction'].includes(refName(t.Arn)),
+      ),
+    );
+
+  test("every rule of the releaser and the callbacks function: EventBridge's retries stated (a day, 185 tries), then the event failures queue", () => {
+    const rules = eventRules();
+    expect(rules.length).toBe(KINDS.reduce((n, k) => n + k.events.rules.length, 0));
+    for (const [id, rule] of rules) {
+      for (const target of rule.Properties!.Targets as Array<Record<string, unknown>>) {
+        expect([id, target.RetryPolicy]).toEqual([id, { MaximumEventAgeInSeconds: 86_400, MaximumRetryAttempts: 185 }]);
+        expect([id, refName((target.DeadLetterConfig as { Arn: unknown }).Arn)]).toEqual([id, 'EventFailureQueue']);
+      }
+    }
+  });
+
+  test('only those rules may send to the event failures queue (its queue policy: EventBridge, aws:SourceArn each rule by reference)', () => {
+    expect(props('EventFailureQueuePolicy')).toEqual({
+      Queues: [{ Ref: 'EventFailureQueue' }],
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          {
+            Sid: 'RuleDeadLetters',
+            Effect: 'Allow',
+            Principal: { Service: 'events.amazonaws.com' },
+            Action: 'sqs:SendMessage',
+            Resource: { 'Fn::GetAtt': ['EventFailureQueue', 'Arn'] },
+            Condition: {
+              ArnEquals: {
+                'aws:SourceArn': eventRules()
+                  .map(([id]) => id)
+                  .sort()
+                  .map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] })),
+              },
+            },
+          },
+        ],
+      },
+    });
+    // No other queue has a policy: the functions send with their roles, Scheduler with its execution role.
+    expect(ofType('AWS::SQS::QueuePolicy').map(([id]) => id)).toEqual(['EventFailureQueuePolicy']);
+  });
+
+  test.each(['releaser', 'callbacks'] as const)(
+    'an event that failed in the %s function every attempt (three) is recorded in the event failures queue, on AWS and locally',
+    (name) => {
+      const [, config] = ofType('AWS::Lambda::EventInvokeConfig').find(
+        ([, r]) => refName(r.Properties!.FunctionName) === `Ref ${logicalId(name)}LambdaFunction`,
+      )!;
+      expect(config.Properties!.MaximumRetryAttempts).toBe(2);
+      expect(refName((config.Properties!.DestinationConfig as { OnFailure: { Destination: unknown } }).OnFailure.Destination)).toBe(
+        'EventFailureQueue',
+      );
+      expect(local.functions[name]).toMatchObject({ maximumRetryAttempts: 2, destinations: { onFailure: { type: 'sqs' } } });
+    },
+  );
+});
+
 describe('alarms and the dashboard', () => {
   const alarm = (id: string) => {
     expect(resource(id).Type).toBe('AWS::CloudWatch::Alarm');
@@ -587,14 +876,24 @@ describe('alarms and the dashboard', () => {
   test('every alarm notifies the alarm topic, on alarm and on recovery', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm');
     expect(alarms.map(([id]) => id).sort()).toEqual([
+      'AcquirerErrorsAlarm',
+      'AcquirerThrottlesAlarm',
       'CallbackDeadLetterQueueNotEmptyAlarm',
+      'CallbacksErrorsAlarm',
+      'CallbacksThrottlesAlarm',
       'DeadLetterQueueNotEmptyAlarm',
+      'EventFailuresAlarm',
       'JobQueueOldestMessageAlarm',
       'JobSetFailuresAlarm',
+      'JobSetsErrorsAlarm',
+      'JobSetsThrottlesAlarm',
       'OverdueLeasesAlarm',
       'OverdueRunsAlarm',
+      'PoolStuckAlarm',
       'ReconcilerErrorsAlarm',
       'ReconcilerSilentAlarm',
+      'ReleaserErrorsAlarm',
+      'ReleaserThrottlesAlarm',
     ]);
     for (const [, a] of alarms) {
       expect((a.Properties!.AlarmActions as unknown[]).map(refName)).toEqual(['Ref AlarmTopic']);
@@ -689,6 +988,57 @@ describe('alarms and the dashboard', () => {
     expect((a.Period as number) % 60).toBe(0);
   });
 
+  test.each([
+    ['Acquirer', 'Errors', 2],
+    ['Acquirer', 'Throttles', 2],
+    ['Releaser', 'Errors', 2],
+    ['Releaser', 'Throttles', 2],
+    ['Callbacks', 'Errors', 2],
+    ['Callbacks', 'Throttles', 2],
+    // runs only when a schedule fires: one window with an error says it
+    ['JobSets', 'Errors', 1],
+    ['JobSets', 'Throttles', 1],
+  ] as const)('%s %s of the function: any in each of %s 5-minute window(s) running', (fn, metric, windows) => {
+    const id = `${fn}${metric}Alarm`;
+    const a = alarm(id);
+    expect([a.Namespace, a.MetricName, dims(id)]).toEqual(['AWS/Lambda', metric, { FunctionName: `Ref ${fn}LambdaFunction` }]);
+    expect([
+      a.Statistic,
+      a.Period,
+      a.ComparisonOperator,
+      a.Threshold,
+      a.EvaluationPeriods,
+      a.DatapointsToAlarm ?? 1,
+      a.TreatMissingData,
+    ]).toEqual(['Sum', 300, 'GreaterThanThreshold', 0, windows, windows, 'notBreaching']);
+  });
+
+  test('event delivery failed: fires on the first message in the event failures queue', () => {
+    const a = alarm('EventFailuresAlarm');
+    expect([a.Namespace, a.MetricName, dims('EventFailuresAlarm')]).toEqual([
+      'AWS/SQS',
+      'ApproximateNumberOfMessagesVisible',
+      { QueueName: 'EventFailureQueue.QueueName' },
+    ]);
+    expect([a.ComparisonOperator, a.Threshold, a.Period, a.EvaluationPeriods]).toEqual(['GreaterThanThreshold', 0, 60, 1]);
+  });
+
+  test('pool stuck: the OldestWaitSeconds gauge the reconciler writes for the service, over the stage parameter stuckPoolAlarmSeconds', () => {
+    const a = alarm('PoolStuckAlarm');
+    expect(a.Namespace).toBe(env('reconciler').POWERTOOLS_METRICS_NAMESPACE);
+    expect(a.MetricName).toBe(GaugeName.OldestWaitSeconds);
+    expect(dims('PoolStuckAlarm')).toEqual({ service: env('reconciler').POWERTOOLS_SERVICE_NAME });
+    expect([a.Statistic, a.ComparisonOperator, a.Threshold, a.TreatMissingData]).toEqual([
+      'Maximum',
+      'GreaterThanThreshold',
+      21_600,
+      'notBreaching',
+    ]);
+    // A window at least as long as the reconcile period, so every window has a gauge.
+    const rate = ofType('AWS::Events::Rule').find(([, r]) => r.Properties!.ScheduleExpression)![1].Properties!.ScheduleExpression as string;
+    expect((a.Period as number) * 1000).toBeGreaterThanOrEqual(rateToMs(rate));
+  });
+
   test('the dashboard is valid JSON and shows slots, waiting, hand-off latency, drift, DLQ sends, the queues and every alarm', () => {
     const body = JSON.parse(resolveSub(props('Dashboard').DashboardBody)) as {
       widgets: Array<{ type: string; properties: Record<string, unknown> }>;
@@ -758,6 +1108,7 @@ describe('configuration', () => {
       CallbackQueueUrl: 'Ref CallbackQueue',
       CallbackQueueArn: 'CallbackQueue',
       JobSetFailureQueueUrl: 'Ref JobSetFailureQueue',
+      EventFailureQueueUrl: 'Ref EventFailureQueue',
       AlarmTopicArn: 'Ref AlarmTopic',
       DashboardName: 'Ref Dashboard',
     });
@@ -900,9 +1251,9 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
       ].join('\n'),
     );
     expect({ unsuppressed, stale }).toEqual({ unsuppressed: [], stale: [] });
-    // CT.SQS.PR.1 fails only for the job set failures queue (suppressed, with why): the job queue, the DLQ (its
+    // CT.SQS.PR.1 fails only for the two failures queues (suppressed, with why): the job queue, the DLQ (its
     // RedriveAllowPolicy) and the callback queues pass it, or they would be unsuppressed above.
-    expect(result.failed.get('CT.SQS.PR.1')).toEqual(['JobSetFailureQueue']);
+    expect(result.failed.get('CT.SQS.PR.1')).toEqual(['EventFailureQueue', 'JobSetFailureQueue']);
     // What the fixes of issue 12 made pass (README, "AWS Control Tower controls"); each failed on the template before.
     expect(result.passed).toEqual(
       expect.arrayContaining([
@@ -949,6 +1300,125 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
       const sqsSuppressions = suppressions.filter((s) => s.control.startsWith('CT.SQS.'));
       expect(compare(result.failed, sqsSuppressions)).toEqual({ unsuppressed: ['CT.SQS.PR.1 DeadLetterQueue'], stale: [] });
       expect(result.passed).toEqual(['CT.SQS.PR.2']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
+
+/**
+ * cfn-lint on the template just packaged (the one beforeAll read, written to a file of its own: later packagings empty
+ * .serverless), every rule on, informational ones included. Each finding must be explained in cfn-lint-ignores.json
+ * (rule, resources, why); a new one fails here, and so does an entry nothing finds any more. Without cfn-lint on the
+ * machine these fail, saying so.
+ */
+describe('cfn-lint', () => {
+  const IGNORES = path.join(__dirname, 'cfn-lint-ignores.json');
+  let ignores: LintIgnore[];
+  let dir: string;
+  const lint = async (t: CfnTemplate, name: string) => {
+    const file = path.join(dir, name);
+    await writeFile(file, JSON.stringify(t, null, 2));
+    return runCfnLint(file);
+  };
+  beforeAll(async () => {
+    ignores = (JSON.parse(await readFile(IGNORES, 'utf8')) as { ignores: LintIgnore[] }).ignores;
+    dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-cfn-lint-'));
+  });
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  test('every ignore names a rule, the resources allowed to have it and why', () => {
+    for (const i of ignores)
+      expect([i.rule, /^[EWI]\d{4}$/.test(i.rule), i.resources.length > 0, i.reason.length > 40]).toEqual([i.rule, true, true, true]);
+  });
+
+  test('every finding on the packaged template is explained; no explanation is stale', async () => {
+    const findings = await lint(template, 'template.json');
+    console.log(
+      [
+        `${await cfnLintVersion()}: ${findings.length} findings`,
+        ...findings.map((f) => `  ${f.rule} ${f.level} ${f.resource}: ${f.message}`),
+      ].join('\n'),
+    );
+    expect(explain(findings, ignores)).toEqual({ unexplained: [], stale: [] });
+  }, 120_000);
+
+  test('a regression is caught: the table without its deletion and replacement policies is a new finding (I3011, a stateful resource)', async () => {
+    const broken = structuredClone(template);
+    delete broken.Resources.SluiceTable!.DeletionPolicy;
+    delete broken.Resources.SluiceTable!.UpdateReplacePolicy;
+    const { unexplained } = explain(await lint(broken, 'broken.json'), ignores);
+    expect(unexplained.sort()).toEqual([
+      expect.stringMatching(/^I3011 SluiceTable: 'DeletionPolicy' is a required property/),
+      expect.stringMatching(/^I3011 SluiceTable: 'UpdateReplacePolicy' is a required property/),
+    ]);
+  }, 120_000);
+});
+
+/**
+ * Last: packaging again empties .serverless (the framework's cleanup), which the tests above read. The guards hold
+ * whatever a stage sets its name patterns to: packaged with every pattern '*', the roles are asked, as IAM decides
+ * (cfn.ts, decide), for what a job could make them do.
+ */
+describe('IAM guards with every name pattern widened', () => {
+  const SUB = (text: string) => ({ 'Fn::Sub': text });
+
+  test("with every name pattern widened to '*', a job still cannot reach another stage, Sluice's own functions, roles and unused queues, or its tables", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'sluice-wide-'));
+    try {
+      const wide = [
+        'allowedEcsClusterPattern',
+        'allowedEcsTaskRolePattern',
+        'allowedCallbackQueuePattern',
+        'allowedCallbackBusPattern',
+        'allowedCallbackFunctionPattern',
+      ];
+      await promisify(execFile)(
+        process.execPath,
+        [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, '--package', dir, ...wide.flatMap((p) => ['--param', `${p}=*`])],
+        { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 },
+      );
+      const t = JSON.parse(await readFile(path.join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
+      // The patterns are widened indeed: the callback start statements name every queue.
+      expect(statementOf(t, 'AcquirerRole', 'StartCallbackQueues').Resource).toEqual(
+        SUB('arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:*'),
+      );
+      for (const role of GUARDED_ROLES) {
+        const statements = statementsOf(t.Resources[role]!);
+        const d = (request: IamRequest) => [role, request.action, request.resource, decide(t, statements, request)];
+        const expectDecision = (request: IamRequest, decision: string) =>
+          expect(d(request)).toEqual([role, request.action, request.resource, decision]);
+        // A user's queues and functions, whatever their names: allowed now.
+        expectDecision(send('orders'), 'allow');
+        expectDecision(invoke('billing-worker'), 'allow');
+        // Another stage's queues (its tag, or none) and functions: denied.
+        for (const queue of ['sluice-prod-dlq', 'sluice-prod-jobs', 'sluice-prod-event-failures']) {
+          expectDecision(send(queue, 'prod'), 'deny');
+          expectDecision(send(queue), 'deny');
+        }
+        for (const name of FUNCTIONS) {
+          expectDecision(invoke(`sluice-prod-${name}`), 'deny');
+          expectDecision(invoke(`sluice-${STAGE}-${name}`), 'deny');
+        }
+        // This stage's queues the role never sends to: denied; the ones it does: allowed.
+        const own = asList(statementOf(t, role, 'DenyOwnQueues').Resource).map((r) => resolveIn(t, r));
+        expect(own.length).toBeGreaterThanOrEqual(3);
+        for (const arn of own) expectDecision({ ...send(''), resource: arn, context: { 'aws:ResourceTag/sluice:stage': STAGE } }, 'deny');
+        expectDecision(send(`sluice-${STAGE}-jobs`, STAGE), 'allow');
+        // Sluice's roles, this stage's and others': never passed; a user's task role: passed, to ECS tasks only.
+        for (const [, r] of ofType('AWS::IAM::Role')) expectDecision(passToEcs(resolveIn(t, r.Properties!.RoleName)), 'deny');
+        expectDecision(passToEcs('sluice-prod-us-east-1-acquirer'), 'deny');
+        if (role !== 'ReconcilerRole') {
+          expectDecision(passToEcs('export-task'), 'allow');
+          expectDecision(passToEcs('export-task', 'ec2.amazonaws.com'), 'implicit-deny');
+        }
+        // No table deleted or reconfigured, this stage's or another's.
+        for (const table of [`sluice-${STAGE}`, 'sluice-prod'])
+          for (const action of ['dynamodb:DeleteTable', 'dynamodb:UpdateTable'])
+            expectDecision({ action, resource: `arn:aws:dynamodb:${ARN.region}:${ARN.account}:table/${table}` }, 'deny');
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
