@@ -7,6 +7,7 @@
  * downloaded (telemetry and notifications off). The stage defaults to `dev`.
  */
 const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -22,11 +23,39 @@ const env = {
 };
 for (const name of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_DEFAULT_PROFILE']) delete env[name];
 
-const result = spawnSync(process.execPath, [path.join(root, 'node_modules/osls/bin/serverless.js'), 'package', ...args], {
-  cwd: root,
-  env,
-  stdio: 'inherit',
-});
+// One packaging at a time per checkout: each empties .serverless and builds in .esbuild, both in the repository, so two
+// at once (two test files, or a test and you) would take each other's files. A lock left by a process that is gone is
+// taken over.
+const lock = path.join(root, '.package.lock');
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+};
+for (;;) {
+  try {
+    fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    break;
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+    const owner = Number(fs.readFileSync(lock, 'utf8') || 0);
+    if (owner && !alive(owner)) fs.rmSync(lock, { force: true });
+    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // another packaging runs: wait for it
+  }
+}
+let result;
+try {
+  result = spawnSync(process.execPath, [path.join(root, 'node_modules/osls/bin/serverless.js'), 'package', ...args], {
+    cwd: root,
+    env,
+    stdio: 'inherit',
+  });
+} finally {
+  fs.rmSync(lock, { force: true });
+}
 if (result.error) {
   console.error(result.error.message);
   process.exit(1);

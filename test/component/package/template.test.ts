@@ -40,7 +40,8 @@ import { loadJobSets } from '../../../shared/config/jobSetsFile';
  */
 
 const ROOT = path.resolve(__dirname, '../../..');
-const OUT = path.join(ROOT, '.serverless');
+/** This file's own package directory: packaging elsewhere (another test file, or you) empties .serverless. */
+let OUT: string;
 const STAGE = 'dev';
 const JOB_SETS_FILE = 'docs/examples/jobs.yml';
 const FUNCTIONS = ['acquirer', 'releaser', 'reconciler', 'callbacks', 'jobSets'] as const;
@@ -51,10 +52,11 @@ let template: CfnTemplate;
 let local: ServiceDefinition;
 
 beforeAll(async () => {
+  OUT = await mkdtemp(path.join(os.tmpdir(), 'sluice-template-'));
   // With the example job sets, so the sets' schedules and their role are in the template too.
   await promisify(execFile)(
     process.execPath,
-    [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, `--param=jobSetsFile=${JOB_SETS_FILE}`],
+    [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, '--package', OUT, `--param=jobSetsFile=${JOB_SETS_FILE}`],
     {
       cwd: ROOT,
       maxBuffer: 16 * 1024 * 1024,
@@ -63,6 +65,9 @@ beforeAll(async () => {
   template = JSON.parse(await readFile(path.join(OUT, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
   local = await loadServiceDefinition('local');
 }, 300_000);
+afterAll(async () => {
+  if (OUT) await rm(OUT, { recursive: true, force: true });
+});
 
 const resource = (id: string): CfnResource => {
   const found = template.Resources[id];
