@@ -52,6 +52,8 @@ export interface BusFaults {
   dropNext?: number;
   /** Deliver the next n events twice, same id (delivery is at least once). */
   duplicateNext?: number;
+  /** Only events of these sources count for dropNext and duplicateNext (all when absent): aim at the services' events. */
+  sources?: readonly string[];
 }
 
 export interface BusStats {
@@ -98,7 +100,7 @@ export class LocalEventBus {
   private readonly waits = new Map<NodeJS.Timeout, (proceed: boolean) => void>();
   private readonly inFlight = new Set<Promise<void>>();
   private drainWaiters: Array<() => void> = [];
-  private faults = { dropNext: 0, duplicateNext: 0 };
+  private faults: { dropNext: number; duplicateNext: number; sources?: readonly string[] } = { dropNext: 0, duplicateNext: 0 };
   private closed = false;
   private readonly counts: Omit<BusStats, 'pending'> = {
     put: 0,
@@ -146,13 +148,14 @@ export class LocalEventBus {
       detail: input.detail,
     });
     this.counts.put++;
-    if (this.faults.dropNext > 0) {
+    const aimed = this.faults.sources === undefined || this.faults.sources.includes(event.source);
+    if (aimed && this.faults.dropNext > 0) {
       this.faults.dropNext--;
       this.counts.dropped++;
       return event;
     }
     let copies = 1;
-    if (this.faults.duplicateNext > 0) {
+    if (aimed && this.faults.duplicateNext > 0) {
       this.faults.duplicateNext--;
       this.counts.duplicated++;
       copies = 2;
@@ -165,7 +168,7 @@ export class LocalEventBus {
   }
 
   setFaults(faults: BusFaults): void {
-    this.faults = { dropNext: faults.dropNext ?? 0, duplicateNext: faults.duplicateNext ?? 0 };
+    this.faults = { dropNext: faults.dropNext ?? 0, duplicateNext: faults.duplicateNext ?? 0, sources: faults.sources };
   }
 
   deliveries(): readonly DeliveryRecord[] {

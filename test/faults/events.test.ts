@@ -8,6 +8,9 @@ import { enqueue, jobState, poolItem } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
 import { jobsFor, startFaultStack } from './workload';
 
+/** The job services' event sources: the bus's faults aim at their events, not at Sluice's own (a job ended). */
+const SERVICE_SOURCES = [...new Set(KINDS.flatMap((kind) => kind.events.rules.flatMap((rule) => [...rule.source])))];
+
 /**
  * Completion events are best effort (AWS may lose one) and at least once (AWS may send one twice). Lost: the
  * reconciler finds the ended run through the job API and frees its slot in its next pass (within one period on AWS;
@@ -50,7 +53,7 @@ test("lost completion events (the bus drops them), the last run's among them: th
   // Once the last job has started, every end event still to come is lost: the last run's included. The scheduled
   // reconciler is paused then, so that the pass that repairs them is the test's own, made once every run has ended.
   await waitFor('the last job to start', () => runsOf(stack, ids).size === ids.length, 60_000, 5);
-  stack.bus.setFaults({ dropNext: POOLS.lostbus });
+  stack.bus.setFaults({ dropNext: POOLS.lostbus, sources: SERVICE_SOURCES });
   const resume = pauseReconciler();
   try {
     const runs = () => [...runsOf(stack, ids).values()].map(([run]) => run!);
@@ -97,7 +100,7 @@ test('duplicated completion events (the service sends each twice): no second rel
 
 test('duplicated completion events (the bus delivers each twice at once): no second release, never more runs than the limit', async () => {
   const duplicated = stack.bus.stats().duplicated;
-  stack.bus.setFaults({ duplicateNext: 1_000 });
+  stack.bus.setFaults({ duplicateNext: 1_000, sources: SERVICE_SOURCES });
   const ids = await enqueue(
     stack,
     jobsFor('dupbus', 12, (i) => 100 + (i % 4) * 60),

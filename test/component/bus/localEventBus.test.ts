@@ -126,6 +126,18 @@ test('dropNext loses whole events; duplicateNext delivers them twice with the sa
   expect(bus.stats()).toMatchObject({ put: 5, dropped: 2, duplicated: 1, succeeded: 4 });
 });
 
+test('faults aimed at some sources leave the others alone', async () => {
+  bus = new LocalEventBus();
+  const target = recorder();
+  bus.addRule({ name: 'all', pattern: { source: ['aws.appflow', 'sluice'] }, target: target.target });
+  bus.setFaults({ dropNext: 1, sources: ['aws.appflow'] });
+  const own = bus.put({ source: 'sluice', 'detail-type': 'Sluice Job Ended', detail: { jobId: 'j' } });
+  bus.put(appflowEnd('lost'));
+  const kept = bus.put(appflowEnd('kept'));
+  await bus.drain();
+  expect(target.got.map((e) => e.id)).toEqual([own.id, kept.id]);
+});
+
 test('onDeliver measures from put to target start with the injected clock', async () => {
   let clock = 1_000;
   const latencies: number[] = [];
