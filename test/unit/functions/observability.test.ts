@@ -2,6 +2,7 @@ import { StartFlowCommand } from '@aws-sdk/client-appflow';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSRecord } from 'aws-lambda';
 import { ledgerItem, mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
+import { waitKey } from '../../../shared/domain/waiting';
 
 /**
  * What the handlers print for CloudWatch, read from stdout and stderr as Lambda would: the reconciler's pool gauges, the
@@ -112,6 +113,11 @@ describe('reconciler: pool gauges every run', () => {
     ddb.on(GetCommand, { Key: { pk: 'JOB#fresh', sk: 'JOB' } }).resolves({});
     // Waiters: none to let in (fill), and the counts the gauges read.
     ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'POOL#default' } }).resolves({ Items: [], Count: 0 });
+    // The first in line (the pool-stuck gauge reads it): waiting for an hour.
+    ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'POOL#etl' } }).resolves({
+      Items: [{ pk: 'POOL#etl', sk: `WAIT#${waitKey(now - HOUR, 'w1')}`, jobId: 'w1', kind: 'glue', body: '{}', since: now - HOUR }],
+      Count: 1,
+    });
     ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'POOL#etl' }, Select: 'COUNT' }).resolves({ Count: 4 });
   }
 
@@ -135,7 +141,14 @@ describe('reconciler: pool gauges every run', () => {
     expect(gauges[0]).toMatchObject({ SlotsInUse: 0, SlotLimit: 2, Waiting: 0, OverdueLeases: 0 });
     expect(gauges[1]).toMatchObject({ SlotsInUse: 2, SlotLimit: 2, Waiting: 4, OverdueLeases: 1 });
     expect(gauges[2]).toMatchObject({ SlotsInUse: 2, SlotLimit: 4, Waiting: 4, OverdueLeases: 1 });
-    for (const line of gauges) expect(metricNames(line).sort()).toEqual(['OverdueLeases', 'SlotLimit', 'SlotsInUse', 'Waiting']);
+    for (const line of gauges)
+      expect(metricNames(line).sort()).toEqual(['OldestWaitSeconds', 'OverdueLeases', 'PausedPools', 'SlotLimit', 'SlotsInUse', 'Waiting']);
+    // etl's first in line has waited an hour (its wait key's time), which the service's line reports as its longest.
+    expect(gauges.map((l) => [l.pool, Math.round(Number(l.OldestWaitSeconds) / 60), l.PausedPools])).toEqual([
+      ['default', 0, 0],
+      ['etl', 60, 0],
+      [undefined, 60, 0],
+    ]);
     // Published after the run: its report line comes first.
     const reported = lines.findIndex((l) => l.message === 'reconciled');
     expect(reported).toBeGreaterThanOrEqual(0);
