@@ -35,11 +35,14 @@ const CACHE_DIR = path.join(ROOT, 'node_modules/.cache/sluice');
 
 /**
  * Reads serverless.yml through the Serverless Framework itself (so variables and params resolve exactly as on
- * deploy), offline, with dummy credentials. The result is cached by the file's content and the stage.
+ * deploy), offline, with dummy credentials. The result is cached by the files' content and the stage.
  */
 export async function loadServiceDefinition(stage = 'local'): Promise<ServiceDefinition> {
   const source = await readFile(path.join(ROOT, 'serverless.yml'), 'utf8');
-  const hash = createHash('sha256').update(stage).update('\0').update(source).digest('hex').slice(0, 16);
+  // The stage's settings file is read by serverless.yml too (shared/config/stages/<stage>.yml).
+  const stageDir = process.env.SLUICE_STAGE_CONFIG_DIR ? path.resolve(process.env.SLUICE_STAGE_CONFIG_DIR) : path.join(ROOT, 'shared/config/stages');
+  const stageSettings = await readFile(path.join(stageDir, `${stage}.yml`), 'utf8').catch(() => '');
+  const hash = createHash('sha256').update(stage).update('\0').update(source).update('\0').update(stageSettings).digest('hex').slice(0, 16);
   const cacheFile = path.join(CACHE_DIR, `service-${stage}-${hash}.json`);
   try {
     return JSON.parse(await readFile(cacheFile, 'utf8')) as ServiceDefinition;

@@ -1,0 +1,74 @@
+'use strict';
+/**
+ * A local Serverless plugin (serverless.yml, plugins): checks the stage's own settings file, shared/config/stages/<stage>.yml
+ * (or SLUICE_STAGE_CONFIG_DIR/<stage>.yml), before anything is packaged. serverless.yml reads each of its settings into
+ * params.default with a fallback to Sluice's default, so a misspelt name would otherwise be ignored without a word, and
+ * a map where a JSON string is expected would land in a function's environment. Each is refused here, naming the file,
+ * the setting and the fix.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const { parse } = require('yaml');
+
+/** Levenshtein distance, for "did you mean". */
+function distance(a, b) {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length];
+}
+
+/** The problems of a stage file's settings, given the names Sluice knows (params.default). */
+function stageConfigProblems(settings, known, file) {
+  if (settings === null || settings === undefined) return [];
+  if (typeof settings !== 'object' || Array.isArray(settings)) return [`${file}: a stage file is a map of settings (name: value)`];
+  const problems = [];
+  for (const [name, value] of Object.entries(settings)) {
+    if (!known.includes(name)) {
+      const [closest] = [...known].sort((a, b) => distance(name, a) - distance(name, b));
+      const hint = closest && distance(name, closest) <= Math.max(2, Math.floor(name.length / 4)) ? ` (did you mean '${closest}'?)` : '';
+      problems.push(`${file}: unknown setting '${name}'${hint}; the settings are params.default's in serverless.yml`);
+    } else if (value === null || typeof value === 'object') {
+      const example = value && typeof value === 'object' ? `: write it as JSON in quotes, e.g. ${name}: '${JSON.stringify(value)}'` : '';
+      problems.push(`${file}: '${name}' must be a string, a number or true/false${example}`);
+    }
+  }
+  return problems;
+}
+
+function stageFile(serviceDir, stage, env = process.env) {
+  const dir = env.SLUICE_STAGE_CONFIG_DIR ? path.resolve(env.SLUICE_STAGE_CONFIG_DIR) : path.join(serviceDir, 'shared/config/stages');
+  return path.join(dir, `${stage}.yml`);
+}
+
+class StageConfig {
+  constructor(serverless, options) {
+    const check = () => {
+      const serviceDir = serverless.serviceDir ?? serverless.config.servicePath;
+      const stage = options.stage ?? serverless.service.provider.stage ?? 'dev';
+      const file = stageFile(serviceDir, stage);
+      if (!fs.existsSync(file)) return;
+      let settings;
+      try {
+        settings = parse(fs.readFileSync(file, 'utf8'));
+      } catch (error) {
+        throw new serverless.classes.Error(`${file}: not valid YAML: ${error.message}`);
+      }
+      const known = Object.keys(serverless.configurationInput.params?.default ?? {});
+      const shown = path.relative(serviceDir, file).startsWith('..') ? file : path.relative(serviceDir, file);
+      const problems = stageConfigProblems(settings, known, shown);
+      if (problems.length > 0) throw new serverless.classes.Error(problems.join('\n'));
+    };
+    this.hooks = { 'before:package:initialize': check, 'before:deploy:deploy': check };
+  }
+}
+
+module.exports = StageConfig;
+module.exports.stageConfigProblems = stageConfigProblems;
