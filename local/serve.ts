@@ -11,6 +11,7 @@ import { watchActivity } from './serveActivity';
 import { startLocalStack, type LocalStack } from './stack';
 import type { StartOptions } from './startArgs';
 import { makeWorkload } from './workload';
+import { loadServiceDefinition } from '../shared/config/serviceDefinition';
 
 /**
  * `npm start -- --serve`: the whole local stack on fixed ports of 127.0.0.1 until Ctrl-C (SIGINT) or SIGTERM. Prints
@@ -73,7 +74,11 @@ export async function serve(options: StartOptions): Promise<number> {
     log(`Send jobs:  node bin/sluice.cjs enqueue jobs.jsonl     (a spec per line: {"kind":"glue","pool":"default","jobName":"nightly"})`);
     log(`Watch:      node bin/sluice.cjs top   |   node bin/sluice.cjs dashboard   |   node bin/sluice.cjs pool list`);
     log(`Ctrl-C stops it (its data goes with it).`);
-    if (!options.quiet) stopActivity = watchActivity(stack, log);
+    const checkStage = options.checkStage
+      ? { stage: options.checkStage, params: (await loadServiceDefinition(options.checkStage)).params?.default ?? {} }
+      : undefined;
+    if (checkStage) log(`Each job stage ${checkStage.stage} would refuse, deployed, is named in a warning (--check-stage none: off).`);
+    if (!options.quiet) stopActivity = watchActivity(stack, log, { checkStage });
     if (workload.specs.length > 0) {
       const report = await enqueueJobs(stack.sqs, stack.queueUrl, workload.specs);
       log(`Enqueued ${report.sent.length} sample jobs into pool '${options.workload.pool}'.`);

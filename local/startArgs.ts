@@ -36,6 +36,8 @@ Resident stack (--serve):
   --jobapi-port N   job API simulator port, every kind (default ${DEFAULT_PORTS.jobApi})
   --exports-file F  where to write the export lines sluice reads (default .sluice/local.env; env SLUICE_LOCAL_ENV_FILE)
   --quiet           no line per start and end
+  --check-stage S   warn about each job that stage S, deployed, would refuse (names its patterns do not allow, pools
+                    and keyed limits it lacks; default dev, with shared/config/stages/dev.yml if you wrote one; none: off)
 
 Everything listens on 127.0.0.1 only.`;
 
@@ -53,6 +55,8 @@ export interface StartOptions {
   pools?: Record<string, number>;
   ports: { sqs: number; dynamodb: number; jobApi: number };
   envFile?: string;
+  /** --serve: the deployed stage whose refusals are warned about (undefined: --check-stage none) */
+  checkStage?: string;
   /** Worker threads per function (0: the functions run in the stack's own thread). */
   workers: number;
   /** --sets: the job sets file to run a day of, and how long the day lasts (real ms) */
@@ -79,6 +83,7 @@ const FLAGS: Record<string, Kind> = {
   'dynamodb-port': 'string',
   'jobapi-port': 'string',
   'exports-file': 'string',
+  'check-stage': 'string',
   sets: 'string',
   'day-seconds': 'string',
   workers: 'string',
@@ -140,6 +145,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
       jobApi: wholeNumber(text('jobapi-port'), DEFAULT_PORTS.jobApi, 'jobapi-port', 0, 65_535),
     },
     ...(text('exports-file') !== undefined && { envFile: text('exports-file') }),
+    ...(serve && text('check-stage') !== 'none' && { checkStage: text('check-stage') ?? 'dev' }),
     ...(setsFile !== undefined && {
       sets: { file: setsFile, dayMs: wholeNumber(text('day-seconds'), 20, 'day-seconds', 1, 86_400) * 1000 },
     }),
@@ -147,8 +153,8 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
   };
   if (!serve) {
     for (const flag of setsFile !== undefined
-      ? ['sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet']
-      : ['pool', 'sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet'])
+      ? ['sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet', 'check-stage']
+      : ['pool', 'sqs-port', 'dynamodb-port', 'jobapi-port', 'exports-file', 'quiet', 'check-stage'])
       if (values.has(flag) || (flag === 'pool' && pools.length > 0)) throw new StartUsageError(`--${flag} goes with --serve`);
     if (limit === 0 && !options.help)
       throw new StartUsageError('--limit 0 pauses the pool: no job of the sample workload would ever start (use --limit 1 or more)');

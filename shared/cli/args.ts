@@ -14,6 +14,7 @@ export const DEFAULT_DASHBOARD_PORT = 8470;
 export type Command =
   | { name: 'help' }
   | { name: 'schema' }
+  | { name: 'check'; file: string }
   | { name: 'enqueue'; file: string; at?: string }
   | { name: 'cancel'; id: string; stop: boolean }
   | { name: 'pool-list' }
@@ -64,6 +65,8 @@ Commands:
         [--at TIME]          to the job queue, 10 per request; specs without an id get one; --at: every job starts
                              at TIME, not before (ISO 8601 with an offset or Z: its notBefore; in the past: at once)
   schema                     print the JSON Schema of a job message (for producers in other languages)
+  check FILE [--stage S]     what stage S (default dev) would refuse of the jobs in FILE (job specs as for enqueue, or
+                             a job sets .yml): names its patterns do not allow, pools and keyed limits it lacks
   cancel ID [--stop]         a scheduled, queued or waiting job never starts (it holds no slot); a running one is
                              stopped through its job API only with --stop (its run's end then ends it)
   pool list                  show each pool: limit, slots in use, free, waiting jobs, and each holder with its age
@@ -184,6 +187,9 @@ function commandOf(positionals: string[], values: Values): Command {
     case 'schema':
       expectCount(rest, 0, 'schema');
       return { name: 'schema' };
+    case 'check':
+      expectCount(rest, 1, 'check FILE [--stage STAGE]');
+      return { name: 'check', file: rest[0]! };
     case 'enqueue': {
       expectCount(rest, 1, 'enqueue FILE [--at TIME]');
       return { name: 'enqueue', file: rest[0]!, ...(values.at !== undefined && { at: notBeforeOf(values.at) }) };

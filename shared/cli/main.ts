@@ -32,6 +32,7 @@ import { jobMessageJsonSchema } from '../kinds/jobMessageSchema';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgePublisher } from '../adapters/eventbridge/eventPublisher';
 import { announceJobEnd } from '../app/jobSetEnds';
+import { checkFile, formatCheck } from './check';
 
 /** Exit codes: 0 done, 1 failed (or some specs rejected), 2 the command line is wrong. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -118,6 +119,17 @@ export async function main(
   if (command.name === 'schema') {
     io.stdout(JSON.stringify(jobMessageJsonSchema(), null, 2));
     return ExitCode.Ok;
+  }
+  if (command.name === 'check') {
+    try {
+      const stage = options.stage ?? io.env.SLUICE_STAGE?.trim() ?? 'dev';
+      const report = await checkFile(command.file, await readSpecs(io, command.file), stage);
+      io.stdout(options.json ? JSON.stringify(report, null, 2) : formatCheck(report));
+      return report.refused.length > 0 ? ExitCode.Failed : ExitCode.Ok;
+    } catch (error) {
+      io.stderr(`sluice: ${(error as Error).message}`);
+      return ExitCode.Failed;
+    }
   }
   let clients: CliClients | undefined;
   try {

@@ -23,6 +23,11 @@ export interface KindDefinition<Kind extends string = string, Key extends string
   /** What the job starts (flow name, Glue job name, state machine ARN), for logs, the CLI and the dashboard. */
   target(spec: z.infer<Schema>): string;
   /**
+   * Each name of the spec a stage allows by one of this kind's patterns (iam.params): IAM lets Sluice act only on
+   * names that match (`sluice check` and the local stack say which a stage would refuse).
+   */
+  names(spec: z.infer<Schema>): NameCheck[];
+  /**
    * Default of the longest a run may hold its slot (seconds) before the reconciler gives it back; the functions read
    * MAX_RUN_SECONDS_<KIND> (serverless.yml parameter maxRunSeconds<Key>).
    */
@@ -59,6 +64,15 @@ export interface KindDefinition<Kind extends string = string, Key extends string
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySchema = z.ZodObject<any>;
+
+/** One name of a job spec and the stage setting (a pattern) that must allow it. */
+export interface NameCheck {
+  /** the stage setting, one of the kind's iam.params: `allowedFlowPattern` */
+  param: string;
+  /** where the name is in the spec: `flowName`, `overrides.taskRoleArn` */
+  field: string;
+  name: string;
+}
 
 /** What the ledger knows of a run's times (epoch ms). */
 export interface RunTimes {

@@ -1,6 +1,6 @@
 import { ANY_RESOURCE, type KindDefinition } from '../kindDefinition';
 import { batchEvents } from './events';
-import { BATCH_KIND, BatchJobSchema } from './spec';
+import { BATCH_KIND, BatchJobSchema, definitionNameOf } from './spec';
 import { BATCH_API_ERRORS } from './apiErrors';
 
 /** Job definitions (every revision) and job queues Sluice may submit to. */
@@ -20,6 +20,10 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
   title: 'AWS Batch jobs',
   schema: BatchJobSchema,
   target: (spec) => spec.jobDefinition,
+  names: (spec) => [
+    { param: 'allowedBatchJobDefinitionPattern', field: 'jobDefinition', name: definitionNameOf(spec.jobDefinition) },
+    { param: 'allowedBatchJobQueuePattern', field: 'jobQueue', name: spec.jobQueue.slice(spec.jobQueue.lastIndexOf('/') + 1) },
+  ],
   maxRunSeconds: 48 * 3600,
   events: batchEvents,
   iam: {

@@ -1,7 +1,7 @@
 import type { KindDefinition } from '../kindDefinition';
 import { callbackDeadline } from './deadline';
 import { callbackEvents } from './events';
-import { CALLBACK_KIND, CallbackJobSchema, describeTarget, MAX_TIMEOUT_SECONDS } from './spec';
+import { CALLBACK_KIND, CallbackJobSchema, describeTarget, MAX_TIMEOUT_SECONDS, targetOf } from './spec';
 import { CALLBACK_API_ERRORS } from './apiErrors';
 
 const QUEUES = 'arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${param:allowedCallbackQueuePattern}';
@@ -27,6 +27,13 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
   title: 'Callback jobs',
   schema: CallbackJobSchema,
   target: (spec) => describeTarget(spec.target),
+  names: (spec) => {
+    const { type, name } = targetOf(spec.target);
+    const param = { sqs: 'allowedCallbackQueuePattern', eventBus: 'allowedCallbackBusPattern', lambda: 'allowedCallbackFunctionPattern' }[
+      type
+    ];
+    return [{ param, field: `target.${type}`, name }];
+  },
   // Each job sets its own timeout (at most 7 days); this caps them per stage.
   maxRunSeconds: MAX_TIMEOUT_SECONDS,
   events: callbackEvents,

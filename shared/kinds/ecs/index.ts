@@ -1,6 +1,6 @@
 import type { KindDefinition } from '../kindDefinition';
 import { ecsEvents } from './events';
-import { ECS_KIND, EcsJobSchema } from './spec';
+import { ECS_KIND, EcsJobSchema, familyOf } from './spec';
 import { ECS_API_ERRORS } from './apiErrors';
 
 /** Task definitions (every revision) Sluice may run. */
@@ -26,6 +26,17 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   title: 'ECS tasks',
   schema: EcsJobSchema,
   target: (spec) => spec.taskDefinition,
+  names: (spec) => [
+    { param: 'allowedEcsTaskDefinitionPattern', field: 'taskDefinition', name: familyOf(spec.taskDefinition) },
+    { param: 'allowedEcsClusterPattern', field: 'cluster', name: spec.cluster.slice(spec.cluster.lastIndexOf('/') + 1) },
+    // A role's name with its path: what the role ARN's resource `role/<pattern>` is matched against.
+    ...(['taskRoleArn', 'executionRoleArn'] as const).flatMap((field) => {
+      const arn = spec.overrides?.[field];
+      return arn
+        ? [{ param: 'allowedEcsTaskRolePattern', field: `overrides.${field}`, name: arn.slice(arn.indexOf(':role/') + ':role/'.length) }]
+        : [];
+    }),
+  ],
   maxRunSeconds: 24 * 3600,
   events: ecsEvents,
   iam: {

@@ -12,6 +12,7 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
   title: 'Glue jobs',
   schema: GlueJobSchema,
   target: (spec) => spec.jobName,
+  names: (spec) => [{ param: 'allowedGlueJobPattern', field: 'jobName', name: spec.jobName }],
   maxRunSeconds: 48 * 3600,
   events: glueEvents,
   iam: {

@@ -17,6 +17,10 @@ export const sfn: KindDefinition<typeof SFN_KIND, 'StepFunctions', typeof SfnJob
   title: 'Step Functions executions',
   schema: SfnJobSchema,
   target: (spec) => spec.stateMachineArn,
+  // The state machine's name (a version or alias ARN adds `:<qualifier>`, which the IAM resource's `*` covers).
+  names: (spec) => [
+    { param: 'allowedStateMachinePattern', field: 'stateMachineArn', name: spec.stateMachineArn.split(':')[6] ?? spec.stateMachineArn },
+  ],
   maxRunSeconds: 24 * 3600,
   events: sfnEvents,
   iam: {

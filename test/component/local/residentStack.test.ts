@@ -109,6 +109,21 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
     (await sluice(envFile, 'jobs', 'list', '--state', 'succeeded', '--json')).stdout,
   );
   expect(listed.map((j) => j.jobId).sort()).toEqual(['mine-1', 'mine-2', 'mine-3']);
+  // Locally any name runs; the stack warns, once per reason, about what a deployed stage (dev by default, with Sluice's
+  // default patterns) would refuse.
+  const warnings = resident
+    .stderr()
+    .split('\n')
+    .filter((line) => / warning +job /.test(line));
+  expect(warnings).toHaveLength(2);
+  expect(warnings).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(
+        /job mine-[13]: jobName 'nightly' does not match allowedGlueJobPattern 'sluice-\*': IAM refuses it on stage dev/,
+      ),
+      expect.stringMatching(/job mine-2: flowName 'accounts' does not match allowedFlowPattern 'sluice-\*': IAM refuses it on stage dev/),
+    ]),
+  );
   // Each start and end was one line on the stack's terminal.
   for (const id of ['mine-1', 'mine-2', 'mine-3']) {
     expect(resident.stderr()).toMatch(new RegExp(`start .* job ${id} `));

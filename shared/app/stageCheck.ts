@@ -1,0 +1,57 @@
+import { matchesNamePattern } from '../domain/namePattern';
+import { describeIssues } from '../domain/zodIssues';
+import { type JobSpec, JobSpecSchema, kindOf } from '../kinds/registry';
+
+/** A stage's settings as deployed: params.default of serverless.yml under its shared/config/stages/<stage>.yml. */
+export interface StageSettings {
+  stage: string;
+  params: Readonly<Record<string, unknown>>;
+}
+
+const jsonMap = (value: unknown): Record<string, unknown> => {
+  try {
+    const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+};
+
+/**
+ * What a stage would refuse of a job, before it is sent (`sluice check`, and the local stack's warnings): a name its
+ * IAM patterns do not allow (the start is refused there: the job is dead-lettered), a pool it does not configure, a
+ * keyed limit with no default. Each says which setting to change. Empty: the stage would run it as far as its
+ * configuration goes (a pool created at run time, `sluice pool set-limit --create`, is not known here).
+ */
+export function stageRefusals(spec: JobSpec, { stage, params }: StageSettings): string[] {
+  const kind = kindOf(spec.kind);
+  const file = `shared/config/stages/${stage}.yml`;
+  const refusals: string[] = [];
+  for (const { param, field, name } of kind.names(spec as never)) {
+    const pattern = String(params[param] ?? kind.iam.params[param] ?? '');
+    if (!matchesNamePattern(pattern, name))
+      refusals.push(`${field} '${name}' does not match ${param} '${pattern}': IAM refuses it on stage ${stage} (set ${param} in ${file})`);
+  }
+  const pools = jsonMap(params.pools);
+  if (!(spec.pool in pools))
+    refusals.push(
+      `pool '${spec.pool}' is not among the stage's pools (${Object.keys(pools).join(', ') || 'none'}): its jobs are dead-lettered unless it is created first (add it to pools in ${file}, or sluice pool set-limit ${spec.pool} N --create)`,
+    );
+  const keyLimits = jsonMap(params.keyLimits);
+  for (const key of spec.limits ?? []) {
+    const prefix = key.split(':')[0]!;
+    if (!(prefix in keyLimits))
+      refusals.push(
+        `keyed limit '${key}' has no default for '${prefix}' (keyLimits in ${file}): set it first with sluice limit set ${key} N`,
+      );
+  }
+  return refusals;
+}
+
+/** A raw job message checked as the acquirer parses it, then against the stage. */
+export function checkJobMessage(raw: unknown, stage: StageSettings): { id?: string; refusals: string[] } {
+  const parsed = JobSpecSchema.safeParse(raw && typeof raw === 'object' ? { id: 'unnamed', ...raw } : raw);
+  const id = raw && typeof raw === 'object' && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : undefined;
+  if (!parsed.success) return { id, refusals: [describeIssues(parsed.error, '(spec)')] };
+  return { id, refusals: stageRefusals(parsed.data, stage) };
+}
