@@ -108,7 +108,7 @@ export class Acquirer {
     }
     let spec: JobSpec;
     try {
-      spec = parseJob(message.body, message.messageId);
+      spec = parseJob(message.body, message.messageId, this.deps.settings.overrides ?? {});
     } catch (error) {
       if (error instanceof InvalidJobError) return this.deadLetter(message.body, error.message, { messageId: message.messageId });
       throw error;

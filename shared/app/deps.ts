@@ -6,6 +6,7 @@ import type { JobStarters } from '../ports/jobStarter';
 import type { LeaseStore } from '../ports/leaseStore';
 import type { ScheduleStore } from '../ports/scheduleStore';
 import type { EventPublisher } from '../ports/eventPublisher';
+import type { OverridePolicy } from '../domain/overridePolicy';
 import type { SetRunStore } from '../ports/setRunStore';
 import type { JobKind } from '../kinds/registry';
 
@@ -62,6 +63,8 @@ export interface SluiceSettings {
   keyLimits?: Readonly<Record<string, number>>;
   /** Start rates (starts per second) a limit gets when it is created: by pool, by `key/<key>`, or by `key/<prefix>:*`. */
   rates?: Readonly<Record<string, number>>;
+  /** What a job may override of what its kind runs (shared/domain/overridePolicy.ts): absent, nothing. */
+  overrides?: OverridePolicy;
   backoff: BackoffPolicy;
   /** A job in `starting` longer than this was abandoned by a crashed acquirer and may be resumed. */
   startGraceMs: number;

@@ -1,5 +1,6 @@
 import { encodeJobBody } from '../domain/jobBody';
-import { JobSpecSchema, type JobSpec } from '../kinds/registry';
+import { JobSpecSchema, type JobSpec, kindOf } from '../kinds/registry';
+import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
 import { InvalidJobError } from '../errors';
 import { describeIssues } from '../domain/zodIssues';
 
@@ -15,9 +16,10 @@ export const MAX_JOB_BYTES = 64 * 1024;
 
 /**
  * Turns a message body into a job spec, or throws InvalidJobError saying exactly what is wrong. A message without an
- * `id` gets `fallbackId` (the SQS message id, stable across redeliveries of that message).
+ * `id` gets `fallbackId` (the SQS message id, stable across redeliveries of that message). With the stage's override
+ * `policy`, a spec that overrides what it does not allow is refused too, naming the setting that would allow it.
  */
-export function parseJob(body: string, fallbackId: string): JobSpec {
+export function parseJob(body: string, fallbackId: string, policy?: OverridePolicy): JobSpec {
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > MAX_JOB_BYTES) throw new InvalidJobError(`message is ${bytes} bytes; a job spec may be at most ${MAX_JOB_BYTES}`);
   let raw: unknown;
@@ -37,5 +39,9 @@ export function parseJob(body: string, fallbackId: string): JobSpec {
     throw new InvalidJobError(
       `job is ${encoded} bytes with its defaults filled in (pool, id), as Sluice sends it again; a job spec may be at most ${MAX_JOB_BYTES}`,
     );
+  if (policy) {
+    const refused = refusedOverrides(parsed.data.kind, kindOf(parsed.data.kind).overrides?.(parsed.data as never) ?? [], policy);
+    if (refused.length > 0) throw new InvalidJobError(`job refused: ${describeRefusedOverrides(refused)}`);
+  }
   return parsed.data;
 }

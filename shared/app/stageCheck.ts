@@ -1,4 +1,5 @@
 import { matchesNamePattern } from '../domain/namePattern';
+import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
 import { describeIssues } from '../domain/zodIssues';
 import { type JobSpec, JobSpecSchema, kindOf } from '../kinds/registry';
 
@@ -19,7 +20,8 @@ const jsonMap = (value: unknown): Record<string, unknown> => {
 
 /**
  * What a stage would refuse of a job, before it is sent (`sluice check`, and the local stack's warnings): a name its
- * IAM patterns do not allow (the start is refused there: the job is dead-lettered), a pool it does not configure, a
+ * IAM patterns do not allow (the start is refused there: the job is dead-lettered), an override its policy does not
+ * allow, a pool it does not configure, a
  * keyed limit with no default. Each says which setting to change. Empty: the stage would run it as far as its
  * configuration goes (a pool created at run time, `sluice pool set-limit --create`, is not known here).
  */
@@ -32,6 +34,9 @@ export function stageRefusals(spec: JobSpec, { stage, params }: StageSettings): 
     if (!matchesNamePattern(pattern, name))
       refusals.push(`${field} '${name}' does not match ${param} '${pattern}': IAM refuses it on stage ${stage} (set ${param} in ${file})`);
   }
+  const policy = jsonMap(params.overrides) as OverridePolicy;
+  const refused = refusedOverrides(spec.kind, kind.overrides?.(spec as never) ?? [], policy);
+  if (refused.length > 0) refusals.push(`${describeRefusedOverrides(refused)} (in ${file})`);
   const pools = jsonMap(params.pools);
   if (!(spec.pool in pools))
     refusals.push(

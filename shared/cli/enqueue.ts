@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { JobSpecSchema } from '../kinds/registry';
+import { JobSpecSchema, kindOf } from '../kinds/registry';
+import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
 import { encodeJobBody } from '../domain/jobBody';
 
 export interface EnqueueReport {
@@ -14,14 +15,14 @@ const BATCH = 10;
 /**
  * Sends job specs to the job queue, 10 per request. Each spec is checked with the same schema the acquirer uses, so a
  * bad one is reported here instead of landing in the DLQ; a spec without an id gets one (the idempotency key).
- * `notBefore` (--at) is set on every spec. Jobs are sent at once whatever their notBefore: the acquirer records each
+ * With the stage's `overrides` policy, a spec overriding what the stage does not allow is refused too. `notBefore` (--at) is set on every spec. Jobs are sent at once whatever their notBefore: the acquirer records each
  * (so it can be cancelled) and holds it until then, on an SQS delay or the due index.
  */
 export async function enqueueJobs(
   sqs: SQSClient,
   queueUrl: string,
   specs: unknown[],
-  options: { notBefore?: string } = {},
+  options: { notBefore?: string; overrides?: OverridePolicy } = {},
 ): Promise<EnqueueReport> {
   const report: EnqueueReport = { sent: [], rejected: [] };
   const valid: Array<{ index: number; id: string; body: string }> = [];
@@ -34,6 +35,18 @@ export async function enqueueJobs(
     if (!parsed.success) {
       report.rejected.push({ index, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(spec)'}: ${i.message}`).join('; ') });
       return;
+    }
+    // The stage's override policy, when the stage is known: a refused override is said here, not in the DLQ.
+    if (options.overrides) {
+      const refused = refusedOverrides(
+        parsed.data.kind,
+        kindOf(parsed.data.kind).overrides?.(parsed.data as never) ?? [],
+        options.overrides,
+      );
+      if (refused.length > 0) {
+        report.rejected.push({ index, reason: describeRefusedOverrides(refused) });
+        return;
+      }
     }
     valid.push({ index, id: parsed.data.id, body: encodeJobBody(parsed.data) });
   });

@@ -33,6 +33,9 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgePublisher } from '../adapters/eventbridge/eventPublisher';
 import { announceJobEnd } from '../app/jobSetEnds';
 import { checkFile, formatCheck } from './check';
+import type { OverridePolicy } from '../domain/overridePolicy';
+import { parseOverrides } from '../config/settings';
+import { loadServiceDefinition } from '../config/serviceDefinition';
 
 /** Exit codes: 0 done, 1 failed (or some specs rejected), 2 the command line is wrong. */
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2 } as const;
@@ -139,7 +142,7 @@ export async function main(
       io.stdout(options.json ? JSON.stringify({ sent: [], rejected: [] }) : `no job specs in ${command.file}: nothing sent`);
       return ExitCode.Ok;
     }
-    await useLocalStack(options, io.env);
+    const stage = (await useLocalStack(options, io.env)) ? 'local' : (options.stage ?? (io.env.SLUICE_STAGE?.trim() || undefined));
     clients = makeClients(options.region);
     const { sqs, doc } = clients;
     const lookupQueueUrl = async (QueueName: string) => {
@@ -152,7 +155,7 @@ export async function main(
     switch (command.name) {
       case 'enqueue': {
         const { queueUrl } = await targets(['queueUrl']);
-        const report = await enqueueJobs(sqs, queueUrl!, specs, { notBefore: command.at });
+        const report = await enqueueJobs(sqs, queueUrl!, specs, { notBefore: command.at, overrides: await stageOverrides(stage, io) });
         if (options.json) io.stdout(JSON.stringify({ queueUrl, ...report }, null, 2));
         else {
           const out = formatEnqueueReport(report, queueUrl!);
@@ -386,5 +389,22 @@ export function formatCancel(jobId: string, result: CancelResult): string {
       return `not cancelled: job ${jobId} has ended already (${result.state})`;
     case CancelOutcome.NotFound:
       return `not cancelled: no job '${jobId}' (a job is known once the acquirer has received it; finished jobs are kept 30 days)`;
+  }
+}
+
+/**
+ * The override policy of the stage the command sends to, from its settings as deployed (serverless.yml with its
+ * shared/config/stages file): `enqueue` refuses what the stage would. Undefined when the stage is not known (only a
+ * queue URL given) or its settings cannot be read here: the acquirer still refuses.
+ */
+async function stageOverrides(stage: string | undefined, io: CliIo): Promise<OverridePolicy | undefined> {
+  if (!stage) return undefined;
+  try {
+    return parseOverrides(String((await loadServiceDefinition(stage)).params?.default?.overrides ?? '{}'));
+  } catch (error) {
+    io.stderr(
+      `sluice: stage ${stage}'s override policy could not be read (${(error as Error).message.split('\n')[0]}); the acquirer still checks each job`,
+    );
+    return undefined;
   }
 }

@@ -4,6 +4,8 @@ import { MAX_POOL_LIMIT } from '../domain/pool';
 import { parseRate } from '../domain/rate';
 import { SQS_MAX_DELAY_SECONDS } from '../domain/backoff';
 import { ConfigurationError, RetryWindowTooLongError } from '../errors';
+import type { OverridePolicy } from '../domain/overridePolicy';
+import { describeIssues } from '../domain/zodIssues';
 import { type JobKind, KINDS } from '../kinds/registry';
 
 /** The variable holding a kind's maximum run time in seconds: MAX_RUN_SECONDS_APPFLOW, MAX_RUN_SECONDS_SFN, ... */
@@ -24,6 +26,8 @@ const EnvSchema = z.object({
   KEY_LIMITS: z.preprocess(blankAsUnset, z.string().default('{}')),
   /** JSON map of a pool (or `key/<key>`, or a key prefix `key/<prefix>:*`) to its start rate ("2/s", "30/m"), set when it is created. */
   RATES: z.preprocess(blankAsUnset, z.string().default('{}')),
+  /** JSON: what a job may override of what its kind runs, per kind and setting (shared/domain/overridePolicy.ts); none by default. */
+  OVERRIDES: z.preprocess(blankAsUnset, z.string().default('{}')),
   START_GRACE_SECONDS: seconds(90),
   RESERVATION_GRACE_SECONDS: seconds(120),
   /** MAX_RUN_SECONDS_<KIND> of every kind (maxRunSecondsEnv), with the kind's default. */
@@ -127,12 +131,36 @@ function checkRetryWindow(retryForSeconds: number, maxDelaySeconds: number): voi
   }
 }
 
+const OverridePolicySchema = z.record(
+  z.string(),
+  z.record(z.string(), z.union([z.boolean(), z.array(z.string().min(1))])),
+);
+
+/** The stage's override policy (OVERRIDES); a kind it names must exist, or the stage's intent is unclear: refused. */
+export function parseOverrides(json: string): OverridePolicy {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new ConfigurationError(`OVERRIDES (stage parameter overrides) must be JSON, got ${json}`);
+  }
+  const parsed = OverridePolicySchema.safeParse(raw);
+  if (!parsed.success)
+    throw new ConfigurationError(
+      `OVERRIDES (stage parameter overrides) must map a kind to its settings, each true, false or a list of names: ${describeIssues(parsed.error, '(overrides)')}`,
+    );
+  for (const kind of Object.keys(parsed.data))
+    if (!KINDS.some((k) => k.kind === kind)) throw new ConfigurationError(`OVERRIDES names no kind '${kind}' (kinds: ${KINDS.map((k) => k.kind).join(', ')})`);
+  return parsed.data;
+}
+
 export function settingsFrom(env: SluiceEnv): SluiceSettings {
   checkRetryWindow(env.RETRY_FOR_SECONDS, env.RETRY_MAX_SECONDS);
   return {
     pools: parsePools(env.POOLS),
     keyLimits: parsePools(env.KEY_LIMITS, 'KEY_LIMITS', 'key prefix'),
     rates: parseRates(env.RATES),
+    overrides: parseOverrides(env.OVERRIDES),
     backoff: { baseSeconds: env.RETRY_BASE_SECONDS, maxSeconds: env.RETRY_MAX_SECONDS, retryForSeconds: env.RETRY_FOR_SECONDS },
     startGraceMs: env.START_GRACE_SECONDS * 1000,
     reservationGraceMs: env.RESERVATION_GRACE_SECONDS * 1000,

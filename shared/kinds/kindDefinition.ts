@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RunCompletion } from '../domain/job';
+import type { OverrideUse } from '../domain/overridePolicy';
 import type { JobStarter } from '../ports/jobStarter';
 import type { AnyOperationErrors } from './apiErrors';
 
@@ -27,6 +28,12 @@ export interface KindDefinition<Kind extends string = string, Key extends string
    * names that match (`sluice check` and the local stack say which a stage would refuse).
    */
   names(spec: z.infer<Schema>): NameCheck[];
+  /**
+   * What the spec changes of what the kind's definition runs (a command, an environment, a role, arguments): each must
+   * be allowed by the stage's override policy (shared/domain/overridePolicy.ts), or the job is refused. Absent: the
+   * kind's specs change nothing of the kind (the names they start are checked by IAM).
+   */
+  overrides?(spec: z.infer<Schema>): OverrideUse[];
   /**
    * Default of the longest a run may hold its slot (seconds) before the reconciler gives it back; the functions read
    * MAX_RUN_SECONDS_<KIND> (serverless.yml parameter maxRunSeconds<Key>).

@@ -2,6 +2,7 @@ import { ANY_RESOURCE, type KindDefinition } from '../kindDefinition';
 import { batchEvents } from './events';
 import { BATCH_KIND, BatchJobSchema, definitionNameOf } from './spec';
 import { BATCH_API_ERRORS } from './apiErrors';
+import type { OverrideUse } from '../../domain/overridePolicy';
 
 /** Job definitions (every revision) and job queues Sluice may submit to. */
 const JOB_DEFINITIONS =
@@ -20,6 +21,16 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
   title: 'AWS Batch jobs',
   schema: BatchJobSchema,
   target: (spec) => spec.jobDefinition,
+  overrides: (spec) => {
+    const c = spec.containerOverrides;
+    const uses: OverrideUse[] = [];
+    if (spec.parameters) uses.push({ setting: 'parameters', field: 'parameters', names: Object.keys(spec.parameters) });
+    if (c?.command) uses.push({ setting: 'command', field: 'containerOverrides.command' });
+    if (c?.environment)
+      uses.push({ setting: 'environment', field: 'containerOverrides.environment', names: c.environment.map((e) => e.name) });
+    if (c?.resourceRequirements) uses.push({ setting: 'resources', field: 'containerOverrides.resourceRequirements' });
+    return uses;
+  },
   names: (spec) => [
     { param: 'allowedBatchJobDefinitionPattern', field: 'jobDefinition', name: definitionNameOf(spec.jobDefinition) },
     { param: 'allowedBatchJobQueuePattern', field: 'jobQueue', name: spec.jobQueue.slice(spec.jobQueue.lastIndexOf('/') + 1) },

@@ -2,6 +2,7 @@ import type { KindDefinition } from '../kindDefinition';
 import { ecsEvents } from './events';
 import { ECS_KIND, EcsJobSchema, familyOf } from './spec';
 import { ECS_API_ERRORS } from './apiErrors';
+import type { OverrideUse } from '../../domain/overridePolicy';
 
 /** Task definitions (every revision) Sluice may run. */
 const TASK_DEFINITIONS =
@@ -26,6 +27,22 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   title: 'ECS tasks',
   schema: EcsJobSchema,
   target: (spec) => spec.taskDefinition,
+  overrides: (spec) => {
+    const o = spec.overrides;
+    const uses: OverrideUse[] = [];
+    (o?.containerOverrides ?? []).forEach((c, i) => {
+      const at = `overrides.containerOverrides[${i}]`;
+      if (c.command) uses.push({ setting: 'command', field: `${at}.command` });
+      if (c.environment) uses.push({ setting: 'environment', field: `${at}.environment`, names: c.environment.map((e) => e.name) });
+      if (c.cpu !== undefined || c.memory !== undefined || c.memoryReservation !== undefined)
+        uses.push({ setting: 'resources', field: at });
+    });
+    if (o?.cpu !== undefined || o?.memory !== undefined) uses.push({ setting: 'resources', field: 'overrides' });
+    if (o?.taskRoleArn) uses.push({ setting: 'taskRole', field: 'overrides.taskRoleArn' });
+    if (o?.executionRoleArn) uses.push({ setting: 'executionRole', field: 'overrides.executionRoleArn' });
+    if (spec.networkConfiguration) uses.push({ setting: 'network', field: 'networkConfiguration' });
+    return uses;
+  },
   names: (spec) => [
     { param: 'allowedEcsTaskDefinitionPattern', field: 'taskDefinition', name: familyOf(spec.taskDefinition) },
     { param: 'allowedEcsClusterPattern', field: 'cluster', name: spec.cluster.slice(spec.cluster.lastIndexOf('/') + 1) },

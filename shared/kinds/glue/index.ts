@@ -2,6 +2,7 @@ import type { KindDefinition } from '../kindDefinition';
 import { glueEvents } from './events';
 import { GLUE_KIND, GlueJobSchema } from './spec';
 import { GLUE_API_ERRORS } from './apiErrors';
+import { isReservedGlueArgument } from './reservedArguments';
 
 const JOBS = 'arn:${AWS::Partition}:glue:${AWS::Region}:${AWS::AccountId}:job/${param:allowedGlueJobPattern}';
 
@@ -12,6 +13,10 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
   title: 'Glue jobs',
   schema: GlueJobSchema,
   target: (spec) => spec.jobName,
+  overrides: (spec) => {
+    const names = Object.keys(spec.arguments ?? {});
+    return names.length === 0 ? [] : [{ setting: 'arguments', field: 'arguments', names, reserved: names.filter(isReservedGlueArgument) }];
+  },
   names: (spec) => [{ param: 'allowedGlueJobPattern', field: 'jobName', name: spec.jobName }],
   maxRunSeconds: 48 * 3600,
   events: glueEvents,

@@ -131,6 +131,23 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
   }
 }, 180_000);
 
+test("enqueue refuses on the spot an override the stack's stage does not allow (a Glue script swapped in by its arguments)", async () => {
+  const jobs = path.join(tmp, 'evil.jsonl');
+  await writeFile(
+    jobs,
+    [
+      '{"kind":"glue","id":"evil-1","jobName":"nightly","arguments":{"--scriptLocation":"s3://attacker/evil.py"}}',
+      '{"kind":"glue","id":"day-1","jobName":"nightly","arguments":{"--day":"2026-11-22"}}',
+    ].join('\n'),
+  );
+  const sent = await sluice(envFile, 'enqueue', jobs);
+  expect(sent.code).toBe(1);
+  expect(sent.stdout).toBe(`sent 1 job to ${resident.vars.SLUICE_QUEUE_URL}\n  day-1\n`);
+  expect(sent.stderr).toBe(
+    "rejected 1 spec (not sent):\n  spec 1: override arguments '--scriptLocation' is not allowed on this stage (list '--scriptLocation' in overrides.glue.arguments to allow it)\n",
+  );
+}, 120_000);
+
 test('a job of an unknown pool is dead-lettered with its reason; after --create, dlq redrive sends it again and it runs', async () => {
   const jobs = path.join(tmp, 'typo.jsonl');
   await writeFile(jobs, '{"kind":"glue","id":"lost-1","pool":"reports","jobName":"weekly"}\n');

@@ -14,7 +14,7 @@ beforeAll(async () => {
   // Stage acme allows its own names and pools.
   await writeFile(
     path.join(dir, 'acme.yml'),
-    `pools: '{"default": 4, "flows": 8, "etl": 2}'\nallowedFlowPattern: 'partner-*'\nallowedGlueJobPattern: 'compact-*'\nkeyLimits: '{"org": 2}'\n`,
+    `pools: '{"default": 4, "flows": 8, "etl": 2}'\nallowedFlowPattern: 'partner-*'\nallowedGlueJobPattern: 'compact-*'\nkeyLimits: '{"org": 2}'\noverrides: '{"glue": {"arguments": ["--table"]}}'\n`,
   );
 });
 afterAll(async () => {
@@ -41,6 +41,7 @@ test('job specs: each refusal names the job, the field, the setting and the file
       '{"kind":"appflow","id":"named-1","pool":"flows","flowName":"salesforce-accounts"}',
       '{"kind":"glue","id":"pooled-1","pool":"crm","jobName":"compact-events","limits":["tenant:a"]}',
       '{"kind":"appflow","id":"typo-1","flowname":"partner-002"}',
+      '{"kind":"glue","id":"script-1","pool":"etl","jobName":"compact-x","arguments":{"--extra-py-files":"s3://x/y.py"}}',
     ].join('\n'),
   );
   const { code, stdout } = await sluice('check', file, '--stage', 'acme');
@@ -51,8 +52,9 @@ test('job specs: each refusal names the job, the field, the setting and the file
   expect(stdout).toContain("pool 'crm' is not among the stage's pools (default, flows, etl)");
   expect(stdout).toContain("keyed limit 'tenant:a' has no default for 'tenant'");
   expect(stdout).toMatch(/job 'typo-1':\n {2}.*Unrecognized key: "flowname"/);
+  expect(stdout).toContain("job 'script-1':\n  override arguments '--extra-py-files' is not allowed on this stage");
   expect(stdout).not.toContain("job 'ok-1'");
-  expect(stdout).toContain('stage acme would refuse 3 of 4 jobs');
+  expect(stdout).toContain('stage acme would refuse 4 of 5 jobs');
 }, 120_000);
 
 test("a job sets file: the example's sets pass on a stage that allows them, and fail on Sluice's defaults", async () => {

@@ -26,6 +26,12 @@ export const TEST_SETTINGS: SluiceSettings = {
   reconcileBudgetMs: 60_000,
   reconcileConcurrency: 4,
   handOffStart: HandOffStart.Releaser,
+  // The services' tests run any spec their kind takes; the override policy has tests of its own (overrides.test.ts).
+  overrides: {
+    glue: { arguments: true },
+    ecs: { command: true, environment: true, resources: true, taskRole: true, executionRole: true, network: true },
+    batch: { command: true, environment: true, resources: true, parameters: true },
+  },
 };
 
 export interface FakeWorldOptions {

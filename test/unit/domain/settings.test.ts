@@ -14,6 +14,7 @@ describe('settings', () => {
   test('defaults: one pool of 8, production grace periods, retries for 6 hours, overdue runs not stopped', () => {
     expect(settingsFrom(readEnv({ ...required }))).toEqual({
       pools: { default: 8 },
+      overrides: {}, // deny by default: no job may change what its kind runs
       keyLimits: {},
       rates: {},
       backoff: { baseSeconds: 2, maxSeconds: 900, retryForSeconds: 21600 },
@@ -68,6 +69,7 @@ describe('settings', () => {
     );
     expect(settings).toEqual({
       pools: { crm: 3, etl: 0 },
+      overrides: {},
       keyLimits: { org: 2 },
       rates: { textract: 2, 'key/org:*': 0.5 },
       backoff: { baseSeconds: 1, maxSeconds: 30, retryForSeconds: 4 },
