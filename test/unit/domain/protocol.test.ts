@@ -40,3 +40,25 @@ describe('the lease protocol table', () => {
     }
   });
 });
+
+describe("the acquirer's rows in the code", () => {
+  const root = join(__dirname, '../../..');
+  const doc = readFileSync(join(root, 'docs/protocol.md'), 'utf8');
+  /** docs/protocol.md, "The acquirer's rows in the code": row -> file. */
+  const files = Object.fromEntries(
+    doc
+      .split('\n')
+      .map((line) => /^\|\s*`(\w+)`\s*\|\s*`(shared\/app\/acquire\/\w+\.ts)`\s*\|$/.exec(line))
+      .filter((match) => match !== null)
+      .map((match) => [match[1]!, match[2]!]),
+  );
+
+  test('every row the acquirer writes has its file, whose header names it', () => {
+    const acquirerRows = rows.filter(([, row]) => row.by.split(', ').some((by) => by.startsWith('acquirer'))).map(([step]) => step);
+    expect(Object.keys(files).sort()).toEqual(acquirerRows.sort());
+    for (const step of acquirerRows) {
+      const header = /^\/\*\*[\s\S]*?\*\//.exec(readFileSync(join(root, files[step]!), 'utf8'))?.[0] ?? '';
+      expect({ step, named: header.includes(`\`${step}\``) }).toEqual({ step, named: true });
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Demand, type GateChange, gatesOf } from '../../../domain/limits';
+import { book, type RateState } from '../../../domain/rate';
+import { ContentionError } from '../../../errors';
+import { GATE_KNOWN, NOT_RATED, RATE_AS_READ, TICK_NOT_DUE } from '../conditions';
+import { CONTENTION_TRIES, contentionDelayMs } from '../contention';
+import { applied } from '../errors';
+import { poolKey } from '../keys';
+import type { LeaseTable } from './leaseTable';
+import { judge, Verdict } from './verdict';
+
+/**
+ * Start rates, as stored on a limit's counter item: `intervalMs` (ms between starts), `tat` (the earliest time the next
+ * start may be booked: a generic cell rate, shared/domain/rate.ts) and `tickAt` (the next tick elected). An admission
+ * books its start with its units (./counterWrites.ts); a late start books on its own (`book`).
+ */
+
+/**
+ * What this instance believes of each gate's start rate: its state (with the `tat` last seen), null for none, absent
+ * for not known (as none). A belief is never trusted: an admission to a gate believed to have no rate carries
+ * NOT_RATED, one to a rated gate RATE_AS_READ, so a wrong belief fails the write, and its ALL_OLD corrects it.
+ */
+export type RateBeliefs = Map<string, RateState | null>;
+
+export class RateBookings {
+  constructor(
+    private readonly table: LeaseTable,
+    private readonly rates: RateBeliefs,
+  ) {}
+
+  async setRate(gate: string, intervalMs: number | undefined): Promise<void> {
+    await this.table.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: poolKey(gate),
+        ...(intervalMs === undefined
+          ? { UpdateExpression: 'REMOVE intervalMs, tat' }
+          : {
+              UpdateExpression: 'SET intervalMs = :interval, tat = if_not_exists(tat, :zero)',
+              ExpressionAttributeValues: { ':interval': intervalMs, ':zero': 0 },
+            }),
+        ConditionExpression: GATE_KNOWN,
+      }),
+    );
+    this.rates.delete(gate);
+  }
+
+  async book(demand: Demand, now: number): Promise<{ startAt: number } | { retryAt: number }> {
+    // Every gate of the demand, none changed: a rated one moves its tat (fenced by the one read), an unrated one is
+    // checked to be still unrated (a rate set meanwhile fails the write and is learned).
+    const changes = gatesOf(demand).map((gate) => ({ gate, delta: 0, guarded: true }));
+    for (let tries = 1; ; tries++) {
+      const plan = plannedStart(this.rates, changes, now);
+      if ('retryAt' in plan) return plan;
+      const { startAt } = plan;
+      const items = changes.map(({ gate }) => {
+        const rate = this.rates.get(gate);
+        if (!rate)
+          return {
+            ConditionCheck: {
+              TableName: this.table.tableName,
+              Key: poolKey(gate),
+              ConditionExpression: NOT_RATED,
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+            },
+          };
+        return {
+          Update: {
+            TableName: this.table.tableName,
+            Key: poolKey(gate),
+            UpdateExpression: 'SET tat = :nextTat',
+            ConditionExpression: RATE_AS_READ,
+            ExpressionAttributeValues: { ':tat': rate.tat, ':nextTat': startAt! + rate.intervalMs },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+          },
+        };
+      });
+      const reasons = await this.table.contended(() => this.table.transact(items), changes);
+      if (reasons && 'contended' in reasons)
+        throw new ContentionError(`could not book a start on ${reasons.contended}: other bookings kept winning`);
+      if (!reasons) {
+        noteBooked(this.rates, changes, startAt);
+        return { startAt: startAt ?? now };
+      }
+      const { verdict, gate } = judge(this.rates, changes, reasons, changes.length);
+      if (verdict === Verdict.Outcome) throw new Error(`could not book a start on ${gatesOf(demand).join(', ')}: a gate is missing`);
+      if (verdict === Verdict.Fence) {
+        if (tries >= CONTENTION_TRIES) throw new ContentionError(`could not book a start on ${gate}: other bookings kept winning`);
+        await this.table.backoff.sleep(contentionDelayMs(tries, this.table.backoff.random()));
+      }
+    }
+  }
+
+  async claimTick(gate: string, at: number, now: number): Promise<boolean> {
+    return applied(
+      this.table.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: poolKey(gate),
+          UpdateExpression: 'SET tickAt = :at',
+          ConditionExpression: TICK_NOT_DUE,
+          ExpressionAttributeValues: { ':at': at, ':now': now },
+        }),
+      ),
+    );
+  }
+}
+
+/**
+ * The start the believed rates of the guarded gates give now: the latest of their bookings (none if no gate is
+ * believed rated), or, if one has nothing within the horizon, when to try again.
+ */
+export function plannedStart(rates: RateBeliefs, changes: GateChange[], now: number): { startAt?: number } | { retryAt: number } {
+  let startAt: number | undefined;
+  let retryAt: number | undefined;
+  for (const change of changes) {
+    const rate = change.guarded ? rates.get(change.gate) : undefined;
+    if (!rate) continue;
+    const booking = book(rate, now);
+    if ('retryAt' in booking) retryAt = Math.max(retryAt ?? 0, booking.retryAt);
+    else startAt = Math.max(startAt ?? 0, booking.startAt);
+  }
+  return retryAt !== undefined ? { retryAt } : { startAt };
+}
+
+/** The bookings applied: each rated gate's tat is now one interval past the start booked. */
+export function noteBooked(rates: RateBeliefs, changes: GateChange[], startAt: number | undefined): void {
+  for (const change of changes) {
+    const rate = change.guarded ? rates.get(change.gate) : undefined;
+    if (rate) rates.set(change.gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
+  }
+}
