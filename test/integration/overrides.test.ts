@@ -32,7 +32,7 @@ const EVIL_ECS = {
 };
 const PLAIN_GLUE = { kind: 'glue', pool: POOL, id: 'plain-glue', jobName: `${POOL}--etl`, arguments: { '--day': '2026-11-22' } };
 
-describe("the local stage's policy (Glue arguments but Glue's own; no ECS override)", () => {
+describe("the local stage's policy (data, not code or identity: no command, no role, no Glue parameter of Glue's own)", () => {
   let stack: LocalStack;
   beforeAll(async () => {
     stack = await startPoolStack({ [POOL]: 2 }, { defaultRunMs: 100 });
