@@ -127,7 +127,9 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
   // Each start and end was one line on the stack's terminal.
   for (const id of ['mine-1', 'mine-2', 'mine-3']) {
     expect(resident.stderr()).toMatch(new RegExp(`start .* job ${id} `));
-    expect(resident.stderr()).toMatch(new RegExp(`succeeded .* job ${id} .*after 10\\.0 s`));
+    // A run of 10 s ends no sooner (how much later depends on the machine's load, so only the floor is checked).
+    const after = new RegExp(`succeeded .* job ${id} .*after (\\d+\\.\\d) s`).exec(resident.stderr());
+    expect(Number(after?.[1])).toBeGreaterThanOrEqual(10);
   }
 }, 180_000);
 
