@@ -18,6 +18,12 @@ export class UnknownLimitError extends InvalidJobError {}
 /** A job's weight is more than one of its limits can ever hold. */
 export class WeightTooLargeError extends InvalidJobError {}
 
+/** A job overrides what its stage's policy does not allow (shared/domain/overridePolicy.ts). */
+export class OverrideNotAllowedError extends InvalidJobError {}
+
+/** A job's notBefore is further ahead than Sluice holds a job (a year). */
+export class NotBeforeTooFarError extends InvalidJobError {}
+
 /** A completion event that does not have the shape its source promises. */
 export class InvalidEventError extends SluiceError {}
 

@@ -1,6 +1,5 @@
 import { encodeJobBody } from '../domain/jobBody';
-import { JobSpecSchema, type JobSpec, kindOf } from '../kinds/registry';
-import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
+import { JobSpecSchema, type JobSpec } from '../kinds/registry';
 import { InvalidJobError } from '../errors';
 import { describeIssues } from '../domain/zodIssues';
 
@@ -16,10 +15,10 @@ export const MAX_JOB_BYTES = 64 * 1024;
 
 /**
  * Turns a message body into a job spec, or throws InvalidJobError saying exactly what is wrong. A message without an
- * `id` gets `fallbackId` (the SQS message id, stable across redeliveries of that message). With the stage's override
- * `policy`, a spec that overrides what it does not allow is refused too, naming the setting that would allow it.
+ * `id` gets `fallbackId` (the SQS message id, stable across redeliveries of that message). What the stage lets in is
+ * checked next (admission.ts).
  */
-export function parseJob(body: string, fallbackId: string, policy?: OverridePolicy): JobSpec {
+export function parseJob(body: string, fallbackId: string): JobSpec {
   const bytes = Buffer.byteLength(body, 'utf8');
   if (bytes > MAX_JOB_BYTES) throw new InvalidJobError(`message is ${bytes} bytes; a job spec may be at most ${MAX_JOB_BYTES}`);
   let raw: unknown;
@@ -39,9 +38,5 @@ export function parseJob(body: string, fallbackId: string, policy?: OverridePoli
     throw new InvalidJobError(
       `job is ${encoded} bytes with its defaults filled in (pool, id), as Sluice sends it again; a job spec may be at most ${MAX_JOB_BYTES}`,
     );
-  if (policy) {
-    const refused = refusedOverrides(parsed.data.kind, kindOf(parsed.data.kind).overrides?.(parsed.data as never) ?? [], policy);
-    if (refused.length > 0) throw new InvalidJobError(`job refused: ${describeRefusedOverrides(refused)}`);
-  }
   return parsed.data;
 }

@@ -31,6 +31,21 @@ export function dueAtOf(spec: { notBefore?: string }): number | undefined {
   return at;
 }
 
+/**
+ * The furthest ahead a `notBefore` may be: a year. A job due later is refused on arrival (dead-lettered with the reason),
+ * never held: a year is already far longer than any record of a run is kept (30 days), and a time years ahead is mostly
+ * a mistake (seconds read as milliseconds, a wrong year) that would otherwise hold a record, and a place on the due
+ * index, for as long.
+ */
+export const MAX_NOT_BEFORE_AHEAD_MS = 365 * 24 * 3600_000;
+
+/** Why a job due at `dueAt` is refused at `now` (more than MAX_NOT_BEFORE_AHEAD_MS ahead); undefined when it is not. */
+export function notBeforeTooFar(dueAt: number | undefined, now: number): string | undefined {
+  if (dueAt === undefined || dueAt - now <= MAX_NOT_BEFORE_AHEAD_MS) return undefined;
+  const latest = new Date(now + MAX_NOT_BEFORE_AHEAD_MS).toISOString();
+  return `notBefore ${new Date(dueAt).toISOString()} is more than a year ahead (at most 365 days: ${latest} now): send the job nearer its time`;
+}
+
 export const ArrivalKind = {
   /** due: start (take a slot) now */
   Now: 'now',

@@ -27,6 +27,7 @@ import { resume } from './resume';
 import { notDue } from './schedule';
 import { start } from './start';
 import { take } from './take';
+import { admit } from '../admission';
 
 /** The row each decision of a delivery leads to. */
 const STEPS: Record<DeliveryStep, StepHandler> = { take, claim, resume };
@@ -53,7 +54,8 @@ export class Acquirer {
     }
     let spec: JobSpec;
     try {
-      spec = parseJob(message.body, message.messageId, acq.deps.settings.overrides ?? {});
+      spec = parseJob(message.body, message.messageId);
+      await admit(acq.deps, spec);
     } catch (error) {
       if (error instanceof InvalidJobError) return deadLetter(acq, message.body, error.message, { messageId: message.messageId });
       throw error;
