@@ -790,9 +790,9 @@ describe('state that survives the stack', () => {
     }
   });
 
-  test('README, "Remove a stage": the commands that delete each retained resource by its name', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
-    const section = /\n### Remove a stage\n([\s\S]*?)\n#{2,3} /.exec(readme)?.[1] ?? '';
+  test('docs/deploying.md, "Remove a stage": the commands that delete each retained resource by its name', async () => {
+    const page = await readFile(path.join(ROOT, 'docs/deploying.md'), 'utf8');
+    const section = /\n## Remove a stage\n([\s\S]*?)\n## /.exec(page)?.[1] ?? '';
     expect(section).toContain('npx serverless remove');
     expect(section).toContain('--no-deletion-protection-enabled');
     expect(section).toContain('aws dynamodb delete-table --table-name "sluice-$STAGE"');
