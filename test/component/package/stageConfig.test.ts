@@ -40,7 +40,7 @@ test("the example stage file's settings reach the template; what it does not set
   expect(JSON.parse(env.POOLS as string)).toEqual({ default: 4, flows: 8, etl: 2 });
   expect(JSON.parse(env.KEY_LIMITS as string)).toEqual({ org: 2 });
   const text = JSON.stringify(template);
-  expect(text).toContain('flow/salesforce-*');
+  expect(text).toContain('flow/partner-*');
   expect(text).not.toContain('flow/sluice-*');
   // Not set in the file: Sluice's default.
   expect((template.Resources.JobQueue!.Properties!.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount).toBe(5);
