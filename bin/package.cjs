@@ -53,26 +53,6 @@ try {
     env,
     stdio: 'inherit',
   });
-  if (result.status === 0) keepBundleRecords();
 } finally {
   fs.rmSync(lock, { force: true });
 }
-
-/**
- * esbuild's record of each function's bundle (its metafile: every input file and its bytes) goes beside the zips as
- * <function>.meta.json; the build folder it was written in is then removed.
- */
-function keepBundleRecords() {
-  const built = path.join(root, '.esbuild', '.build', 'functions');
-  const at = args.indexOf('--package');
-  const out = path.resolve(root, at >= 0 ? args[at + 1] : '.serverless');
-  for (const file of fs.existsSync(built) ? fs.readdirSync(built) : []) {
-    if (file.endsWith('-meta.json')) fs.copyFileSync(path.join(built, file), path.join(out, file.replace(/-meta\.json$/, '.meta.json')));
-  }
-  fs.rmSync(path.join(root, '.esbuild'), { recursive: true, force: true });
-}
-if (result.error) {
-  console.error(result.error.message);
-  process.exit(1);
-}
-process.exit(result.status ?? 1);

@@ -12,9 +12,12 @@ import { SluiceDetailType } from '../ports/eventPublisher';
  * truth; an invocation that dies between the write and the announcement announces nothing).
  */
 export async function jobEnded(deps: SluiceDeps, ended: JobRecord): Promise<void> {
-  await announceJobEnd(deps, ended);
-  if (!ended.spec.jobSet || !deps.sets) return;
-  await new JobSetRunner({ ...deps, sets: deps.sets }, []).jobEnded(ended.spec);
+  // Both at once: neither throws, and the run's count is not kept waiting on the bus.
+  const sets = deps.sets;
+  await Promise.all([
+    announceJobEnd(deps, ended),
+    ended.spec.jobSet && sets ? new JobSetRunner({ ...deps, sets }, []).jobEnded(ended.spec) : undefined,
+  ]);
 }
 
 /** `Sluice Job Ended` for a record in a final state (nothing for another). Never throws. */
