@@ -10,7 +10,7 @@ import { logNormal, seededRandom } from './random';
 import { watchActivity } from './serveActivity';
 import { startLocalStack, type LocalStack } from './stack';
 import type { StartOptions } from './startArgs';
-import { makeWorkload } from './workload';
+import { describeRunTimes, makeWorkload } from './workload';
 import { loadServiceDefinition } from '../shared/config/serviceDefinition';
 
 /**
@@ -69,6 +69,7 @@ export async function serve(options: StartOptions): Promise<number> {
     };
     await claim.publish(vars);
     log(`Sluice local stack is up (pid ${process.pid}), on 127.0.0.1 only. Pools: ${describePools(pools)}.`);
+    log(`${describeRunTimes(options.workload)}.`);
     log(`sluice in this checkout finds it by itself (${envFile}); for other tools, paste:`);
     for (const [name, value] of Object.entries(vars)) out(exportLine(name, value));
     log(`Send jobs:  node bin/sluice.cjs enqueue jobs.jsonl     (a spec per line: {"kind":"glue","pool":"default","jobName":"nightly"})`);
