@@ -3,6 +3,7 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JobSpecSchema, kindOf } from '../kinds/registry';
 import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
 import { encodeJobBody } from '../domain/jobBody';
+import { describeIssues } from '../domain/zodIssues';
 
 export interface EnqueueReport {
   sent: string[];
@@ -33,7 +34,7 @@ export async function enqueueJobs(
     const timed = isObject && options.notBefore !== undefined ? { ...(withId as object), notBefore: options.notBefore } : withId;
     const parsed = JobSpecSchema.safeParse(timed);
     if (!parsed.success) {
-      report.rejected.push({ index, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(spec)'}: ${i.message}`).join('; ') });
+      report.rejected.push({ index, reason: describeIssues(parsed.error, '(spec)') });
       return;
     }
     // The stage's override policy, when the stage is known: a refused override is said here, not in the DLQ.
