@@ -156,7 +156,9 @@ export function formatRedrive(results: readonly RedriveResult[]): string {
   const sent = results.filter((r) => r.outcome === 'resent');
   const lines = [`re-sent ${sent.length} of ${results.length} dead-lettered ${results.length === 1 ? 'job' : 'jobs'}`];
   for (const r of results)
-    lines.push(`  ${r.jobId ?? r.messageId}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${r.reason}`}`);
+    lines.push(
+      `  ${terminalSafe(r.jobId ?? `message ${r.messageId}`)}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${terminalSafe(r.reason ?? '')}`}`,
+    );
   return lines.join('\n');
 }
 

@@ -15,7 +15,7 @@ import type { JobQueue } from '../ports/jobQueue';
 import { type CliOptions, type Command, parseArgs, USAGE, UsageError } from './args';
 import { InputFileError, SluiceError } from '../errors';
 import { peekDeadLetters } from '../inspect/deadLetters';
-import { listJobs } from '../inspect/jobs';
+import { type KnownJob, knownJobs, listJobs } from '../inspect/jobs';
 import { poolDetails } from '../inspect/pools';
 import { redriveDeadLetters } from '../inspect/redrive';
 import { enqueueJobs, parseSpecFile } from './enqueue';
@@ -25,7 +25,7 @@ import { useLocalStack } from './localTarget';
 import { runTop } from './top';
 import { runSetsCommand } from './sets';
 import { runDashboard } from '../dashboard/server';
-import { resolveTargets, type Targets } from './targets';
+import { resolveTargets, stageResourceNames, type Targets } from './targets';
 import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
 import { jobIdInToken } from '../kinds/callback/token';
 import { jobMessageJsonSchema } from '../kinds/jobMessageSchema';
@@ -156,8 +156,14 @@ export async function main(
 
     switch (command.name) {
       case 'enqueue': {
-        const { queueUrl } = await targets(['queueUrl']);
-        const report = await enqueueJobs(sqs, queueUrl!, specs, { notBefore: command.at, overrides: await stageOverrides(stage, io) });
+        const { queueUrl, table } = await targets(['queueUrl']);
+        // The table, when it is known (a flag, SLUICE_TABLE, the stage or the local stack): which ids it knows already.
+        const ledgerTable = table ?? (stage && stage !== 'local' ? stageResourceNames(stage).table : undefined);
+        const report = await enqueueJobs(sqs, queueUrl!, specs, {
+          notBefore: command.at,
+          overrides: await stageOverrides(stage, io),
+          ...(ledgerTable && { known: (ids: string[]) => knownOrWarn(doc, ledgerTable, ids, io) }),
+        });
         if (options.json) io.stdout(terminalJson({ queueUrl, ...report }, 2));
         else {
           const out = formatEnqueueReport(report, queueUrl!);
@@ -377,6 +383,19 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The ids of `ids` the table knows; none, with a warning, when it cannot be read (a queue writer may send jobs without
+ * reading the table): the jobs are sent all the same.
+ */
+async function knownOrWarn(doc: DynamoDBDocumentClient, table: string, ids: string[], io: CliIo): Promise<KnownJob[] | undefined> {
+  try {
+    return await knownJobs(doc, table, ids);
+  } catch (error) {
+    io.stderr(`sluice: could not read ${table} to say which ids ran already (${describeError(error)}); sent all the same`);
+    return undefined;
+  }
 }
 
 /** One line on what `sluice cancel` did, and what to do next when it did nothing. */

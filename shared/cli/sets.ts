@@ -7,7 +7,9 @@ import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoSetRunStore } from '../adapters/dynamodb/setRunStore';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { loadJobSets } from '../config/jobSetsFile';
-import type { JobSet } from '../domain/jobSets';
+import { jobIdsOfRun, type JobSet, runOfInvocation } from '../domain/jobSets';
+import { knownJobs } from '../inspect/jobs';
+import { formatKnown } from './format';
 import { UnknownJobSetError } from '../errors';
 import { systemClock } from '../ports/clock';
 import type { SetRun } from '../ports/setRunStore';
@@ -87,9 +89,21 @@ export async function runSetsCommand(command: SetsCommand, target: SetsTarget): 
       const sets = loadJobSets(fileOf(command.file));
       if (!sets.some((s) => s.name === command.set)) throw new UnknownJobSetError(`no job set '${command.set}' in ${fileOf(command.file)}`);
       const runner = runnerOf(sets);
-      const result = await runner.fire({ set: command.set, invocationId: command.id ?? randomUUID().slice(0, 8) });
-      if (target.json) return terminalJson(result);
-      return `${command.set}: run ${result.run}, ${result.jobs} jobs ${result.created ? 'enqueued' : 'sent again (the run existed: each job still runs once)'}`;
+      const invocationId = command.id ?? randomUUID().slice(0, 8);
+      // Read before the fire sends them: the ids of this run the ledger knows already run nothing again.
+      const known = await knownJobs(
+        target.doc,
+        target.table,
+        jobIdsOfRun(
+          sets.find((s) => s.name === command.set)!,
+          runOfInvocation(invocationId),
+        ),
+      );
+      const result = await runner.fire({ set: command.set, invocationId });
+      if (target.json) return terminalJson({ ...result, known });
+      const line = `${command.set}: run ${result.run}, ${result.jobs} jobs ${result.created ? 'enqueued' : 'sent again (the run existed: each job still runs once)'}`;
+      const knownLine = formatKnown(known);
+      return knownLine ? `${line}\n${knownLine}` : line;
     }
     case 'sets-pause':
       await store.setPaused(command.set, command.paused);
