@@ -56,3 +56,8 @@ try {
 } finally {
   fs.rmSync(lock, { force: true });
 }
+if (result.error) {
+  console.error(result.error.message);
+  process.exit(1);
+}
+process.exit(result.status ?? 1);

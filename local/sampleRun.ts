@@ -8,7 +8,7 @@ import { summarize } from './summary';
 import { poolFullAt, shortfall } from '../bench/scenarios/burst';
 import { measureHandoffs } from '../bench/scenarios/handoff';
 import { Tracer } from '../bench/tracer';
-import { makeWorkload } from './workload';
+import { describeRunTimes, makeWorkload } from './workload';
 
 /** `npm start`: all of Sluice on this machine, a sample workload through it, and what happened. Returns the exit code. */
 export async function runSample(options: StartOptions): Promise<number> {
@@ -41,6 +41,7 @@ export async function runSample(options: StartOptions): Promise<number> {
     log(
       `Enqueued ${report.sent.length} jobs (${countsByKind(workload.specs)}) into pool '${workloadOptions.pool}' with limit ${limit}; giving up after ${Math.round(timeoutMs / 1000)} s.`,
     );
+    log(`${describeRunTimes(workloadOptions)}.`);
     const total = workload.specs.length;
     const tty = process.stderr.isTTY;
     let lastPrinted = -1;

@@ -7,10 +7,10 @@ import { JOB_API_SERVICES } from '../shared/kinds/registry';
 import { startEmulators, type Emulators } from './emulators';
 import { claimLocalEnvFile, exportLine, localEnvFilePath } from '../shared/cli/localEnvFile';
 import { logNormal, seededRandom } from './random';
-import { watchActivity } from './serveActivity';
+import { readableFunctionLogs, watchActivity } from './serveActivity';
 import { startLocalStack, type LocalStack } from './stack';
 import type { StartOptions } from './startArgs';
-import { makeWorkload } from './workload';
+import { describeRunTimes, makeWorkload } from './workload';
 import { loadServiceDefinition } from '../shared/config/serviceDefinition';
 
 /**
@@ -28,6 +28,8 @@ export async function serve(options: StartOptions): Promise<number> {
   let emulators: Emulators | undefined;
   let stack: LocalStack | undefined;
   let stopActivity = () => undefined as void;
+  // The functions' JSON log lines (errors, warnings) become lines like the activity lines, on stderr.
+  const restoreLogs = readableFunctionLogs();
   const stopped = new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
@@ -57,6 +59,8 @@ export async function serve(options: StartOptions): Promise<number> {
     const jobApiEndpoint = stack.simulator.endpoint;
     const vars = {
       AWS_REGION: process.env.AWS_REGION!,
+      // The AWS CLI v1 (and older SDKs) read only this one.
+      AWS_DEFAULT_REGION: process.env.AWS_REGION!,
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_SQS: emulators.sqsEndpoint,
@@ -74,6 +78,7 @@ export async function serve(options: StartOptions): Promise<number> {
     log(`Send jobs:  node bin/sluice.cjs enqueue jobs.jsonl     (a spec per line: {"kind":"glue","pool":"default","jobName":"nightly"})`);
     log(`Watch:      node bin/sluice.cjs top   |   node bin/sluice.cjs dashboard   |   node bin/sluice.cjs pool list`);
     log(`Ctrl-C stops it (its data goes with it).`);
+    log(`${describeRunTimes(options.workload)}.`);
     const checkStage = options.checkStage
       ? { stage: options.checkStage, params: (await loadServiceDefinition(options.checkStage)).params?.default ?? {} }
       : undefined;
@@ -88,6 +93,7 @@ export async function serve(options: StartOptions): Promise<number> {
     return 0;
   } finally {
     stopActivity();
+    restoreLogs();
     await stack?.stop().catch(() => undefined);
     await emulators?.close().catch(() => undefined);
     await claim.release();

@@ -2,7 +2,7 @@ import { MAX_POOL_LIMIT } from '../shared/domain/pool';
 import { base } from '../shared/domain/job';
 import { StartUsageError } from '../shared/errors';
 import { isJobKind, type JobKind, KINDS } from '../shared/kinds/registry';
-import { DEFAULT_WORKLOAD, type WorkloadOptions } from './workload';
+import { DEFAULT_WORKLOAD, defaultMaxMs, MAX_MS_PER_MEDIAN, type WorkloadOptions } from './workload';
 
 /** Where the resident stack listens by default (127.0.0.1 only); `0` in a flag takes any free port. */
 export const DEFAULT_PORTS = { sqs: 8471, dynamodb: 8472, jobApi: 8473 } as const;
@@ -16,6 +16,8 @@ Sample workload:
   --limit N         the pool's concurrency limit, 0..${MAX_POOL_LIMIT} (default 8; 0 pauses the pool)
   --median-ms N     median simulated run time in ms, log-normal (default ${DEFAULT_WORKLOAD.medianMs})
   --sigma X         log-normal shape of run times (default ${DEFAULT_WORKLOAD.sigma})
+  --max-ms N        longest simulated run in ms: longer draws are cut to it (default ${MAX_MS_PER_MEDIAN} x --median-ms,
+                    at least ${DEFAULT_WORKLOAD.maxMs}); the stack says what it cuts to when it starts
   --seed N          random seed of the workload and run times (default ${DEFAULT_WORKLOAD.seed})
   --kinds LIST      the job kinds in the mix, comma-separated (default every kind: ${DEFAULT_WORKLOAD.kinds.join(',')})
   --glue-share X    share of Glue jobs when Glue is in the mix, 0..1; the other kinds share the rest (default ${DEFAULT_WORKLOAD.glueShare})
@@ -73,6 +75,7 @@ const FLAGS: Record<string, Kind> = {
   jobs: 'string',
   limit: 'string',
   'median-ms': 'string',
+  'max-ms': 'string',
   sigma: 'string',
   seed: 'string',
   'glue-share': 'string',
@@ -120,10 +123,15 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
   if (setsFile !== undefined && serve) throw new StartUsageError('--sets runs a day of job sets and exits; it does not go with --serve');
   if (values.has('day-seconds') && setsFile === undefined) throw new StartUsageError('--day-seconds goes with --sets');
   const limit = wholeNumber(text('limit'), 8, 'limit', 0, MAX_POOL_LIMIT);
+  const medianMs = wholeNumber(text('median-ms'), setsFile !== undefined ? 300 : DEFAULT_WORKLOAD.medianMs, 'median-ms', 0, 86_400_000);
+  // The cut follows the median unless given: a median of a minute gives runs of minutes, not of the default's 12 s.
+  const maxMs = wholeNumber(text('max-ms'), defaultMaxMs(medianMs), 'max-ms', 1, 7 * 86_400_000);
   const workload: WorkloadOptions = {
     ...DEFAULT_WORKLOAD,
     jobs: wholeNumber(text('jobs'), serve ? 0 : DEFAULT_WORKLOAD.jobs, 'jobs', serve ? 0 : 1, 100_000),
-    medianMs: wholeNumber(text('median-ms'), setsFile !== undefined ? 300 : DEFAULT_WORKLOAD.medianMs, 'median-ms', 0, 86_400_000),
+    medianMs,
+    maxMs,
+    minMs: Math.min(DEFAULT_WORKLOAD.minMs, maxMs),
     sigma: decimal(text('sigma'), DEFAULT_WORKLOAD.sigma, 'sigma', 0, 5),
     seed: wholeNumber(text('seed'), DEFAULT_WORKLOAD.seed, 'seed', 0, 2 ** 32 - 1),
     glueShare: decimal(text('glue-share'), DEFAULT_WORKLOAD.glueShare, 'glue-share', 0, 1),

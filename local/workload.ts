@@ -30,6 +30,27 @@ export const DEFAULT_WORKLOAD: WorkloadOptions = {
   glueShare: 0.4,
 };
 
+/** Simulated runs are cut at this many medians by default (a log-normal of sigma 0.6 draws past it about once in 100 runs). */
+export const MAX_MS_PER_MEDIAN = 4;
+
+/** The longest simulated run unless --max-ms says: MAX_MS_PER_MEDIAN medians, at least the default workload's. */
+export function defaultMaxMs(medianMs: number): number {
+  return Math.max(DEFAULT_WORKLOAD.maxMs, MAX_MS_PER_MEDIAN * medianMs);
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * The simulated run times in one line, with the bounds draws are cut to (so a cut is never silent); when the median
+ * itself is past the longest run, every run is cut, and the line says so.
+ */
+export function describeRunTimes(options: Pick<WorkloadOptions, 'medianMs' | 'sigma' | 'minMs' | 'maxMs'>): string {
+  const line = `Simulated run times: log-normal, median ${seconds(options.medianMs)}, sigma ${options.sigma}, cut to ${seconds(options.minMs)}..${seconds(options.maxMs)} (--max-ms)`;
+  if (options.medianMs > options.maxMs)
+    return `${line}; the median is over the longest run: every run lasts ${seconds(options.maxMs)} (raise --max-ms)`;
+  return line;
+}
+
 export interface Workload {
   specs: JobSpec[];
   /** run time of each job by flow / job / state machine name (each job has its own name, so the simulator can look it up) */

@@ -123,14 +123,29 @@ function loadSets(serviceDir, file) {
   }
 }
 
+/**
+ * The stage's sets; a bad file is the framework's user error (ServerlessError): it prints the message (which names the
+ * file, the set and the job) and exits 1, without a stack trace that would bury it.
+ */
+function stageSets(serverless) {
+  const file = serverless.service.provider.environment.JOB_SETS_FILE;
+  try {
+    return loadSets(serverless.serviceDir ?? serverless.config.servicePath, file);
+  } catch (error) {
+    if (error && error.name === 'InvalidJobSetsError') throw new serverless.classes.Error(error.message);
+    if (error && error.code === 'ENOENT') throw new serverless.classes.Error(`jobSetsFile ${file}: no such file`);
+    throw error;
+  }
+}
+
 class JobSetSchedules {
   constructor(serverless) {
     this.hooks = {
+      // Checked first, so a bad file fails before the functions are built.
+      'before:package:initialize': () => void stageSets(serverless),
       'before:package:finalize': () => {
         const service = serverless.service;
-        const file = service.provider.environment.JOB_SETS_FILE;
-        const sets = loadSets(serverless.serviceDir ?? serverless.config.servicePath, file);
-        addJobSetSchedules(service.provider.compiledCloudFormationTemplate, sets, {
+        addJobSetSchedules(service.provider.compiledCloudFormationTemplate, stageSets(serverless), {
           service: service.service,
           stage: service.provider.stage,
         });

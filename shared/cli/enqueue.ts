@@ -3,10 +3,17 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { JobSpecSchema, kindOf } from '../kinds/registry';
 import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
 import { encodeJobBody } from '../domain/jobBody';
+import { describeIssues } from '../domain/zodIssues';
+import type { KnownJob } from '../inspect/jobs';
 
 export interface EnqueueReport {
   sent: string[];
   rejected: Array<{ index: number; reason: string }>;
+  /**
+   * The ids sent that the ledger knew before they were sent (ran, running or waiting: each id runs once, so these run
+   * nothing); present when the table could be read.
+   */
+  known?: KnownJob[];
 }
 
 /** SQS takes at most 10 messages per SendMessageBatch. */
@@ -16,13 +23,14 @@ const BATCH = 10;
  * Sends job specs to the job queue, 10 per request. Each spec is checked with the same schema the acquirer uses, so a
  * bad one is reported here instead of landing in the DLQ; a spec without an id gets one (the idempotency key).
  * With the stage's `overrides` policy, a spec overriding what the stage does not allow is refused too. `notBefore` (--at) is set on every spec. Jobs are sent at once whatever their notBefore: the acquirer records each
- * (so it can be cancelled) and holds it until then, on an SQS delay or the due index.
+ * (so it can be cancelled) and holds it until then, on an SQS delay or the due index. With `known`, the ids the
+ * ledger already has are reported (they are sent all the same: the acquirer drops them).
  */
 export async function enqueueJobs(
   sqs: SQSClient,
   queueUrl: string,
   specs: unknown[],
-  options: { notBefore?: string; overrides?: OverridePolicy } = {},
+  options: { notBefore?: string; overrides?: OverridePolicy; known?: (ids: string[]) => Promise<KnownJob[] | undefined> } = {},
 ): Promise<EnqueueReport> {
   const report: EnqueueReport = { sent: [], rejected: [] };
   const valid: Array<{ index: number; id: string; body: string }> = [];
@@ -33,7 +41,7 @@ export async function enqueueJobs(
     const timed = isObject && options.notBefore !== undefined ? { ...(withId as object), notBefore: options.notBefore } : withId;
     const parsed = JobSpecSchema.safeParse(timed);
     if (!parsed.success) {
-      report.rejected.push({ index, reason: parsed.error.issues.map((i) => `${i.path.join('.') || '(spec)'}: ${i.message}`).join('; ') });
+      report.rejected.push({ index, reason: describeIssues(parsed.error, '(spec)') });
       return;
     }
     // The stage's override policy, when the stage is known: a refused override is said here, not in the DLQ.
@@ -50,6 +58,11 @@ export async function enqueueJobs(
     }
     valid.push({ index, id: parsed.data.id, body: encodeJobBody(parsed.data) });
   });
+  // Read before sending: once sent, the acquirer may register them at any moment.
+  if (options.known && valid.length > 0) {
+    const known = await options.known(valid.map((v) => v.id));
+    if (known) report.known = known;
+  }
   for (let i = 0; i < valid.length; i += BATCH) {
     const chunk = valid.slice(i, i + BATCH);
     const out = await sqs.send(

@@ -1,5 +1,6 @@
 import type { PoolView } from '../app/poolAdmin';
 import type { EnqueueReport } from './enqueue';
+import type { KnownJob } from '../inspect/jobs';
 
 /** Text for people; `--json` prints the same facts as JSON for scripts. */
 
@@ -32,9 +33,27 @@ export interface EnqueueOutput {
   stderr: string;
 }
 
+/** How many known ids are named (the count says all). */
+const KNOWN_NAMED = 10;
+
+/**
+ * Ids the ledger already had: sent, they run nothing (the acquirer runs an id once). Undefined when there are none.
+ */
+export function formatKnown(known: readonly KnownJob[] | undefined): string | undefined {
+  if (!known?.length) return undefined;
+  const named = known.slice(0, KNOWN_NAMED).map((k) => `${k.jobId} (${k.state})`);
+  const more = known.length > KNOWN_NAMED ? ` and ${known.length - KNOWN_NAMED} more` : '';
+  return `${known.length} already known (ran or running): ${named.join(', ')}${more}: each id runs once, so these run nothing again (send them with new ids to run them again)`;
+}
+
 /** What was sent (ids, in order) and what was not (with the 1-based position of the spec in the file). */
 export function formatEnqueueReport(report: EnqueueReport, queueUrl: string): EnqueueOutput {
-  const stdout = [`sent ${plural(report.sent.length, 'job')} to ${queueUrl}`, ...report.sent.map((id) => `  ${id}`)].join('\n');
+  const known = formatKnown(report.known);
+  const stdout = [
+    `sent ${plural(report.sent.length, 'job')} to ${queueUrl}`,
+    ...report.sent.map((id) => `  ${id}`),
+    ...(known ? [known] : []),
+  ].join('\n');
   if (report.rejected.length === 0) return { stdout, stderr: '' };
   const rejected = [...report.rejected].sort((a, b) => a.index - b.index);
   const stderr = [

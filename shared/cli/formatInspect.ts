@@ -3,6 +3,8 @@ import type { DeadLetter } from '../inspect/deadLetters';
 import type { PoolDetail } from '../inspect/pools';
 import type { RedriveResult } from '../inspect/redrive';
 import { isJobKind, kindOf } from '../kinds/registry';
+import { targetNameOf } from '../inspect/targetName';
+import { terminalSafe } from './terminalText';
 
 /** Text for `pool list`, `jobs`, `dlq` and `top`; `--json` prints the same facts as JSON. */
 
@@ -16,8 +18,12 @@ export function formatAge(ms: number): string {
   return `${Math.floor(s / 86_400)}d ${pad(Math.floor((s % 86_400) / 3600))}h`;
 }
 
-/** Columns padded to their widest cell; `right` lists the right-aligned ones (numbers). */
+/**
+ * Columns padded to their widest cell; `right` lists the right-aligned ones (numbers). Cells come from data: each is
+ * made inert (no escape sequences or control characters) and kept on one line before it is measured.
+ */
 export function table(header: string[], rows: string[][], right: number[] = []): string {
+  rows = rows.map((row) => row.map((cell) => terminalSafe(cell).replace(/[\t\n]+/g, ' ')));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -46,15 +52,29 @@ export function formatPoolDetails(pools: readonly PoolDetail[], now: number): st
   const held = pools.flatMap((p) => p.held.map((h) => ({ pool: p.name, ...h })));
   if (held.length === 0) return counts;
   const holders = table(
-    ['POOL', 'HOLDER', 'KIND', 'HELD FOR', ...(held.some((h) => h.state) ? ['STATE', 'RUN'] : [])],
-    held.map((h) => [h.pool, h.jobId, h.kind, formatAge(now - h.since), ...(h.state ? [h.state, h.executionId ?? ''] : [])]),
-    [3],
+    ['POOL', 'HOLDER', 'KIND', 'NAME', 'HELD FOR', ...(held.some((h) => h.state) ? ['STATE', 'RUN'] : [])],
+    held.map((h) => [
+      h.pool,
+      h.jobId,
+      h.kind,
+      h.target ?? '',
+      formatAge(now - h.since),
+      ...(h.state ? [h.state, h.executionId ?? ''] : []),
+    ]),
+    [4],
   );
   return `${counts}\n\n${holders}`;
 }
 
 const when = (at: number | undefined, now: number) =>
   at === undefined ? undefined : `${new Date(at).toISOString()} (${formatAge(now - at)} ago)`;
+
+/** The job's notBefore as its spec says it, and when that is from now. */
+function notBeforeOf(notBefore: string, now: number): string {
+  const at = Date.parse(notBefore);
+  if (Number.isNaN(at)) return notBefore;
+  return `${notBefore} (${at > now ? `in ${formatAge(at - now)}` : `${formatAge(now - at)} ago`})`;
+}
 
 /** What the job starts (flow, Glue job, state machine), by its kind's definition; empty for a kind this Sluice does not know. */
 function targetOf(record: JobRecord): string {
@@ -67,7 +87,7 @@ function targetOf(record: JobRecord): string {
 }
 
 export function formatJob(record: JobRecord, now: number): string {
-  const spec = record.spec as { arguments?: Record<string, string>; input?: unknown; payload?: unknown };
+  const spec = record.spec as { arguments?: Record<string, string>; input?: unknown; payload?: unknown; notBefore?: string };
   const rows: Array<[string, string | undefined]> = [
     ['state', record.state],
     ['pool', record.pool],
@@ -78,6 +98,7 @@ export function formatJob(record: JobRecord, now: number): string {
     ['attempts', String(record.attempts)],
     ['run id', record.executionId],
     ['slot', record.lease ? `held in ${record.lease.pool} for ${formatAge(now - record.lease.since)}` : undefined],
+    ['not before', spec.notBefore !== undefined ? notBeforeOf(spec.notBefore, now) : undefined],
     ['first seen', when(record.firstSeenAt, now)],
     ['first start', when(record.firstStartAt, now)],
     ['started', when(record.startedAt, now)],
@@ -89,39 +110,45 @@ export function formatJob(record: JobRecord, now: number): string {
   ];
   const present = rows.filter((r): r is [string, string] => r[1] !== undefined);
   const width = Math.max(...present.map(([k]) => k.length));
-  return [`job ${record.jobId}`, ...present.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+  return [`job ${terminalSafe(record.jobId)}`, ...present.map(([k, v]) => `  ${k.padEnd(width)}  ${terminalSafe(v)}`)].join('\n');
 }
 
 export function formatJobList(records: readonly JobRecord[], now: number): string {
   if (records.length === 0) return 'no jobs match';
   return table(
-    ['JOB', 'POOL', 'KIND', 'STATE', 'ATTEMPTS', 'UPDATED', 'RUN', 'LAST ERROR'],
+    ['JOB', 'POOL', 'KIND', 'NAME', 'STATE', 'ATTEMPTS', 'UPDATED', 'RUN', 'LAST ERROR'],
     records.map((r) => [
       r.jobId,
       r.pool,
       r.kind,
+      targetNameOf(r.kind, r.spec) ?? '',
       r.state,
       String(r.attempts),
       `${formatAge(now - r.updatedAt)} ago`,
       r.executionId ?? '',
       oneLine(r.lastError ?? '', 60),
     ]),
-    [4],
+    [5],
   );
 }
 
-export function formatDeadLetters(letters: readonly DeadLetter[], now: number): string {
+/** How wide a dead letter's reason is wrapped (it is shown whole, under its message's row). */
+const REASON_WIDTH = 100;
+
+/** A row per message, each followed by its reason, whole, wrapped and indented. */
+export function formatDeadLetters(letters: readonly Omit<DeadLetter, 'receiptHandle'>[], now: number): string {
   if (letters.length === 0) return 'the dead-letter queue is empty';
-  return table(
-    ['JOB', 'POOL', 'AGE', 'REASON', 'MESSAGE'],
-    letters.map((l) => [
-      l.jobId ?? '(not a job)',
-      l.pool ?? '',
-      formatAge(now - l.sentAt),
-      oneLine(l.reason ?? `failed in the acquirer maxReceiveCount times (see its logs for message ${l.messageId})`, 100),
-      l.messageId,
-    ]),
-  );
+  const [header, ...rows] = table(
+    ['JOB', 'POOL', 'NAME', 'AGE', 'MESSAGE'],
+    letters.map((l) => [l.jobId ?? '(not a job)', l.pool ?? '', l.target ?? '', formatAge(now - l.sentAt), l.messageId]),
+    [3],
+  ).split('\n');
+  const lines = [header!];
+  letters.forEach((l, i) => {
+    const reason = l.reason ?? `failed in the acquirer maxReceiveCount times (see its logs for message ${l.messageId})`;
+    lines.push(rows[i]!, ...wrap(terminalSafe(reason), REASON_WIDTH).map((line) => `    ${line}`));
+  });
+  return lines.join('\n');
 }
 
 export function formatRedrive(results: readonly RedriveResult[]): string {
@@ -129,8 +156,23 @@ export function formatRedrive(results: readonly RedriveResult[]): string {
   const sent = results.filter((r) => r.outcome === 'resent');
   const lines = [`re-sent ${sent.length} of ${results.length} dead-lettered ${results.length === 1 ? 'job' : 'jobs'}`];
   for (const r of results)
-    lines.push(`  ${r.jobId ?? r.messageId}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${r.reason}`}`);
+    lines.push(
+      `  ${terminalSafe(r.jobId ?? `message ${r.messageId}`)}: ${r.outcome === 'resent' ? 'sent to the job queue' : `kept in the DLQ: ${terminalSafe(r.reason ?? '')}`}`,
+    );
   return lines.join('\n');
+}
+
+/** Words into lines of at most `width` characters (a longer word has a line of its own); whitespace runs are one space. */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return line ? [...lines, line] : lines;
 }
 
 function oneLine(text: string, max: number): string {

@@ -15,7 +15,7 @@ import type { JobQueue } from '../ports/jobQueue';
 import { type CliOptions, type Command, parseArgs, USAGE, UsageError } from './args';
 import { InputFileError, SluiceError } from '../errors';
 import { peekDeadLetters } from '../inspect/deadLetters';
-import { listJobs } from '../inspect/jobs';
+import { type KnownJob, knownJobs, listJobs } from '../inspect/jobs';
 import { poolDetails } from '../inspect/pools';
 import { redriveDeadLetters } from '../inspect/redrive';
 import { enqueueJobs, parseSpecFile } from './enqueue';
@@ -25,7 +25,7 @@ import { useLocalStack } from './localTarget';
 import { runTop } from './top';
 import { runSetsCommand } from './sets';
 import { runDashboard } from '../dashboard/server';
-import { resolveTargets, type Targets } from './targets';
+import { resolveTargets, stageResourceNames, type Targets } from './targets';
 import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
 import { jobIdInToken } from '../kinds/callback/token';
 import { jobMessageJsonSchema } from '../kinds/jobMessageSchema';
@@ -33,6 +33,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgePublisher } from '../adapters/eventbridge/eventPublisher';
 import { announceJobEnd } from '../app/jobSetEnds';
 import { checkFile, formatCheck } from './check';
+import { terminalJson, terminalSafe } from './terminalText';
 import type { OverridePolicy } from '../domain/overridePolicy';
 import { parseOverrides } from '../config/settings';
 import { loadServiceDefinition } from '../config/serviceDefinition';
@@ -73,10 +74,11 @@ export function sdkClients(region?: string): CliClients {
   };
 }
 
+/** The process's own streams; what is printed is made inert first (text from data may hold escape sequences). */
 export function processIo(): CliIo {
   return {
-    stdout: (text) => void process.stdout.write(`${text}\n`),
-    stderr: (text) => void process.stderr.write(`${text}\n`),
+    stdout: (text) => void process.stdout.write(`${terminalSafe(text)}\n`),
+    stderr: (text) => void process.stderr.write(`${terminalSafe(text)}\n`),
     env: process.env,
     readInput: (file) => (file === '-' ? readStdin() : readFile(file, 'utf8')),
   };
@@ -120,14 +122,14 @@ export async function main(
     return ExitCode.Ok;
   }
   if (command.name === 'schema') {
-    io.stdout(JSON.stringify(jobMessageJsonSchema(), null, 2));
+    io.stdout(terminalJson(jobMessageJsonSchema(), 2));
     return ExitCode.Ok;
   }
   if (command.name === 'check') {
     try {
       const stage = options.stage ?? io.env.SLUICE_STAGE?.trim() ?? 'dev';
       const report = await checkFile(command.file, await readSpecs(io, command.file), stage);
-      io.stdout(options.json ? JSON.stringify(report, null, 2) : formatCheck(report));
+      io.stdout(options.json ? terminalJson(report, 2) : formatCheck(report));
       return report.refused.length > 0 ? ExitCode.Failed : ExitCode.Ok;
     } catch (error) {
       io.stderr(`sluice: ${(error as Error).message}`);
@@ -139,7 +141,7 @@ export async function main(
     // Read the input before any AWS call: a missing or malformed file costs nothing.
     const specs = command.name === 'enqueue' ? parseSpecFile(await readSpecs(io, command.file)) : [];
     if (command.name === 'enqueue' && specs.length === 0) {
-      io.stdout(options.json ? JSON.stringify({ sent: [], rejected: [] }) : `no job specs in ${command.file}: nothing sent`);
+      io.stdout(options.json ? terminalJson({ sent: [], rejected: [] }) : `no job specs in ${command.file}: nothing sent`);
       return ExitCode.Ok;
     }
     const stage = (await useLocalStack(options, io.env)) ? 'local' : (options.stage ?? (io.env.SLUICE_STAGE?.trim() || undefined));
@@ -154,9 +156,15 @@ export async function main(
 
     switch (command.name) {
       case 'enqueue': {
-        const { queueUrl } = await targets(['queueUrl']);
-        const report = await enqueueJobs(sqs, queueUrl!, specs, { notBefore: command.at, overrides: await stageOverrides(stage, io) });
-        if (options.json) io.stdout(JSON.stringify({ queueUrl, ...report }, null, 2));
+        const { queueUrl, table } = await targets(['queueUrl']);
+        // The table, when it is known (a flag, SLUICE_TABLE, the stage or the local stack): which ids it knows already.
+        const ledgerTable = table ?? (stage && stage !== 'local' ? stageResourceNames(stage).table : undefined);
+        const report = await enqueueJobs(sqs, queueUrl!, specs, {
+          notBefore: command.at,
+          overrides: await stageOverrides(stage, io),
+          ...(ledgerTable && { known: (ids: string[]) => knownOrWarn(doc, ledgerTable, ids, io) }),
+        });
+        if (options.json) io.stdout(terminalJson({ queueUrl, ...report }, 2));
         else {
           const out = formatEnqueueReport(report, queueUrl!);
           io.stdout(out.stdout);
@@ -167,16 +175,19 @@ export async function main(
       case 'pool-list': {
         const { table } = await targets(['table']);
         const now = Date.now();
-        const pools = await poolDetails({ leases: new DynamoLeaseStore(doc, table!) });
+        // Each holder's record too: its state, run and what it runs (one read per holder).
+        const pools = await poolDetails(
+          { leases: new DynamoLeaseStore(doc, table!), ledger: new DynamoJobLedger(doc, table!) },
+          { records: true },
+        );
         io.stdout(
           options.json
-            ? JSON.stringify(
+            ? terminalJson(
                 pools.map(({ next: _next, held, ...pool }) => ({
                   ...pool,
                   holders: held.map((h) => h.jobId),
                   held: held.map((h) => ({ ...h, ageMs: now - h.since })),
                 })),
-                null,
                 2,
               )
             : formatPoolDetails(pools, now),
@@ -196,7 +207,7 @@ export async function main(
         const { admitted } = await admin.setLimit(command.pool, command.limit);
         io.stdout(
           options.json
-            ? JSON.stringify({ pool: command.pool, limit: command.limit, admitted })
+            ? terminalJson({ pool: command.pool, limit: command.limit, admitted })
             : formatSetLimit(command.pool, command.limit, admitted),
         );
         return ExitCode.Ok;
@@ -210,7 +221,7 @@ export async function main(
         const rate = command.startsPerSecond === undefined ? 'none' : `${command.startsPerSecond} starts/s`;
         io.stdout(
           options.json
-            ? JSON.stringify({ pool: command.pool, startsPerSecond: command.startsPerSecond ?? null, admitted })
+            ? terminalJson({ pool: command.pool, startsPerSecond: command.startsPerSecond ?? null, admitted })
             : `${command.pool}: start rate ${rate}${admitted ? `; ${admitted} waiting job(s) let in` : ''}`,
         );
         return ExitCode.Ok;
@@ -222,7 +233,7 @@ export async function main(
           io.stderr(`sluice: no job '${command.id}' in ${table} (finished jobs are kept 30 days)`);
           return ExitCode.Failed;
         }
-        io.stdout(options.json ? JSON.stringify(record, null, 2) : formatJob(record, Date.now()));
+        io.stdout(options.json ? terminalJson(record, 2) : formatJob(record, Date.now()));
         return ExitCode.Ok;
       }
       case 'cancel': {
@@ -247,19 +258,19 @@ export async function main(
             ),
         });
         const result = await cancel.cancel(command.id, { stop: command.stop });
-        io.stdout(options.json ? JSON.stringify({ jobId: command.id, ...result }) : formatCancel(command.id, result));
+        io.stdout(options.json ? terminalJson({ jobId: command.id, ...result }) : formatCancel(command.id, result));
         return result.outcome === CancelOutcome.Cancelled || result.outcome === CancelOutcome.StopRequested ? ExitCode.Ok : ExitCode.Failed;
       }
       case 'jobs-list': {
         const { table } = await targets(['table']);
         const jobs = await listJobs(doc, table!, { pool: command.pool, state: command.state, max: command.max });
-        io.stdout(options.json ? JSON.stringify(jobs, null, 2) : formatJobList(jobs, Date.now()));
+        io.stdout(options.json ? terminalJson(jobs, 2) : formatJobList(jobs, Date.now()));
         return ExitCode.Ok;
       }
       case 'dlq-list': {
         const { dlqUrl } = await targets(['dlqUrl']);
         const letters = (await peekDeadLetters(sqs, dlqUrl!)).map(({ receiptHandle: _r, ...letter }) => letter);
-        io.stdout(options.json ? JSON.stringify(letters, null, 2) : formatDeadLetters(letters as never, Date.now()));
+        io.stdout(options.json ? terminalJson(letters, 2) : formatDeadLetters(letters, Date.now()));
         return ExitCode.Ok;
       }
       case 'dlq-redrive': {
@@ -268,7 +279,7 @@ export async function main(
           { sqs, ledger: new DynamoJobLedger(doc, table!), queueUrl: queueUrl!, dlqUrl: dlqUrl! },
           command.ids,
         );
-        io.stdout(options.json ? JSON.stringify(results, null, 2) : formatRedrive(results));
+        io.stdout(options.json ? terminalJson(results, 2) : formatRedrive(results));
         const missing = command.ids?.filter((id) => !results.some((r) => r.jobId === id)) ?? [];
         if (missing.length > 0) io.stderr(`sluice: not in the dead-letter queue: ${missing.join(', ')}`);
         return results.every((r) => r.outcome === 'resent') && missing.length === 0 ? ExitCode.Ok : ExitCode.Failed;
@@ -331,7 +342,7 @@ export function run(): void {
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`sluice: ${describeError(error)}\n`);
+      process.stderr.write(`sluice: ${terminalSafe(describeError(error))}\n`);
       process.exitCode = ExitCode.Failed;
     },
   );
@@ -372,6 +383,19 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The ids of `ids` the table knows; none, with a warning, when it cannot be read (a queue writer may send jobs without
+ * reading the table): the jobs are sent all the same.
+ */
+async function knownOrWarn(doc: DynamoDBDocumentClient, table: string, ids: string[], io: CliIo): Promise<KnownJob[] | undefined> {
+  try {
+    return await knownJobs(doc, table, ids);
+  } catch (error) {
+    io.stderr(`sluice: could not read ${table} to say which ids ran already (${describeError(error)}); sent all the same`);
+    return undefined;
+  }
 }
 
 /** One line on what `sluice cancel` did, and what to do next when it did nothing. */

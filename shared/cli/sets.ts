@@ -7,11 +7,14 @@ import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoSetRunStore } from '../adapters/dynamodb/setRunStore';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';
 import { loadJobSets } from '../config/jobSetsFile';
-import type { JobSet } from '../domain/jobSets';
+import { jobIdsOfRun, type JobSet, runOfInvocation } from '../domain/jobSets';
+import { knownJobs } from '../inspect/jobs';
+import { formatKnown } from './format';
 import { UnknownJobSetError } from '../errors';
 import { systemClock } from '../ports/clock';
 import type { SetRun } from '../ports/setRunStore';
 import type { Command } from './args';
+import { terminalJson } from './terminalText';
 
 /** The sets file the CLI reads: --file, SLUICE_JOB_SETS_FILE, or the one the functions are deployed with by default. */
 export const DEFAULT_JOB_SETS_FILE = 'shared/config/jobSets.yml';
@@ -56,7 +59,7 @@ export async function runSetsCommand(command: SetsCommand, target: SetsTarget): 
           lastRun: (await store.runs(set.name, 1))[0],
         })),
       );
-      if (target.json) return JSON.stringify(rows, null, 2);
+      if (target.json) return terminalJson(rows, 2);
       if (rows.length === 0) return `${file}: no job sets`;
       return rows
         .map(
@@ -68,9 +71,8 @@ export async function runSetsCommand(command: SetsCommand, target: SetsTarget): 
     case 'sets-runs': {
       const runs = await store.runs(command.set, command.max);
       if (target.json)
-        return JSON.stringify(
+        return terminalJson(
           runs.map(({ keys: _keys, ...run }) => run),
-          null,
           2,
         );
       return runs.length === 0 ? `${command.set}: no runs` : runs.map((run) => describeRun(run)).join('\n');
@@ -80,21 +82,33 @@ export async function runSetsCommand(command: SetsCommand, target: SetsTarget): 
       const run = await store.getRun(command.set, command.run);
       if (!run) throw new UnknownJobSetError(`job set '${command.set}' has no run '${command.run}' (sluice sets runs ${command.set})`);
       const failed = await runnerOf([]).failedJobs(run);
-      if (target.json) return JSON.stringify({ set: run.set, run: run.run, total: run.total, failedIds: failed }, null, 2);
+      if (target.json) return terminalJson({ set: run.set, run: run.run, total: run.total, failedIds: failed }, 2);
       return failed.length === 0 ? `${run.set} run ${run.run}: no failed jobs of ${run.total}` : failed.join('\n');
     }
     case 'sets-run-now': {
       const sets = loadJobSets(fileOf(command.file));
       if (!sets.some((s) => s.name === command.set)) throw new UnknownJobSetError(`no job set '${command.set}' in ${fileOf(command.file)}`);
       const runner = runnerOf(sets);
-      const result = await runner.fire({ set: command.set, invocationId: command.id ?? randomUUID().slice(0, 8) });
-      if (target.json) return JSON.stringify(result);
-      return `${command.set}: run ${result.run}, ${result.jobs} jobs ${result.created ? 'enqueued' : 'sent again (the run existed: each job still runs once)'}`;
+      const invocationId = command.id ?? randomUUID().slice(0, 8);
+      // Read before the fire sends them: the ids of this run the ledger knows already run nothing again.
+      const known = await knownJobs(
+        target.doc,
+        target.table,
+        jobIdsOfRun(
+          sets.find((s) => s.name === command.set)!,
+          runOfInvocation(invocationId),
+        ),
+      );
+      const result = await runner.fire({ set: command.set, invocationId });
+      if (target.json) return terminalJson({ ...result, known });
+      const line = `${command.set}: run ${result.run}, ${result.jobs} jobs ${result.created ? 'enqueued' : 'sent again (the run existed: each job still runs once)'}`;
+      const knownLine = formatKnown(known);
+      return knownLine ? `${line}\n${knownLine}` : line;
     }
     case 'sets-pause':
       await store.setPaused(command.set, command.paused);
       return target.json
-        ? JSON.stringify({ set: command.set, paused: command.paused })
+        ? terminalJson({ set: command.set, paused: command.paused })
         : `${command.set}: ${command.paused ? "paused (its schedule's fires are skipped)" : 'resumed'}`;
   }
 }

@@ -27,13 +27,13 @@ export function dashboardPage(context: { token: string; table: string; queueUrl:
 <svg id="chart" width="720" height="180" role="img" aria-label="runs in progress per pool"></svg>
 <div id="legend"></div>
 <h2>Holders</h2>
-<table id="holders"><thead><tr><th>pool</th><th>job</th><th>kind</th><th>state</th><th>run id</th><th class="n">held for</th></tr></thead><tbody></tbody></table>
+<table id="holders"><thead><tr><th>pool</th><th>job</th><th>kind</th><th>name</th><th>state</th><th>run id</th><th class="n">held for</th></tr></thead><tbody></tbody></table>
 <h2>Waiting, in the order they will start</h2>
-<table id="waiting"><thead><tr><th>pool</th><th class="n">#</th><th>job</th><th>kind</th><th class="n">waiting for</th></tr></thead><tbody></tbody></table>
+<table id="waiting"><thead><tr><th>pool</th><th class="n">#</th><th>job</th><th>kind</th><th>name</th><th class="n">waiting for</th></tr></thead><tbody></tbody></table>
 <h2>Recent jobs</h2>
-<table id="jobs"><thead><tr><th>job</th><th>pool</th><th>kind</th><th>state</th><th class="n">attempts</th><th>updated</th><th>run id</th><th>last error</th></tr></thead><tbody></tbody></table>
+<table id="jobs"><thead><tr><th>job</th><th>pool</th><th>kind</th><th>name</th><th>state</th><th class="n">attempts</th><th>updated</th><th>run id</th><th>last error</th></tr></thead><tbody></tbody></table>
 <h2>Dead-letter queue</h2>
-<table id="dlq"><thead><tr><th>job</th><th>pool</th><th class="n">age</th><th>reason</th><th></th></tr></thead><tbody></tbody></table>
+<table id="dlq"><thead><tr><th>job</th><th>pool</th><th>name</th><th class="n">age</th><th>reason</th><th></th></tr></thead><tbody></tbody></table>
 <script type="application/json" id="context">${data}</script>
 <script>
 const ctx = JSON.parse(document.getElementById('context').textContent);
@@ -114,23 +114,23 @@ function render(state) {
   }), 'no pools yet', 6);
   fill('holders', state.pools.flatMap((p) => p.held.map((h) => {
     const tr = document.createElement('tr'); tr.dataset.job = h.jobId;
-    tr.append(cell(p.name), cell(h.jobId), cell(h.kind), cell(h.state), cell(h.executionId), cell(age(now - h.since), 'n')); return tr;
-  })), 'no slot is held', 6);
+    tr.append(cell(p.name), cell(h.jobId), cell(h.kind), cell(h.target, 'name'), cell(h.state), cell(h.executionId), cell(age(now - h.since), 'n')); return tr;
+  })), 'no slot is held', 7);
   fill('waiting', state.pools.flatMap((p) => p.next.map((w, i) => {
-    const tr = document.createElement('tr'); tr.append(cell(p.name), cell(i + 1, 'n'), cell(w.jobId), cell(w.kind), cell(age(now - w.since), 'n')); return tr;
-  })), 'nobody waits', 5);
+    const tr = document.createElement('tr'); tr.append(cell(p.name), cell(i + 1, 'n'), cell(w.jobId), cell(w.kind), cell(w.target, 'name'), cell(age(now - w.since), 'n')); return tr;
+  })), 'nobody waits', 6);
   fill('jobs', state.recentJobs.map((j) => {
     const tr = document.createElement('tr'); tr.dataset.job = j.jobId;
-    tr.append(cell(j.jobId), cell(j.pool), cell(j.kind), cell(j.state, 'state'), cell(j.attempts, 'n'), cell(age(now - j.updatedAt) + ' ago'), cell(j.executionId), cell(j.lastError, 'error'));
+    tr.append(cell(j.jobId), cell(j.pool), cell(j.kind), cell(j.target, 'name'), cell(j.state, 'state'), cell(j.attempts, 'n'), cell(age(now - j.updatedAt) + ' ago'), cell(j.executionId), cell(j.lastError, 'error'));
     return tr;
-  }), 'no jobs yet', 8);
+  }), 'no jobs yet', 9);
   fill('dlq', (state.deadLetters || []).map((l) => {
     const tr = document.createElement('tr'); if (l.jobId) tr.dataset.job = l.jobId;
-    tr.append(cell(l.jobId || '(not a job)'), cell(l.pool), cell(age(now - l.sentAt), 'n'), cell(l.reason || 'failed in the acquirer maxReceiveCount times'));
+    tr.append(cell(l.jobId || '(not a job)'), cell(l.pool), cell(l.target, 'name'), cell(age(now - l.sentAt), 'n'), cell(l.reason || 'failed in the acquirer maxReceiveCount times'));
     const td = document.createElement('td');
     if (l.jobId) { const b = document.createElement('button'); b.textContent = 'redrive'; b.className = 'redrive'; b.onclick = () => redrive(l.jobId); td.append(b); }
     tr.append(td); return tr;
-  }), 'empty', 5);
+  }), 'empty', 6);
   chart(state.history, state.pools);
   document.body.dataset.updated = String(state.at);
 }

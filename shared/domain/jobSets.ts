@@ -120,9 +120,16 @@ export interface JobSetRef {
 /**
  * Reads and validates a job sets file. Every job is checked with the same schema as a job message (any kind: the kinds'
  * union, which the caller passes, as the kinds compose above the domain); an error names the file, the set and the job.
+ * A job without a `key` is keyed by the name of what it starts (`targetName`, its kind's) when that name is its own in
+ * the set, so its ids say what it runs (`nightly.20261127T0100Z.partner-007-refresh`); else by a hash of its content.
  * Throws InvalidJobSetsError.
  */
-export function parseJobSets<Spec extends JobSpecBase>(text: string, source: string, specSchema: z.ZodType<Spec, unknown>): JobSet<Spec>[] {
+export function parseJobSets<Spec extends JobSpecBase>(
+  text: string,
+  source: string,
+  specSchema: z.ZodType<Spec, unknown>,
+  options: { targetName?: (spec: Spec) => string | undefined } = {},
+): JobSet<Spec>[] {
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
@@ -143,8 +150,7 @@ export function parseJobSets<Spec extends JobSpecBase>(text: string, source: str
       throw new InvalidJobSetsError(`${label}: ${(error as Error).message}`, { cause: error });
     }
     if (sets.some((s) => s.name === set.name)) throw new InvalidJobSetsError(`${label}: another set has this name`);
-    const keys = new Map<string, number>();
-    const jobs = set.jobs.map((rawJob, j) => {
+    const parsedJobs = set.jobs.map((rawJob, j) => {
       const where = `${label}, job ${j + 1}`;
       const { key: givenKey, ...fields } = rawJob as { key?: unknown } & Record<string, unknown>;
       if ('id' in fields)
@@ -154,7 +160,12 @@ export function parseJobSets<Spec extends JobSpecBase>(text: string, source: str
       const spec = specSchema.safeParse({ pool: set.pool, ...fields, id: 'x' });
       if (!spec.success) throw new InvalidJobSetsError(`${where}: ${describeIssues(spec.error, '(file)')}`);
       const { id: _id, ...withoutId } = spec.data;
-      const key = (givenKey as string | undefined) ?? contentKey(withoutId);
+      return { where, givenKey: givenKey as string | undefined, spec: withoutId, name: nameKey(options.targetName?.(spec.data)) };
+    });
+    const nameKeys = uniqueNameKeys(parsedJobs);
+    const keys = new Map<string, number>();
+    const jobs = parsedJobs.map(({ where, givenKey, spec }, j) => {
+      const key = givenKey ?? nameKeys.get(j) ?? contentKey(spec);
       const earlier = keys.get(key);
       if (earlier !== undefined)
         throw new InvalidJobSetsError(
@@ -163,7 +174,7 @@ export function parseJobSets<Spec extends JobSpecBase>(text: string, source: str
             : `${where}: key '${key}' is job ${earlier + 1}'s too`,
         );
       keys.set(key, j);
-      return { key, spec: withoutId };
+      return { key, spec };
     });
     sets.push({ name: set.name, description: set.description, schedule: set.schedule, timezone: set.timezone, enabled: set.enabled, jobs });
   });
@@ -197,6 +208,39 @@ export function jobsOfRun<Spec extends JobSpecBase>(set: JobSet<Spec>, run: stri
 export function jobIdsOfRun(set: JobSet, run: string): string[] {
   return set.jobs.map(({ key }) => setJobId(set.name, run, key));
 }
+
+/**
+ * A job's name as a key: runs of other characters than letters, digits, '_' and '-' become one '-', a leading '_' or
+ * '-' goes, and it is cut to 40 characters; undefined when nothing is left.
+ */
+export function nameKey(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const key = name
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^[_-]+/, '')
+    .slice(0, 40);
+  // A name that reads as a content key (j + 8 hex digits) is left to the content: the two kinds of key never meet.
+  return JOB_KEY.test(key) && !CONTENT_KEY.test(key) ? key : undefined;
+}
+
+/**
+ * The jobs (by index) keyed by their name: those without a key of their own whose name key no other job of the set has,
+ * as its name key or as its given key. Two jobs of one Glue job (different arguments) are both keyed by their content.
+ */
+function uniqueNameKeys(jobs: ReadonlyArray<{ givenKey?: string; name?: string }>): Map<number, string> {
+  const uses = new Map<string, number>();
+  for (const job of jobs) {
+    const taken = job.givenKey ?? job.name;
+    if (taken !== undefined) uses.set(taken, (uses.get(taken) ?? 0) + 1);
+  }
+  const keys = new Map<number, string>();
+  jobs.forEach((job, i) => {
+    if (job.givenKey === undefined && job.name !== undefined && uses.get(job.name) === 1) keys.set(i, job.name);
+  });
+  return keys;
+}
+
+const CONTENT_KEY = /^j[0-9a-f]{8}$/;
 
 /** A key from the job's content: FNV-1a of its canonical JSON, 8 hex digits (stable across edits of other jobs). */
 function contentKey(spec: object): string {

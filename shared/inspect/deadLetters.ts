@@ -6,6 +6,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { MESSAGE_ID_ATTRIBUTE, REASON_ATTRIBUTE, TRUNCATED_FROM_ATTRIBUTE } from '../adapters/sqs/jobQueue';
+import { targetNameOf } from './targetName';
 
 /** One message of the dead-letter queue, as `sluice dlq list` shows it. */
 export interface DeadLetter {
@@ -13,6 +14,8 @@ export interface DeadLetter {
   /** the job id from the `sluice-jobId` attribute or the body's `id`; undefined for a message that is not a job */
   jobId?: string;
   pool?: string;
+  /** what the job starts (its kind's targetName), from the body; undefined for a body that is not a job */
+  target?: string;
   /** `sluice-reason`; undefined for a message SQS moved after maxReceiveCount failed receives */
   reason?: string;
   /** epoch ms it was sent to the DLQ */
@@ -94,10 +97,12 @@ function deadLetterOf(m: {
   const jobId = attribute('sluice-jobId') ?? (typeof spec?.id === 'string' ? spec.id : undefined);
   const pool = attribute('sluice-pool') ?? (typeof spec?.pool === 'string' ? spec.pool : undefined);
   const deliveredAs = attribute(MESSAGE_ID_ATTRIBUTE);
+  const target = typeof spec?.kind === 'string' ? targetNameOf(spec.kind, spec) : undefined;
   return {
     messageId: m.MessageId!,
     ...(jobId !== undefined && { jobId }),
     ...(pool !== undefined && { pool }),
+    ...(target !== undefined && { target }),
     ...(attribute(REASON_ATTRIBUTE) !== undefined && { reason: attribute(REASON_ATTRIBUTE) }),
     ...(deliveredAs !== undefined && { deliveredAs }),
     sentAt: Number(m.Attributes?.SentTimestamp ?? 0),

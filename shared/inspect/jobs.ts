@@ -1,6 +1,17 @@
-import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { jobKey } from '../adapters/dynamodb/keys';
 import { fromJobItem } from '../adapters/dynamodb/jobItem';
 import type { JobRecord } from '../ports/jobLedger';
+import { targetNameOf } from './targetName';
+
+/** A job's record as listed: with the name of what it starts (its kind's targetName), when its kind can name it. */
+export type ListedJob = JobRecord & { target?: string };
+
+/** The record with its target's name. */
+export function listed(record: JobRecord): ListedJob {
+  const target = targetNameOf(record.kind, record.spec);
+  return target === undefined ? record : { ...record, target };
+}
 
 export interface JobFilter {
   pool?: string;
@@ -14,7 +25,7 @@ export interface JobFilter {
  * need one), so this is a Scan of the job records with a filter: it reads the whole table, which is cheap locally and
  * for the ledger's 30-day retention of an ordinary stage, and costs read units in proportion to the table on AWS.
  */
-export async function listJobs(doc: DynamoDBDocumentClient, table: string, filter: JobFilter): Promise<JobRecord[]> {
+export async function listJobs(doc: DynamoDBDocumentClient, table: string, filter: JobFilter): Promise<ListedJob[]> {
   const names: Record<string, string> = { '#pk': 'pk' };
   const values: Record<string, unknown> = { ':job': 'JOB#' };
   const conditions = ['begins_with(#pk, :job)'];
@@ -43,5 +54,44 @@ export async function listJobs(doc: DynamoDBDocumentClient, table: string, filte
     for (const item of page.Items ?? []) records.push(fromJobItem(item));
     start = page.LastEvaluatedKey;
   } while (start);
-  return records.sort((a, b) => b.updatedAt - a.updatedAt || a.jobId.localeCompare(b.jobId)).slice(0, filter.max);
+  return records
+    .sort((a, b) => b.updatedAt - a.updatedAt || a.jobId.localeCompare(b.jobId))
+    .slice(0, filter.max)
+    .map(listed);
+}
+
+/** A job id the ledger has a record of, and the record's state. */
+export interface KnownJob {
+  jobId: string;
+  state: string;
+}
+
+/** BatchGetItem reads at most 100 items a call. */
+const BATCH_GET = 100;
+/** Calls for the keys DynamoDB left unprocessed (throttling) before giving up on them. */
+const UNPROCESSED_ROUNDS = 5;
+
+/**
+ * Which of `ids` the ledger knows (a record in any state: the acquirer runs an id once, so sending a known id again runs
+ * nothing), in the order given. Reads with BatchGetItem, 100 ids a call, only the id and state of each record.
+ */
+export async function knownJobs(doc: DynamoDBDocumentClient, table: string, ids: readonly string[]): Promise<KnownJob[]> {
+  const states = new Map<string, string>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += BATCH_GET) {
+    let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
+    for (let round = 0; keys?.length && round < UNPROCESSED_ROUNDS; round++) {
+      const out: BatchGetCommandOutput = await doc.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [table]: { Keys: keys, ProjectionExpression: '#id, #state', ExpressionAttributeNames: { '#id': 'jobId', '#state': 'state' } },
+          },
+        }),
+      );
+      for (const item of out.Responses?.[table] ?? []) states.set(String(item.jobId), String(item.state));
+      keys = out.UnprocessedKeys?.[table]?.Keys;
+    }
+    if (keys?.length) throw new Error(`DynamoDB left ${keys.length} ids unread (throttled): try again`);
+  }
+  return unique.filter((id) => states.has(id)).map((jobId) => ({ jobId, state: states.get(jobId)! }));
 }

@@ -1,10 +1,13 @@
 import { allHolders } from '../app/holders';
 import type { JobLedger } from '../ports/jobLedger';
 import type { LeaseStore } from '../ports/leaseStore';
+import { targetNameOf, targetNameOfBody } from './targetName';
 
 export interface HolderDetail {
   jobId: string;
   kind: string;
+  /** what it runs (its kind's targetName), from its record when records are read */
+  target?: string;
   /** epoch ms the slot was taken or handed over */
   since: number;
   /** from the job's record, when asked for: reserved, starting, running (or dead, a slot kept) */
@@ -15,6 +18,8 @@ export interface HolderDetail {
 export interface WaiterDetail {
   jobId: string;
   kind: string;
+  /** what it will run (its kind's targetName), from the spec it waits with */
+  target?: string;
   since: number;
 }
 
@@ -56,7 +61,13 @@ export async function poolDetails(
       holders.map(async (holder): Promise<HolderDetail> => {
         if (!options.records || !deps.ledger) return { ...holder };
         const record = await deps.ledger.get(holder.jobId);
-        return { ...holder, ...(record && { state: record.state }), ...(record?.executionId && { executionId: record.executionId }) };
+        const target = record && targetNameOf(record.kind, record.spec);
+        return {
+          ...holder,
+          ...(target !== undefined && { target }),
+          ...(record && { state: record.state }),
+          ...(record?.executionId && { executionId: record.executionId }),
+        };
       }),
     );
     pools.push({
@@ -66,7 +77,10 @@ export async function poolDetails(
       ...(pool.rate && { startsPerSecond: Math.round((1000 / pool.rate.intervalMs) * 1000) / 1000 }),
       waiting,
       held: held.sort((a, b) => a.since - b.since || a.jobId.localeCompare(b.jobId)),
-      next: waiters.map(({ jobId, kind, since }) => ({ jobId, kind, since })),
+      next: waiters.map(({ jobId, kind, since, body }) => {
+        const target = targetNameOfBody(body);
+        return { jobId, kind, ...(target !== undefined && { target }), since };
+      }),
     });
   }
   return pools.sort((a, b) => a.name.localeCompare(b.name));

@@ -1,7 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { JobState } from '../domain/jobState';
 import type { JobLedger } from '../ports/jobLedger';
-import { type DeadLetter, resend, withDeadLetters } from './deadLetters';
+import { type DeadLetter, parseObject, resend, withDeadLetters } from './deadLetters';
 
 export const RedriveOutcome = { Resent: 'resent', Skipped: 'skipped' } as const;
 export type RedriveOutcome = (typeof RedriveOutcome)[keyof typeof RedriveOutcome];
@@ -29,7 +29,8 @@ export interface RedriveTargets {
  * first: only a record that is dead, holds no slot and never asked for a start (no run can exist under its id: an
  * AppFlow client token `sluice-<id>` or a Glue `--sluice-job-id` would find and adopt that run), and only at the
  * version read. That is what DynamoDB TTL does to it later anyway. A job whose record is in any other state is skipped
- * with the reason, and so is a copy that was cut (a body within a few KB of SQS's 1 MiB, far over what a job may be).
+ * with the reason, and so is a copy that was cut (a body within a few KB of SQS's 1 MiB, far over what a job may be),
+ * and a message whose body is not a JSON object (no job: it would be dead-lettered again at once).
  */
 export async function redriveDeadLetters(targets: RedriveTargets, ids: readonly string[] | undefined): Promise<RedriveResult[]> {
   return withDeadLetters(targets.sqs, targets.dlqUrl, 10_000, async (letters) => {
@@ -56,6 +57,8 @@ export async function redriveDeadLetters(targets: RedriveTargets, ids: readonly 
 async function whyNot(targets: RedriveTargets, letter: DeadLetter): Promise<string | undefined> {
   if (letter.truncatedFrom !== undefined)
     return `its copy was cut to fit SQS's 1 MiB from ${letter.truncatedFrom} bytes (a job spec may be at most 64 KiB): send the job yourself`;
+  // Never a job: sent again, it would come straight back to the DLQ.
+  if (!parseObject(letter.body)) return 'not a job (its body is not a JSON object): sending it again would only dead-letter it again';
   if (letter.jobId === undefined) return undefined;
   const record = await targets.ledger.get(letter.jobId);
   if (!record) return undefined;

@@ -2,17 +2,16 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
-import type { JobRecord } from '../ports/jobLedger';
 import { type DeadLetter, peekDeadLetters } from './deadLetters';
-import { listJobs } from './jobs';
+import { listJobs, type ListedJob } from './jobs';
 import { type PoolDetail, poolDetails } from './pools';
 
 /** What `sluice top` and the dashboard show, read at one moment with the user's own credentials. Nothing is written. */
 export interface Snapshot {
   at: number;
   pools: PoolDetail[];
-  /** the latest changed jobs */
-  recentJobs: JobRecord[];
+  /** the latest changed jobs, each with the name of what it starts */
+  recentJobs: ListedJob[];
   /** the DLQ's messages (without receipt handles); undefined when no DLQ is known */
   deadLetters?: Array<Omit<DeadLetter, 'receiptHandle'>>;
 }

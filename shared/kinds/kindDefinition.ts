@@ -24,6 +24,11 @@ export interface KindDefinition<Kind extends string = string, Key extends string
   /** What the job starts (flow name, Glue job name, state machine ARN), for logs, the CLI and the dashboard. */
   target(spec: z.infer<Schema>): string;
   /**
+   * The short name of what the job starts (the flow, the Glue job, the state machine's name, the task definition's
+   * family and revision): shown beside the job id wherever jobs are listed, and a set job's default key.
+   */
+  targetName(spec: z.infer<Schema>): string;
+  /**
    * Each name of the spec a stage allows by one of this kind's patterns (iam.params): IAM lets Sluice act only on
    * names that match (`sluice check` and the local stack say which a stage would refuse).
    */

@@ -53,7 +53,10 @@ export async function cannotTake(
 
 /** Why a job naming a gate that neither exists nor is configured can never run. */
 function unknownGateReason(gate: string): string {
-  if (!isKeyGate(gate)) return new UnknownPoolError(`unknown pool '${gate}': configure it or set its limit first`).message;
+  if (!isKeyGate(gate))
+    return new UnknownPoolError(
+      `unknown pool '${gate}': create it with \`sluice pool set-limit ${gate} N --create\` (or configure it in the stage's pools), then redrive the job`,
+    ).message;
   const key = keyOf(gate);
   return new UnknownLimitError(
     `unknown limit '${key}': set it with \`sluice limit set ${key} N\` or configure a default for the prefix '${key.split(':')[0]}' (KEY_LIMITS)`,

@@ -12,6 +12,7 @@ export const appflow: KindDefinition<typeof APPFLOW_KIND, 'AppFlow', typeof AppF
   title: 'AppFlow flows',
   schema: AppFlowJobSchema,
   target: (spec) => spec.flowName,
+  targetName: (spec) => spec.flowName,
   names: (spec) => [{ param: 'allowedFlowPattern', field: 'flowName', name: spec.flowName }],
   maxRunSeconds: 6 * 3600,
   events: appflowEvents,

@@ -21,6 +21,8 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
   title: 'AWS Batch jobs',
   schema: BatchJobSchema,
   target: (spec) => spec.jobDefinition,
+  // name:revision, or name (from an ARN or as given)
+  targetName: (spec) => spec.jobDefinition.slice(spec.jobDefinition.lastIndexOf('/') + 1),
   overrides: (spec) => {
     const c = spec.containerOverrides;
     const uses: OverrideUse[] = [];

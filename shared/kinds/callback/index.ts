@@ -27,6 +27,7 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
   title: 'Callback jobs',
   schema: CallbackJobSchema,
   target: (spec) => describeTarget(spec.target),
+  targetName: (spec) => targetOf(spec.target).name,
   names: (spec) => {
     const { type, name } = targetOf(spec.target);
     const param = { sqs: 'allowedCallbackQueuePattern', eventBus: 'allowedCallbackBusPattern', lambda: 'allowedCallbackFunctionPattern' }[

@@ -27,6 +27,8 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   title: 'ECS tasks',
   schema: EcsJobSchema,
   target: (spec) => spec.taskDefinition,
+  // family:revision, or family (from an ARN or as given)
+  targetName: (spec) => spec.taskDefinition.slice(spec.taskDefinition.lastIndexOf('/') + 1),
   overrides: (spec) => {
     const o = spec.overrides;
     const uses: OverrideUse[] = [];

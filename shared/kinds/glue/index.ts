@@ -13,6 +13,7 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
   title: 'Glue jobs',
   schema: GlueJobSchema,
   target: (spec) => spec.jobName,
+  targetName: (spec) => spec.jobName,
   overrides: (spec) => {
     const names = Object.keys(spec.arguments ?? {});
     return names.length === 0 ? [] : [{ setting: 'arguments', field: 'arguments', names, reserved: names.filter(isReservedGlueArgument) }];

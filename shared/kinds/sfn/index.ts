@@ -17,6 +17,8 @@ export const sfn: KindDefinition<typeof SFN_KIND, 'StepFunctions', typeof SfnJob
   title: 'Step Functions executions',
   schema: SfnJobSchema,
   target: (spec) => spec.stateMachineArn,
+  // NAME, or NAME:QUALIFIER for a version or alias
+  targetName: (spec) => spec.stateMachineArn.split(':').slice(6).join(':'),
   // The state machine's name (a version or alias ARN adds `:<qualifier>`, which the IAM resource's `*` covers).
   names: (spec) => [
     { param: 'allowedStateMachinePattern', field: 'stateMachineArn', name: spec.stateMachineArn.split(':')[6] ?? spec.stateMachineArn },

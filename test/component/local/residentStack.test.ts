@@ -103,7 +103,8 @@ test('sluice finds the stack by itself: enqueue your own jobs, watch them run, t
   // top --once: one screen of the same (a terminal gets it redrawn every 2 s).
   const top = (await sluice(envFile, 'top', '--once')).stdout;
   expect(top).toMatch(/^sluice top {2}sluice-local {2}\d\d:\d\d:\d\d UTC\n\nPOOL +LIMIT +IN USE +FREE +WAITING\ndefault +2 +\d +\d +0\n/);
-  expect(top).toMatch(/RECENT JOBS\nJOB .*\n(.*\n)*mine-3 +default +glue +succeeded/);
+  // Each job with the name of what it runs (the Glue job).
+  expect(top).toMatch(/RECENT JOBS\nJOB .*\n(.*\n)*mine-3 +default +glue +nightly +succeeded/);
   expect(top).toContain('DEAD-LETTER QUEUE: 0');
   const listed = json<Array<{ jobId: string; state: string }>>(
     (await sluice(envFile, 'jobs', 'list', '--state', 'succeeded', '--json')).stdout,
@@ -163,7 +164,12 @@ test('a job of an unknown pool is dead-lettered with its reason; after --create,
     60_000,
   );
   expect(letters).toEqual([
-    expect.objectContaining({ jobId: 'lost-1', pool: 'reports', reason: "unknown pool 'reports': configure it or set its limit first" }),
+    expect.objectContaining({
+      jobId: 'lost-1',
+      pool: 'reports',
+      reason:
+        "unknown pool 'reports': create it with `sluice pool set-limit reports N --create` (or configure it in the stage's pools), then redrive the job",
+    }),
   ]);
   expect(await sluice(envFile, 'pool', 'set-limit', 'reports', '1')).toMatchObject({
     code: 2,
@@ -242,6 +248,8 @@ describe('the dashboard in headless Chromium', () => {
     expect(await page.locator('#pools tr[data-pool="default"] .limit').textContent()).toBe('2');
     // The waiting jobs in the order they will start, the recent jobs with their states, the DLQ empty.
     expect(await page.locator('#waiting tbody tr td:nth-child(3)').allTextContents()).toEqual(['b-1', 'b-2', 'b-3']);
+    // Each with the flow it will run.
+    expect(await page.locator('#waiting tbody tr td.name').allTextContents()).toEqual(['flow-b-1', 'flow-b-2', 'flow-b-3']);
     expect(await page.locator('#jobs tr[data-job="mine-1"] .state').textContent()).toBe('succeeded');
     expect(await page.locator('#dlq tbody').textContent()).toBe('empty');
     await mkdir(ARTIFACTS, { recursive: true });

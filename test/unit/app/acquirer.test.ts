@@ -173,7 +173,8 @@ describe('Acquirer', () => {
     expect(world.queue.deadLettered).toEqual([
       {
         body: JSON.stringify(spec),
-        reason: "unknown pool 'nowhere': configure it or set its limit first",
+        reason:
+          "unknown pool 'nowhere': create it with `sluice pool set-limit nowhere N --create` (or configure it in the stage's pools), then redrive the job",
         context: { jobId: 'g1', pool: 'nowhere', messageId: 'sqs-1' },
       },
     ]);

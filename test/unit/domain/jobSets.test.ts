@@ -16,7 +16,7 @@ import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../../shared/ports/eve
 import type { SetRun } from '../../../shared/ports/setRunStore';
 import { InvalidJobSetsError } from '../../../shared/errors';
 import { JobSpecSchema } from '../../../shared/kinds/registry';
-import { parseJobSetsText } from '../../../shared/config/jobSetsFile';
+import { loadJobSets, parseJobSetsText } from '../../../shared/config/jobSetsFile';
 
 const daily = (jobs: string) => `
 sets:
@@ -28,17 +28,82 @@ sets:
 ${jobs}`;
 
 describe('job sets file', () => {
-  test('a valid set: its jobs get the set pool, keys from their content unless given, and validated specs', () => {
+  test('a valid set: its jobs get the set pool, keys from what they start unless given, and validated specs', () => {
     const [set] = parseJobSetsText(
       daily('      - { kind: appflow, flowName: orders }\n      - { kind: glue, jobName: nightly, key: glue-nightly, pool: etl }'),
       'jobs.yml',
     );
     expect(set).toMatchObject({ name: 'daily-flows', schedule: 'cron(0 2 * * ? *)', timezone: 'Europe/Paris', enabled: true });
-    expect(set!.jobs.map((j) => [j.key.startsWith('j') && j.key.length === 9, j.spec.pool])).toEqual([
-      [true, 'flows'],
-      [false, 'etl'],
+    expect(set!.jobs.map((j) => [j.key, j.spec.pool])).toEqual([
+      ['orders', 'flows'],
+      ['glue-nightly', 'etl'],
     ]);
-    expect(set!.jobs[1]!.key).toBe('glue-nightly');
+    expect(jobIdsOfRun(set!, 'now-rerun-1')).toEqual(['daily-flows.now-rerun-1.orders', 'daily-flows.now-rerun-1.glue-nightly']);
+  });
+
+  test("a job without a key is keyed by its target's name, made a valid key, where that name is its own in the set", () => {
+    const long = 'sluice-' + 'x'.repeat(45);
+    const [set] = parseJobSetsText(
+      daily(
+        [
+          '      - { kind: appflow, flowName: "orders.daily@v2" }',
+          '      - { kind: sfn, stateMachineArn: "arn:aws:states:us-east-1:123456789012:stateMachine:sluice-billing" }',
+          '      - { kind: ecs, cluster: c, taskDefinition: "arn:aws:ecs:us-east-1:123456789012:task-definition/sluice-etl:3", launchType: FARGATE, networkConfiguration: { awsvpcConfiguration: { subnets: [subnet-1] } } }',
+          // one Glue job twice, with other arguments: its name is no one's own, so both are keyed by their content
+          "      - { kind: glue, jobName: sluice-load, arguments: { '--day': '1' } }",
+          "      - { kind: glue, jobName: sluice-load, arguments: { '--day': '2' } }",
+          // a name another job has as its key
+          '      - { kind: appflow, flowName: taken }',
+          '      - { kind: appflow, flowName: other, key: taken }',
+          // two names alike in their first 40 characters
+          `      - { kind: appflow, flowName: ${long}a }`,
+          `      - { kind: appflow, flowName: ${long}b }`,
+          // a name that reads as a content key
+          '      - { kind: appflow, flowName: j0123abcd }',
+          "      - { kind: glue, jobName: '_leading' }",
+        ].join('\n'),
+      ),
+      'jobs.yml',
+    );
+    const keys = set!.jobs.map((j) => j.key);
+    const hashed = /^j[0-9a-f]{8}$/;
+    expect(keys.slice(0, 3)).toEqual(['orders-daily-v2', 'sluice-billing', 'sluice-etl-3']);
+    expect(keys[3]).toMatch(hashed);
+    expect(keys[4]).toMatch(hashed);
+    expect(keys[3]).not.toBe(keys[4]);
+    expect(keys[5]).toMatch(hashed);
+    expect(keys[6]).toBe('taken');
+    expect(keys[7]).toMatch(hashed);
+    expect(keys[8]).toMatch(hashed);
+    expect(keys[9]).toMatch(hashed);
+    expect(keys[9]).not.toBe('j0123abcd');
+    expect(keys[10]).toBe('leading');
+  });
+
+  test('a set whose jobs have keys keeps them: the example file of 120 flows, its ids unchanged', () => {
+    const [daily] = loadJobSets('docs/examples/jobs.yml');
+    expect(jobIdsOfRun(daily!, '20261127T0100Z').slice(0, 2)).toEqual([
+      'daily-flows.20261127T0100Z.partner-001',
+      'daily-flows.20261127T0100Z.partner-002',
+    ]);
+  });
+
+  test('property: every key is a valid key, distinct in its set, the same on every read', () => {
+    // Glue job names (any of 1-255 characters, a few ASCII controls aside); distinct arguments keep each job its own.
+    const name = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9 .@#_:/-]{0,60}$/);
+    fc.assert(
+      fc.property(fc.array(fc.record({ name, keyed: fc.boolean() }), { minLength: 1, maxLength: 12 }), (jobs) => {
+        const lines = jobs.map(
+          (j, i) => `      - { kind: glue, jobName: "${j.name}", arguments: { '--n': '${i}' }${j.keyed ? `, key: k${i}` : ''} }`,
+        );
+        const text = daily(lines.join('\n'));
+        const [set] = parseJobSetsText(text, 'jobs.yml');
+        const keys = set!.jobs.map((j) => j.key);
+        for (const key of keys) expect(key).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/);
+        expect(new Set(keys).size).toBe(keys.length);
+        expect(parseJobSetsText(text, 'jobs.yml')[0]!.jobs.map((j) => j.key)).toEqual(keys);
+      }),
+    );
   });
 
   test.each([

@@ -1,6 +1,6 @@
 import { StartUsageError } from '../../../shared/errors';
 import { DEFAULT_PORTS, defaultTimeoutMs, parseStartArgs } from '../../../local/startArgs';
-import { DEFAULT_WORKLOAD } from '../../../local/workload';
+import { DEFAULT_WORKLOAD, describeRunTimes } from '../../../local/workload';
 
 const usageError = (argv: string[]) => {
   try {
@@ -63,6 +63,20 @@ describe('npm start flags', () => {
     expect(parseStartArgs(['--serve', '--jobs', '5']).workload.jobs).toBe(5);
     expect(parseStartArgs(['--serve', '--limit', '3']).pools).toEqual({ default: 3 });
     expect(parseStartArgs(['--serve']).pools).toBeUndefined();
+  });
+});
+
+describe('the longest simulated run (--max-ms)', () => {
+  test('follows --median-ms unless given: a median of a minute is not cut to 12 s; the start line says the cut', () => {
+    expect(parseStartArgs([]).workload.maxMs).toBe(12_000);
+    const long = parseStartArgs(['--serve', '--median-ms', '60000', '--sigma', '0']).workload;
+    expect(long.maxMs).toBe(240_000);
+    expect(describeRunTimes(long)).toBe('Simulated run times: log-normal, median 60.0 s, sigma 0, cut to 0.4 s..240.0 s (--max-ms)');
+    const cut = parseStartArgs(['--serve', '--median-ms', '60000', '--max-ms', '12000']).workload;
+    expect(cut.maxMs).toBe(12_000);
+    expect(describeRunTimes(cut)).toMatch(/; the median is over the longest run: every run lasts 12\.0 s \(raise --max-ms\)$/);
+    expect(parseStartArgs(['--max-ms', '100']).workload).toMatchObject({ minMs: 100, maxMs: 100 });
+    expect(usageError(['--max-ms', '0'])).toBe("--max-ms must be a whole number from 1 to 604800000, got '0'");
   });
 });
 
