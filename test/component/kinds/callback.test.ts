@@ -5,7 +5,7 @@ import { callback } from '../../../shared/kinds/callback';
 import { EventBusSender } from '../../../shared/kinds/callback/send/eventBusSender';
 import { CallbackStarter, createStarter } from '../../../shared/kinds/callback/starter';
 import { jobIdInToken, tokenOf, verifyToken } from '../../../shared/kinds/callback/token';
-import { matchesNamePattern } from '../../../shared/kinds/callback/targets';
+import { matchesNamePattern } from '../../../shared/domain/namePattern';
 import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { waitFor } from '../../support/waitFor';
 import type { JobSpec } from '../../../shared/kinds/registry';
