@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /**
  * Starts fauxqs + dynalite in a child process and resolves with their loopback endpoints, and what the process wrote to
- * stderr so far (passed on to this process's stderr too).
+ * stderr so far (its last 256 KiB; passed on to this process's stderr too).
  */
 export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulators & { stderr(): string }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'local/emulatorsMain.ts')], {
@@ -22,7 +22,7 @@ export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulato
   });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
+    stderr = (stderr + chunk.toString()).slice(-256 * 1024);
     process.stderr.write(chunk);
   });
   const lines = readline.createInterface({ input: child.stdout! });
