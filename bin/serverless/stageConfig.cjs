@@ -43,6 +43,36 @@ function stageConfigProblems(settings, known, file) {
   return problems;
 }
 
+/**
+ * The settings a function parses as JSON at its cold start (shared/config/settings.ts), parsed here by the same code, so
+ * a value that would stop every function (`pools: '{"flows": -1}'`, an override of a kind that does not exist) is
+ * refused before it is packaged. `parsers`: the settings module, loaded with tsx by the plugin.
+ */
+function parseProblems(settings, file, parsers) {
+  const checks = {
+    pools: (text) => parsers.parsePools(text),
+    keyLimits: (text) => parsers.parsePools(text, 'KEY_LIMITS', 'key prefix'),
+    rates: (text) => parsers.parseRates(text),
+    overrides: (text) => parsers.parseOverrides(text),
+  };
+  const problems = [];
+  for (const [name, check] of Object.entries(checks)) {
+    const value = settings?.[name];
+    if (value === undefined || value === null || typeof value === 'object') continue; // absent, or refused above
+    try {
+      check(String(value));
+    } catch (error) {
+      problems.push(`${file}: '${name}': ${error.message}`);
+    }
+  }
+  return problems;
+}
+
+function loadParsers(serviceDir) {
+  const { require: tsxRequire } = require('tsx/cjs/api');
+  return tsxRequire(path.join(serviceDir, 'shared/config/settings.ts'), __filename);
+}
+
 function stageFile(serviceDir, stage, env = process.env) {
   const dir = env.SLUICE_STAGE_CONFIG_DIR ? path.resolve(env.SLUICE_STAGE_CONFIG_DIR) : path.join(serviceDir, 'shared/config/stages');
   return path.join(dir, `${stage}.yml`);
@@ -54,7 +84,14 @@ class StageConfig {
       const serviceDir = serverless.serviceDir ?? serverless.config.servicePath;
       const stage = options.stage ?? serverless.service.provider.stage ?? 'dev';
       const file = stageFile(serviceDir, stage);
-      if (!fs.existsSync(file)) return;
+      const shown = path.relative(serviceDir, file).startsWith('..') ? file : path.relative(serviceDir, file);
+      if (!fs.existsSync(file)) {
+        // Not an error (a stage may take every default), but never silent: a misspelt stage name looks the same.
+        process.stderr.write(
+          `Sluice: no ${shown}: stage '${stage}' is packaged with every setting at its default (serverless.yml, params.default)\n`,
+        );
+        return;
+      }
       let settings;
       try {
         settings = parse(fs.readFileSync(file, 'utf8'));
@@ -62,8 +99,8 @@ class StageConfig {
         throw new serverless.classes.Error(`${file}: not valid YAML: ${error.message}`);
       }
       const known = Object.keys(serverless.configurationInput.params?.default ?? {});
-      const shown = path.relative(serviceDir, file).startsWith('..') ? file : path.relative(serviceDir, file);
       const problems = stageConfigProblems(settings, known, shown);
+      if (settings && typeof settings === 'object') problems.push(...parseProblems(settings, shown, loadParsers(serviceDir)));
       if (problems.length > 0) throw new serverless.classes.Error(problems.join('\n'));
     };
     this.hooks = { 'before:package:initialize': check, 'before:deploy:deploy': check };
@@ -72,3 +109,4 @@ class StageConfig {
 
 module.exports = StageConfig;
 module.exports.stageConfigProblems = stageConfigProblems;
+module.exports.parseProblems = parseProblems;

@@ -31,6 +31,13 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
  * attempts and times). Undefined for a record that is not final. A callback job's run id is left out: it is what its
  * reports are checked against, and the bus is readable by whoever may write rules.
  */
+/** The first `max` UTF-16 units of `text`, one fewer if the cut would leave half of a surrogate pair (an emoji, say). */
+function wholeCharacters(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
 export function jobEndDetail(record: JobRecord, now: number): Record<string, unknown> | undefined {
   const outcome = OUTCOME_OF[record.state];
   if (!outcome) return undefined;
@@ -41,7 +48,7 @@ export function jobEndDetail(record: JobRecord, now: number): Record<string, unk
   } catch {
     target = undefined; // a kind this version does not know: the event still goes, without its target
   }
-  const reason = record.lastError === undefined ? undefined : record.lastError.slice(0, MAX_REASON_CHARS);
+  const reason = record.lastError === undefined ? undefined : wholeCharacters(record.lastError, MAX_REASON_CHARS);
   const detail: Record<string, unknown> = {
     jobId: record.jobId,
     pool: record.pool,

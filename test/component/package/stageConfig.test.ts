@@ -31,7 +31,11 @@ function packageStage(stage: string, out: string): Promise<{ code: number; outpu
 type Template = { Resources: Record<string, { Properties?: Record<string, unknown> }> };
 
 test("the example stage file's settings reach the template; what it does not set keeps its default", async () => {
-  await writeFile(path.join(dir, 'prod.yml'), await readFile(path.join(ROOT, 'docs/examples/stage.yml'), 'utf8'));
+  const kmsKey = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+  await writeFile(
+    path.join(dir, 'prod.yml'),
+    `${await readFile(path.join(ROOT, 'docs/examples/stage.yml'), 'utf8')}\nlogsKmsKeyArn: ${kmsKey}\n`,
+  );
   const out = path.join(dir, 'out-prod');
   const { code, output } = await packageStage('prod', out);
   expect([code, code === 0 ? '' : output]).toEqual([0, '']);
@@ -44,15 +48,27 @@ test("the example stage file's settings reach the template; what it does not set
   expect(text).not.toContain('flow/sluice-*');
   // Not set in the file: Sluice's default.
   expect((template.Resources.JobQueue!.Properties!.RedrivePolicy as { maxReceiveCount: number }).maxReceiveCount).toBe(5);
+  // The log groups' key, a setting with no default.
+  const logGroups = Object.values(template.Resources).filter((r) => (r as { Type?: string }).Type === 'AWS::Logs::LogGroup');
+  expect(logGroups.length).toBeGreaterThan(0);
+  for (const group of logGroups) expect(group.Properties!.KmsKeyId).toBe(kmsKey);
   // Its job sets' schedules are in the template too.
   expect(Object.keys(template.Resources).some((id) => id.startsWith('JobSetSchedule'))).toBe(true);
 }, 300_000);
 
 test('a misspelt setting, or a map where JSON text is expected, is refused with the fix and no stack trace', async () => {
-  await writeFile(path.join(dir, 'typo.yml'), 'alowedFlowPattern: acme-*\npools: { flows: 4 }\n');
+  await writeFile(
+    path.join(dir, 'typo.yml'),
+    'alowedFlowPattern: acme-*\npools: { flows: 4 }\n' +
+      // Text, but not what the functions parse: refused here rather than at every function's cold start.
+      `keyLimits: '{"org": -1}'\nrates: '{"flows": "fast"}'\noverrides: '{"glue": {"scriptLocation": true}}'\n`,
+  );
   const { code, output } = await packageStage('typo', path.join(dir, 'out-typo'));
   expect(code).not.toBe(0);
   expect(output).toContain("unknown setting 'alowedFlowPattern' (did you mean 'allowedFlowPattern'?)");
   expect(output).toContain(`'pools' must be a string, a number or true/false: write it as JSON in quotes, e.g. pools: '{"flows":4}'`);
+  expect(output).toContain("'keyLimits': KEY_LIMITS is invalid: org:");
+  expect(output).toContain(`'rates': RATES is invalid: flows: "fast" is not a rate such as "2/s" or "30/m"`);
+  expect(output).toContain("'overrides': OVERRIDES: glue has no setting 'scriptLocation'");
   expect(output).not.toMatch(/^\s+at /m);
 }, 300_000);

@@ -50,19 +50,20 @@ type FunctionName = (typeof FUNCTIONS)[number];
 const logicalId = (fn: FunctionName) => `${fn[0]!.toUpperCase()}${fn.slice(1)}`;
 
 let template: CfnTemplate;
+let packagingLog: string;
 let local: ServiceDefinition;
 
 beforeAll(async () => {
   OUT = await mkdtemp(path.join(os.tmpdir(), 'sluice-template-'));
   // With the example job sets, so the sets' schedules and their role are in the template too.
-  await promisify(execFile)(
+  ({ stderr: packagingLog } = await promisify(execFile)(
     process.execPath,
     [path.join(ROOT, 'bin/package.cjs'), '--stage', STAGE, '--package', OUT, `--param=jobSetsFile=${JOB_SETS_FILE}`],
     {
       cwd: ROOT,
       maxBuffer: 16 * 1024 * 1024,
     },
-  );
+  ));
   template = JSON.parse(await readFile(path.join(OUT, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
   local = await loadServiceDefinition('local');
 }, 300_000);
@@ -434,6 +435,12 @@ describe('the table', () => {
       { AttributeName: 'pk', KeyType: 'HASH' },
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
+  });
+
+  test('a stage with no settings file of its own (dev here) is packaged with the defaults, and the packaging says so', () => {
+    expect(packagingLog).toContain(
+      `Sluice: no shared/config/stages/${STAGE}.yml: stage '${STAGE}' is packaged with every setting at its default`,
+    );
   });
 
   test('names follow the stage, as `sluice --stage` expects', () => {

@@ -42,6 +42,17 @@ describe('Sluice Job Ended', () => {
     expect(ended(world)[0]).toMatchObject({ jobId: 'g', outcome: 'failed', reason: 'x'.repeat(MAX_REASON_CHARS) });
   });
 
+  test('a reason cut to its length never ends in half a character (a surrogate pair split)', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const run = await startGlueJob(world, 'g');
+    // An emoji (two UTF-16 units) straddling the cut.
+    const detail = `${'x'.repeat(MAX_REASON_CHARS - 1)}\u{1F4A5}and more`;
+    await world.completeRun.complete({ ...world.starters.glue.finish(run, 'failed'), detail });
+    const reason = ended(world)[0]!.reason as string;
+    expect(reason).toBe('x'.repeat(MAX_REASON_CHARS - 1));
+    expect(reason).not.toMatch(/[\uD800-\uDBFF]$/);
+  });
+
   test('a job that can never run is announced dead-lettered, with the reason its DLQ copy carries', async () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     expect(await world.acquirer.process(messageOf(appflowJob('lost', 'nowhere')))).toBe(AcquireResult.DeadLettered);
