@@ -1320,6 +1320,13 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
       );
       const keyed = JSON.parse(await readFile(path.join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
       for (const name of FUNCTIONS) expect(keyed.Resources[`${logicalId(name)}LogGroup`]!.Properties!.KmsKeyId).toBe(KEY);
+      // The same code packs to the same zip, byte for byte (jobSets's differs: it carries the other job sets file). The
+      // framework names a function's version by its zip's hash: a package of unchanged code makes no new version.
+      for (const name of FUNCTIONS.filter((n) => n !== 'jobSets'))
+        expect([name, (await readFile(path.join(dir, `${name}.zip`))).equals(await readFile(path.join(OUT, `${name}.zip`)))]).toEqual([
+          name,
+          true,
+        ]);
       const result = await runControls(path.join(dir, 'cloudformation-template-update-stack.json'), controls);
       const rest = suppressions.filter((s) => s.fixedByParam !== 'logsKmsKeyArn');
       expect(rest.length).toBeLessThan(suppressions.length);
