@@ -57,5 +57,4 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
   sdkService: 'lambda',
   moreSdkServices: ['eventbridge'],
   apiErrors: CALLBACK_API_ERRORS,
-  starter: async () => (await import('./starter')).createStarter(),
 };
