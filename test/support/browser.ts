@@ -1,25 +1,31 @@
-import chromium from '@sparticuz/chromium';
 import { type Browser, chromium as playwright } from 'playwright-core';
 
+// The same search as `npm test`'s pretest (SLUICE_CHROMIUM, else the system's Chromium).
+const { findChromium } = require('../../bin/check-chromium.cjs') as {
+  findChromium(): { path?: string; problem?: string; install?: string };
+};
+
 /**
- * A headless Chromium for the dashboard test. The binary comes inside the npm package @sparticuz/chromium (a
- * brotli-packed Chromium built for Lambda, linked only against glibc and expat; unpacked to the temp folder on first
- * use, about 2 s), so `npm ci` installs everything: no apt step, no browser download, nothing outside the npm registry.
- * SLUICE_CHROMIUM names another binary (e.g. Debian's /usr/bin/chromium). Playwright drives it over CDP.
+ * A headless Chromium for the dashboard test, the system's (Debian's `chromium`, or SLUICE_CHROMIUM), driven by
+ * Playwright over CDP, with web security on (same-origin policy, site isolation). Its flags only keep it from reaching
+ * out to the network on its own, which this project's machines refuse, and turn the sandbox off: the tests run as root
+ * on CI, where Chromium's sandbox does not start.
  */
 export async function launchChromium(): Promise<Browser> {
-  const executablePath = process.env.SLUICE_CHROMIUM || (await chromium.executablePath());
+  const found = findChromium();
+  if (!found.path) throw new Error(`the dashboard test needs Chromium, and ${found.problem}: ${found.install}`);
   return playwright.launch({
-    executablePath,
+    executablePath: found.path,
     headless: true,
-    // The package's flags (single process, no GPU), and nothing that reaches out to the network on its own.
     args: [
-      ...chromium.args,
       '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      '--no-default-browser-check',
     ],
   });
 }
