@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { CallbackReports } from '../shared/app/callbackReports';
-import { tokenSecret } from '../shared/kinds/callback/secret';
+import { tokenKeyring } from '../shared/kinds/callback/secret';
 import { container } from '../shared/runtime/container';
 // Starts, checks or stops runs of any kind: every kind's starter (SDK adapter) is in this function's bundle.
 import '../shared/kinds/starterLoaders';
@@ -13,16 +13,18 @@ import '../shared/kinds/starterLoaders';
  * failures, so a failed record was reported as processed and its message deleted.
  */
 const newProcessor = () => new BatchProcessor(EventType.SQS);
-let service: Promise<CallbackReports> | undefined;
+let service: CallbackReports | undefined;
 
-/** Built once per cold start, with the token secret (read from Secrets Manager once); a failed read is tried again. */
-function reports(): Promise<CallbackReports> {
+/**
+ * Built once per cold start. The token keys are the container's keyring (read on first use, again after a while, and
+ * when a token no key checks comes, at most once per REREAD_MIN_INTERVAL_MS by the container's clock).
+ */
+function reports(): CallbackReports {
   if (!service) {
-    const built = tokenSecret().then((secret) => new CallbackReports(container().deps, secret));
-    built.catch(() => {
-      if (service === built) service = undefined;
-    });
-    service = built;
+    const { deps } = container();
+    // The container's keyring, looked up on each use (forgetTokenKeys starts it anew, as a new container would).
+    const keyring = () => tokenKeyring(process.env, deps.clock);
+    service = new CallbackReports(deps, { current: () => keyring().current(), reread: () => keyring().reread() });
   }
   return service;
 }
@@ -32,8 +34,8 @@ const isSqsEvent = (event: unknown): event is SQSEvent => Array.isArray((event a
 /**
  * Callback jobs' reports (shared/kinds/callback): messages of the callback queue (a batch, failures reported per item)
  * and `sluice.callback` events from the default bus. Each token is checked before anything is read or written; a
- * malformed report or a forged token is logged and dropped (retrying cannot help). Store errors are thrown, so the
- * message comes back, or EventBridge delivers the event again.
+ * malformed report, a forged or an expired token is logged and dropped (retrying cannot help). Store errors are
+ * thrown, so the message comes back, or EventBridge delivers the event again.
  */
 export const handler = async (
   event: SQSEvent | EventBridgeEvent<string, unknown>,
@@ -41,7 +43,7 @@ export const handler = async (
 ): Promise<SQSBatchResponse | undefined> => {
   const { logger } = container();
   logger.addContext(context);
-  const callbackReports = await reports();
+  const callbackReports = reports();
   if (isSqsEvent(event)) {
     return processPartialResponse(
       event,

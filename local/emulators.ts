@@ -2,8 +2,12 @@ import { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import dynalite from 'dynalite';
 import { withTransactions } from './dynaliteTransactions';
+import { type BrowserRefusal, refuseBrowserRequests, refusalLogger } from './refuseBrowsers';
 
-/** SQS (fauxqs) and DynamoDB (dynalite) emulators, in this process, on loopback only. */
+/**
+ * SQS (fauxqs) and DynamoDB (dynalite) emulators, in this process, on 127.0.0.1 only, answering the AWS SDK only: a
+ * request a web page sent (it has an Origin or Sec-Fetch-* header) is refused with 403 (local/refuseBrowsers.ts).
+ */
 export interface Emulators {
   sqsEndpoint: string;
   dynamodbEndpoint: string;
@@ -30,6 +34,8 @@ export interface EmulatorRestart {
 export interface EmulatorOptions {
   sqsPort?: number;
   dynamodbPort?: number;
+  /** Told of each request refused because a web page sent it; by default a line on stderr per emulator, method and origin. */
+  onRefused?: (refusal: BrowserRefusal) => void;
 }
 
 export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
@@ -40,9 +46,15 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     server: { address(): AddressInfo };
     close(): Promise<void>;
   };
+  const onRefused = options.onRefused ?? refusalLogger((line) => process.stderr.write(`${line}\n`));
+  refuseBrowserRequests(sqs.server as unknown as Server, 'SQS emulator', onRefused);
   await sqs.listen({ host: '127.0.0.1', port: options.sqsPort ?? 0 });
   // TransactWriteItems and TransactGetItems, which dynalite lacks (DynamoDB Local has them).
-  const ddb = withTransactions(dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 }));
+  const ddb = refuseBrowserRequests(
+    withTransactions(dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 })),
+    'DynamoDB emulator',
+    onRefused,
+  );
   await new Promise<void>((resolve, reject) => {
     ddb.once('error', reject);
     ddb.listen(options.dynamodbPort ?? 0, '127.0.0.1', () => resolve());

@@ -12,6 +12,7 @@ import { startLocalStack, type LocalStack } from './stack';
 import type { StartOptions } from './startArgs';
 import { describeRunTimes, makeWorkload } from './workload';
 import { loadServiceDefinition } from '../shared/config/serviceDefinition';
+import { stageSettingsOf } from '../shared/app/stageCheck';
 
 /**
  * `npm start -- --serve`: the whole local stack on fixed ports of 127.0.0.1 until Ctrl-C (SIGINT) or SIGTERM. Prints
@@ -80,7 +81,7 @@ export async function serve(options: StartOptions): Promise<number> {
     log(`Ctrl-C stops it (its data goes with it).`);
     log(`${describeRunTimes(options.workload)}.`);
     const checkStage = options.checkStage
-      ? { stage: options.checkStage, params: (await loadServiceDefinition(options.checkStage)).params?.default ?? {} }
+      ? stageSettingsOf(options.checkStage, (await loadServiceDefinition(options.checkStage)).params?.default ?? {})
       : undefined;
     if (checkStage) log(`Each job stage ${checkStage.stage} would refuse, deployed, is named in a warning (--check-stage none: off).`);
     if (!options.quiet) stopActivity = watchActivity(stack, log, { checkStage });

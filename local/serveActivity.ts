@@ -20,7 +20,7 @@ export function watchActivity(stack: LocalStack, log: (line: string) => void, op
   const check = async (jobId: string) => {
     const record = await ledger.get(jobId).catch(() => undefined);
     if (!record || !options.checkStage) return;
-    for (const reason of stageRefusals(record.spec, options.checkStage)) {
+    for (const reason of stageRefusals(record.spec, options.checkStage, Date.now())) {
       if (warned.has(reason)) continue;
       warned.add(reason);
       log(`${clock()} warning   job ${jobId}: ${reason}`);

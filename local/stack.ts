@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, EventBridgeEvent, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../shared/adapters/awsClients';
@@ -12,11 +13,9 @@ import { rateToMs } from './infra/schedule';
 import { loadServiceDefinition, type ServiceDefinition } from './infra/serviceDefinition';
 import { parseQueueArn, type PollerErrorSource, type SqsPoller, startSqsPoller } from './poller';
 import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator } from './simulators';
-import { randomBytes } from 'node:crypto';
 import { JOB_API_SERVICES } from '../shared/kinds/registry';
 import { type FunctionWorkers, startFunctionWorkers } from './workers/functionWorkers';
 import type { CallMessage } from './workers/messages';
-import { TOKEN_SECRET_ENV } from '../shared/kinds/callback/secret';
 import { type DynamoFaultLayer, type DynamoFaultOptions, installDynamoFaults } from './faults/dynamoFaults';
 import { currentInvocation, enforcedTimeoutMs, fenceClients, localFunctionName, startLocalLambda, type AsyncInvoker } from './lambda';
 
@@ -146,8 +145,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
     // every kind's job API is the simulator (shared/kinds/<kind>/simulator.ts)
     ...Object.fromEntries(JOB_API_SERVICES.map((service) => [`AWS_ENDPOINT_URL_${service.toUpperCase()}`, simulator.endpoint])),
-    // Callback tokens' key: on AWS a generated secret read from Secrets Manager; here one per stack, in the environment.
-    [TOKEN_SECRET_ENV]: process.env[TOKEN_SECRET_ENV] || randomBytes(32).toString('hex'),
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // Node 20 is what this machine has; Lambda runs nodejs22.x. The SDK's notice about it is noise locally.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
@@ -164,7 +161,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   countRequests(clients.dynamodb, 'dynamodb', requests);
   onJobApiClient((service, client) => countRequests(client, service, requests));
 
-  const refs = await provision(definition, clients, options.nameSuffix ?? '');
+  // Callback tokens' key: a secret the stack generates in Secrets Manager (the simulator's, as every kind's API), read
+  // by the functions from there (CALLBACK_TOKEN_SECRET_ARN), rotated as on AWS.
+  const secretsManager = new SecretsManagerClient({});
+  const refs = await provision(definition, { ...clients, secretsManager }, options.nameSuffix ?? '').finally(() =>
+    secretsManager.destroy(),
+  );
   const functionNames = Object.keys(definition.functions);
   for (const name of functionNames) Object.assign(process.env, functionEnvironment(definition, name, refs), options.env);
   const faultState = installFaults(clients.sqs, process.env.QUEUE_URL!);

@@ -1,5 +1,7 @@
 import { CreateTableCommand, type CreateTableCommandInput, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { CreateSecretCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { randomBytes } from 'node:crypto';
 import type { CfnResource, ServiceDefinition } from './serviceDefinition';
 
 /** What `Ref` and `Fn::GetAtt ... Arn` give for each provisioned resource, by logical id. */
@@ -39,10 +41,20 @@ const QUEUE_ATTRIBUTES = [
   'MaximumMessageSize',
 ];
 
-/** Creates the queues and the table that serverless.yml defines, against whatever endpoints the clients point at. */
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A random string of letters and digits (GenerateSecretString with ExcludePunctuation). */
+function generatedSecret(length: number): string {
+  return Array.from(randomBytes(length), (b) => ALPHANUMERIC[b % ALPHANUMERIC.length]).join('');
+}
+
+/**
+ * Creates the queues, the table and the secrets that serverless.yml defines, against whatever endpoints the clients
+ * point at.
+ */
 export async function provision(
   definition: ServiceDefinition,
-  clients: { sqs: SQSClient; dynamodb: DynamoDBClient },
+  clients: { sqs: SQSClient; dynamodb: DynamoDBClient; secretsManager?: SecretsManagerClient },
   /** Appended to every queue and table name, so several stacks can share one pair of emulators. */
   nameSuffix = '',
 ): Promise<ResourceRefs> {
@@ -69,10 +81,18 @@ export async function provision(
     refs.ref[id] = QueueUrl!;
     refs.arn[id] = got!.QueueArn!;
   }
-  // No Secrets Manager locally: a secret's ARN is a stand-in (the local stack gives the functions its value directly).
+  // Secrets in the simulator's Secrets Manager, their value generated as CloudFormation's GenerateSecretString would
+  // (letters and digits, PasswordLength long). Without one, a secret's ARN is a stand-in.
   for (const [id, resource] of resourcesOfType(definition, 'AWS::SecretsManager::Secret')) {
     const name = `${String(resource.Properties?.Name ?? id)}${nameSuffix}`;
-    refs.ref[id] = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${name}`;
+    if (clients.secretsManager) {
+      const generate = resource.Properties?.GenerateSecretString as { PasswordLength?: number } | undefined;
+      const SecretString = generatedSecret(Number(generate?.PasswordLength ?? 32));
+      const { ARN } = await clients.secretsManager.send(new CreateSecretCommand({ Name: name, SecretString }));
+      refs.ref[id] = ARN!;
+    } else {
+      refs.ref[id] = `arn:aws:secretsmanager:us-east-1:000000000000:secret:${name}`;
+    }
     refs.arn[id] = refs.ref[id];
   }
   for (const [id, resource] of resourcesOfType(definition, 'AWS::DynamoDB::Table')) {

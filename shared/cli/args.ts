@@ -63,7 +63,8 @@ export const USAGE = `Usage: sluice <command> [options]
 Commands:
   enqueue FILE               send the job specs in FILE (a JSON spec, a JSON array, or JSONL; - reads stdin)
         [--at TIME]          to the job queue, 10 per request; specs without an id get one; --at: every job starts
-                             at TIME, not before (ISO 8601 with an offset or Z: its notBefore; in the past: at once)
+                             at TIME, not before (ISO 8601 with an offset or Z: its notBefore; in the past: at once);
+                             ids the table knows already are named (each id runs once)
   schema                     print the JSON Schema of a job message (for producers in other languages)
   check FILE [--stage S]     what stage S (default dev) would refuse of the jobs in FILE (job specs as for enqueue, or
                              a job sets .yml): names its patterns do not allow, pools and keyed limits it lacks
@@ -72,12 +73,12 @@ Commands:
   pool list                  show each pool: limit, slots in use, free, waiting jobs, and each holder with its age
   pool set-limit POOL N      set POOL's limit to N (0..${MAX_POOL_LIMIT}) now; raising it lets waiting jobs in at once,
         [--create]           lowering it stops new starts and never touches running jobs; --create makes a new pool
-  jobs show ID               one job's record: state, attempts, run id, times, last error
-  jobs list [--pool P]       the latest changed jobs (--max N, default 50), by pool and state
+  jobs show ID               one job's record: state, attempts, run id, notBefore, times, last error
+  jobs list [--pool P]       the latest changed jobs (--max N, default 50), by pool and state, with what each runs
         [--state S]          (S: ${Object.values(JobState).join(', ')}); reads the whole table (a Scan)
-  dlq list                   the dead-letter queue: each message's job id, reason and age (nothing is taken)
+  dlq list                   the dead-letter queue: each message's job id, name, age and whole reason (nothing taken)
   dlq redrive --id ID        send dead-lettered jobs again with their original bodies, after their cause is fixed
-        [--id ID2 | --all]   (--id repeats; --all: every message)
+        [--id ID2 | --all]   (--id repeats; --all: every message that is a JSON object)
   top [--once]               live view in the terminal: pools, holders and ages, next waiters, recent jobs, the DLQ
   dashboard [--port N]       the same as a web page on http://127.0.0.1:N (default ${DEFAULT_DASHBOARD_PORT}), with limit changes and
                              redrives behind a confirmation; reads with your own credentials, serves 127.0.0.1 only

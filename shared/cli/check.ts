@@ -1,4 +1,4 @@
-import { checkJobMessage, stageRefusals, type StageSettings } from '../app/stageCheck';
+import { checkJobMessage, stageRefusals, stageSettingsOf } from '../app/stageCheck';
 import { parseJobSetsText } from '../config/jobSetsFile';
 import { loadServiceDefinition } from '../config/serviceDefinition';
 import { jobsOfRun } from '../domain/jobSets';
@@ -18,21 +18,21 @@ export interface CheckReport {
  */
 export async function checkFile(file: string, text: string, stage: string): Promise<CheckReport> {
   const definition = await loadServiceDefinition(stage);
-  const settings: StageSettings = { stage, params: definition.params?.default ?? {} };
+  const settings = stageSettingsOf(stage, definition.params?.default ?? {});
   const refused: CheckReport['refused'] = [];
   let checked = 0;
   if (/\.ya?ml$/i.test(file)) {
     for (const set of parseJobSetsText(text, file)) {
       for (const spec of jobsOfRun(set, 'check')) {
         checked++;
-        const reasons = stageRefusals(spec, settings);
+        const reasons = stageRefusals(spec, settings, Date.now());
         if (reasons.length > 0) refused.push({ job: `set '${set.name}' job '${spec.id.split('.').pop()}'`, reasons });
       }
     }
   } else {
     parseSpecFile(text).forEach((raw, i) => {
       checked++;
-      const { id, refusals } = checkJobMessage(raw, settings);
+      const { id, refusals } = checkJobMessage(raw, settings, Date.now());
       if (refusals.length > 0) refused.push({ job: id ? `job '${id}'` : `spec ${i + 1}`, reasons: refusals });
     });
   }

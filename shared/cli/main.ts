@@ -28,7 +28,7 @@ import { runSetsCommand } from './sets';
 import { runDashboard } from '../dashboard/server';
 import { resolveTargets, stageResourceNames, type Targets } from './targets';
 import { type CallbackReport, reportMessage, ReportType } from '../kinds/callback/reports';
-import { jobIdInToken } from '../kinds/callback/token';
+import { expiryInToken, jobIdInToken } from '../kinds/callback/token';
 import { jobMessageJsonSchema } from '../kinds/jobMessageSchema';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { EventBridgePublisher } from '../adapters/eventbridge/eventPublisher';
@@ -48,6 +48,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** The contents of a file; `-` is standard input. */
   readInput(file: string): Promise<string>;
+  /** epoch ms (default: the system clock) */
+  now?: () => number;
 }
 
 export interface CliClients {
@@ -300,6 +302,13 @@ export async function main(
       }
       case 'complete':
       case 'heartbeat': {
+        // Sluice would drop it (and say so only in its logs): refused here, with the reason.
+        const expiresAt = expiryInToken(command.token)!;
+        if (expiresAt <= (io.now ?? Date.now)())
+          throw new UsageError(
+            `the token expired at ${new Date(expiresAt).toISOString()}: Sluice refuses it (a token is valid for its run: ` +
+              `its job's timeoutSeconds and a day from when the run got its slot)`,
+          );
         const { callbackQueueUrl } = await targets(['callbackQueueUrl']);
         const report: CallbackReport =
           command.name === 'heartbeat'

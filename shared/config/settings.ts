@@ -96,7 +96,8 @@ export function parseRates(json: string): Record<string, number> {
   const rates: Record<string, number> = {};
   for (const [gate, text] of Object.entries(raw)) {
     const perSecond = typeof text === 'string' || typeof text === 'number' ? parseRate(String(text)) : undefined;
-    if (perSecond === undefined) throw new ConfigurationError(`RATES is invalid: ${gate}: "${String(text)}" is not a rate such as "2/s" or "30/m"`);
+    if (perSecond === undefined)
+      throw new ConfigurationError(`RATES is invalid: ${gate}: "${String(text)}" is not a rate such as "2/s" or "30/m"`);
     rates[gate] = perSecond;
   }
   return rates;
@@ -131,10 +132,7 @@ function checkRetryWindow(retryForSeconds: number, maxDelaySeconds: number): voi
   }
 }
 
-const OverridePolicySchema = z.record(
-  z.string(),
-  z.record(z.string(), z.union([z.boolean(), z.array(z.string().min(1))])),
-);
+const OverridePolicySchema = z.record(z.string(), z.record(z.string(), z.union([z.boolean(), z.array(z.string().min(1))])));
 
 /** The stage's override policy (OVERRIDES); a kind it names must exist, or the stage's intent is unclear: refused. */
 export function parseOverrides(json: string): OverridePolicy {
@@ -149,8 +147,15 @@ export function parseOverrides(json: string): OverridePolicy {
     throw new ConfigurationError(
       `OVERRIDES (stage parameter overrides) must map a kind to its settings, each true, false or a list of names: ${describeIssues(parsed.error, '(overrides)')}`,
     );
-  for (const kind of Object.keys(parsed.data))
-    if (!KINDS.some((k) => k.kind === kind)) throw new ConfigurationError(`OVERRIDES names no kind '${kind}' (kinds: ${KINDS.map((k) => k.kind).join(', ')})`);
+  for (const [kind, settings] of Object.entries(parsed.data)) {
+    const definition = KINDS.find((k) => k.kind === kind);
+    if (!definition) throw new ConfigurationError(`OVERRIDES names no kind '${kind}' (kinds: ${KINDS.map((k) => k.kind).join(', ')})`);
+    // A misspelt setting would deny what the stage meant to allow: refused, naming the kind's settings.
+    const known: readonly string[] = definition.overrideSettings ?? [];
+    for (const setting of Object.keys(settings))
+      if (!known.includes(setting))
+        throw new ConfigurationError(`OVERRIDES: ${kind} has no setting '${setting}' (its settings: ${known.join(', ') || 'none'})`);
+  }
   return parsed.data;
 }
 

@@ -1,8 +1,9 @@
 /**
- * The dashboard's one page: plain HTML and a script that reads /api/state every 3 s and draws the tables and the
- * chart with DOM calls (text is never parsed as HTML). Changing a limit and redriving a job each ask `confirm()` first.
+ * The dashboard's one page: plain HTML and a script that reads /api/state every 3 s (with its token, as every /api/
+ * call) and draws the tables and the chart with DOM calls (text is never parsed as HTML). Changing a limit and
+ * redriving a job each ask `confirm()` first.
  */
-export function dashboardPage(context: { token: string; table: string; queueUrl: string }): string {
+export function dashboardPage(context: { token: string; table: string; queueUrl: string; jobsEveryMs: number }): string {
   const data = JSON.stringify(context).replace(/</g, '\\u003c');
   return `<!doctype html>
 <html lang="en">
@@ -30,10 +31,10 @@ export function dashboardPage(context: { token: string; table: string; queueUrl:
 <table id="holders"><thead><tr><th>pool</th><th>job</th><th>kind</th><th>name</th><th>state</th><th>run id</th><th class="n">held for</th></tr></thead><tbody></tbody></table>
 <h2>Waiting, in the order they will start</h2>
 <table id="waiting"><thead><tr><th>pool</th><th class="n">#</th><th>job</th><th>kind</th><th>name</th><th class="n">waiting for</th></tr></thead><tbody></tbody></table>
-<h2>Recent jobs</h2>
+<h2>Recent jobs <span class="muted" id="jobs-at"></span></h2>
 <table id="jobs"><thead><tr><th>job</th><th>pool</th><th>kind</th><th>name</th><th>state</th><th class="n">attempts</th><th>updated</th><th>run id</th><th>last error</th></tr></thead><tbody></tbody></table>
-<h2>Dead-letter queue</h2>
-<table id="dlq"><thead><tr><th>job</th><th>pool</th><th>name</th><th class="n">age</th><th>reason</th><th></th></tr></thead><tbody></tbody></table>
+<h2>Dead-letter queue <span class="muted" id="dlq-count"></span></h2>
+<table id="dlq"><thead><tr><th>job</th><th>pool</th><th>name</th><th class="n">dead-lettered</th><th>reason</th><th></th></tr></thead><tbody></tbody></table>
 <script type="application/json" id="context">${data}</script>
 <script>
 const ctx = JSON.parse(document.getElementById('context').textContent);
@@ -124,11 +125,16 @@ function render(state) {
     tr.append(cell(j.jobId), cell(j.pool), cell(j.kind), cell(j.target, 'name'), cell(j.state, 'state'), cell(j.attempts, 'n'), cell(age(now - j.updatedAt) + ' ago'), cell(j.executionId), cell(j.lastError, 'error'));
     return tr;
   }), 'no jobs yet', 9);
-  fill('dlq', (state.deadLetters || []).map((l) => {
-    const tr = document.createElement('tr'); if (l.jobId) tr.dataset.job = l.jobId;
-    tr.append(cell(l.jobId || '(not a job)'), cell(l.pool), cell(l.target, 'name'), cell(age(now - l.sentAt), 'n'), cell(l.reason || 'failed in the acquirer maxReceiveCount times'));
-    const td = document.createElement('td');
-    if (l.jobId) { const b = document.createElement('button'); b.textContent = 'redrive'; b.className = 'redrive'; b.onclick = () => redrive(l.jobId); td.append(b); }
+  document.getElementById('jobs-at').textContent = '(as of ' + new Date(state.jobsAt).toLocaleTimeString() + ', read every ' + Math.round(ctx.jobsEveryMs / 1000) + ' s)';
+  // The DLQ's messages are never received for this view (that would hide them from a redrive): its depth comes from
+  // the queue's attributes, and the rows are the jobs the table records as dead-lettered, with their reasons.
+  const q = state.deadLetterQueue;
+  document.getElementById('dlq-count').textContent = '(' + q.visible + (q.visible === 1 ? ' message' : ' messages') +
+    (q.inFlight ? ', ' + q.inFlight + ' being read by another tool' : '') + ' in the queue; below, the jobs dead-lettered; each message: sluice dlq list)';
+  fill('dlq', state.deadLettered.map((j) => {
+    const tr = document.createElement('tr'); tr.dataset.job = j.jobId;
+    tr.append(cell(j.jobId), cell(j.pool), cell(j.target, 'name'), cell(age(now - j.deadLetteredAt) + ' ago', 'n'), cell(j.lastError, 'reason'));
+    const td = document.createElement('td'); const b = document.createElement('button'); b.textContent = 'redrive'; b.className = 'redrive'; b.onclick = () => redrive(j.jobId); td.append(b);
     tr.append(td); return tr;
   }), 'empty', 6);
   chart(state.history, state.pools);
@@ -136,7 +142,7 @@ function render(state) {
 }
 async function refresh() {
   if (editing) return;
-  try { const res = await fetch('/api/state'); const state = await res.json(); if (!res.ok) throw new Error(state.error); render(state);
+  try { const res = await fetch('/api/state', { headers: { 'x-sluice-token': ctx.token } }); const state = await res.json(); if (!res.ok) throw new Error(state.error); render(state);
     if (Date.now() > noticeUntil) { const s = document.getElementById('status'); s.textContent = 'updated ' + new Date(state.at).toLocaleTimeString() + ' · refreshes every 3 s'; s.className = 'muted'; } }
   catch (e) { const s = document.getElementById('status'); s.textContent = 'could not read Sluice: ' + e.message; s.className = 'error'; }
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,9 +13,11 @@ import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 import { systemClock } from '../ports/clock';
 import type { CliIo } from '../cli/main';
 import { redriveDeadLetters } from '../inspect/redrive';
-import { takeSnapshot } from '../inspect/snapshot';
-import { InUseHistory } from './history';
+import { type JobsView, queueDepth, type QueueDepth, readJobsView, readPools } from '../inspect/viewSnapshot';
+import type { PoolDetail } from '../inspect/pools';
+import { InUseHistory, type Sample } from './history';
 import { dashboardPage } from './page';
+import { ReadAtMostEvery } from './readAtMostEvery';
 
 export interface DashboardTargets {
   doc: DynamoDBDocumentClient;
@@ -30,16 +32,66 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
+/** What `GET /api/state` answers: one snapshot, shared by every request while it is young. */
+export interface DashboardState {
+  at: number;
+  table: string;
+  pools: PoolDetail[];
+  /** when the job records below were read (they are read less often: a Scan) */
+  jobsAt: number;
+  recentJobs: JobsView['recent'];
+  /** the jobs the table records as dead-lettered: what the DLQ view lists (no DLQ message is received for it) */
+  deadLettered: JobsView['deadLettered'];
+  deadLetterQueue: QueueDepth;
+  history: Sample[];
+}
+
+/** One request the dashboard answered, for its terminal (the refused ones) and tests. */
+export interface AnsweredRequest {
+  method: string;
+  path: string;
+  status: number;
+  host?: string;
+  origin?: string;
+  /** why it was refused: another host name (DNS rebinding), another origin, no or a wrong token */
+  refused?: Refusal;
+}
+
+export const Refusal = { Host: 'host', Origin: 'origin', Token: 'token' } as const;
+export type Refusal = (typeof Refusal)[keyof typeof Refusal];
+
+export interface DashboardOptions {
+  /** the pools, holders, waiters and the DLQ's depth are read at most this often, however many ask (default 3 s) */
+  refreshMs?: number;
+  /** the job records (a Scan of the table: see readJobsView) at most this often (default 30 s) */
+  jobsRefreshMs?: number;
+  onRequest?: (request: AnsweredRequest) => void;
+}
+
 /** How often the dashboard samples slots in use for its chart, whether or not a page is open. */
 const SAMPLE_MS = 5_000;
+/** The page asks every 3 s; a second page, or a reload, is served the same snapshot. */
+export const REFRESH_MS = 3_000;
+/** The recent and dead-lettered jobs come from a Scan, which reads the whole table: not more than twice a minute. */
+export const JOBS_EVERY_MS = 30_000;
+const RECENT_JOBS = 30;
+const DEAD_LETTERED_JOBS = 100;
+const TOKEN_HEADER = 'x-sluice-token';
 
 /**
  * `sluice dashboard`: a page and a small JSON API on 127.0.0.1 only, reading the table and queues with the caller's own
- * credentials (nothing is deployed). Changes (a limit, a redrive) are POSTs that need the page's token in a header:
- * another site open in the browser can neither send that header without a preflight (which is never answered) nor read
- * the token; the Host header must be this server's, so a rebound DNS name gets nothing.
+ * credentials (nothing is deployed). Every request passes three checks before anything is read:
+ * - its Host header names this server (127.0.0.1:port or localhost:port): a DNS name rebound to 127.0.0.1 gets 421
+ *   and nothing else, so a page on that name cannot read the page and its token;
+ * - it has no Origin header, or this server's: another origin's CORS request, preflight or no-cors POST gets 403 with
+ *   no CORS header (a browser sends Origin on each of them: https://fetch.spec.whatwg.org/#origin-header);
+ * - under /api/, it carries the page's token in the x-sluice-token header. A no-cors GET, which has no Origin, cannot
+ *   carry it: a no-cors request drops every header that is not CORS-safelisted
+ *   (https://fetch.spec.whatwg.org/#concept-headers-guard, "request-no-cors"), and a request that sets it is a CORS
+ *   request whose preflight gets 403 (https://developer.mozilla.org/en-US/docs/Glossary/Preflight_request).
+ * The state is read at most once per `refreshMs` (the job records once per `jobsRefreshMs`) however many pages ask.
  */
-export async function startDashboard(targets: DashboardTargets, port: number): Promise<Dashboard> {
+export async function startDashboard(targets: DashboardTargets, port: number, options: DashboardOptions = {}): Promise<Dashboard> {
   const token = randomBytes(16).toString('hex');
   const history = new InUseHistory();
   const leases = new DynamoLeaseStore(targets.doc, targets.table);
@@ -57,24 +109,63 @@ export async function startDashboard(targets: DashboardTargets, port: number): P
     for (const name of await leases.listPools()) inUse[name] = (await leases.getPool(name))?.inUse ?? 0;
     history.add(Date.now(), inUse);
   };
+  const now = () => systemClock.now();
+  const jobsEveryMs = options.jobsRefreshMs ?? JOBS_EVERY_MS;
+  const jobs = new ReadAtMostEvery(
+    async () => ({
+      at: now(),
+      ...(await readJobsView(targets.doc, targets.table, { recent: RECENT_JOBS, deadLettered: DEAD_LETTERED_JOBS })),
+    }),
+    jobsEveryMs,
+    now,
+  );
+  const state = new ReadAtMostEvery(
+    async (): Promise<DashboardState> => {
+      const [pools, jobsView, deadLetterQueue] = await Promise.all([
+        readPools(targets.doc, targets.table, 10),
+        jobs.get(),
+        queueDepth(targets.sqs, targets.dlqUrl),
+      ]);
+      const at = now();
+      history.add(at, Object.fromEntries(pools.map((p) => [p.name, p.inUse])));
+      return {
+        at,
+        table: targets.table,
+        pools,
+        jobsAt: jobsView.at,
+        recentJobs: jobsView.recent,
+        deadLettered: jobsView.deadLettered,
+        deadLetterQueue,
+        history: history.series(),
+      };
+    },
+    options.refreshMs ?? REFRESH_MS,
+    now,
+  );
   let address = '';
+  const ownHosts = () => [address, address.replace('127.0.0.1', 'localhost')];
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.headers.host !== address && req.headers.host !== address.replace('127.0.0.1', 'localhost'))
+  const handle = async (req: IncomingMessage, res: ServerResponse, answer: AnsweredRequest): Promise<void> => {
+    if (!ownHosts().includes(req.headers.host ?? '')) {
+      answer.refused = Refusal.Host;
       return send(res, 421, { error: `this dashboard answers only to ${address}` });
+    }
+    if (req.headers.origin !== undefined && !ownHosts().some((host) => req.headers.origin === `http://${host}`)) {
+      answer.refused = Refusal.Origin;
+      return send(res, 403, { error: 'this dashboard answers only its own page' });
+    }
     const url = new URL(req.url ?? '/', `http://${address}`);
     if (req.method === 'GET' && url.pathname === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-frame-options': 'DENY' });
-      res.end(dashboardPage({ token, table: targets.table, queueUrl: targets.queueUrl }));
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'x-frame-options': 'DENY', ...COMMON_HEADERS });
+      res.end(dashboardPage({ token, table: targets.table, queueUrl: targets.queueUrl, jobsEveryMs }));
       return;
     }
-    if (req.method === 'GET' && url.pathname === '/api/state') {
-      const snapshot = await takeSnapshot(targets, { recent: 30, waiters: 10 });
-      history.add(snapshot.at, Object.fromEntries(snapshot.pools.map((p) => [p.name, p.inUse])));
-      return send(res, 200, { ...snapshot, history: history.series(), table: targets.table });
+    if (url.pathname.startsWith('/api/') && !sameToken(req.headers[TOKEN_HEADER], token)) {
+      answer.refused = Refusal.Token;
+      return send(res, 403, { error: `missing or wrong ${TOKEN_HEADER}` });
     }
+    if (req.method === 'GET' && url.pathname === '/api/state') return send(res, 200, await state.get());
     if (req.method === 'POST') {
-      if (req.headers['x-sluice-token'] !== token) return send(res, 403, { error: 'missing or wrong x-sluice-token' });
       const body = (await readJson(req)) as Record<string, unknown>;
       const limitPath = /^\/api\/pools\/([^/]+)\/limit$/.exec(url.pathname);
       if (limitPath) {
@@ -84,6 +175,7 @@ export async function startDashboard(targets: DashboardTargets, port: number): P
           return send(res, 400, { error: `the limit must be a whole number from 0 to ${MAX_POOL_LIMIT}` });
         if (!(await leases.getPool(pool))) return send(res, 404, { error: `no pool '${pool}'` });
         const result = await admin.setLimit(pool, limit);
+        state.invalidate();
         await sample();
         return send(res, 200, { pool, limit, ...result });
       }
@@ -91,6 +183,8 @@ export async function startDashboard(targets: DashboardTargets, port: number): P
         const id = body.id;
         if (typeof id !== 'string' || id === '') return send(res, 400, { error: 'give the job id to redrive' });
         const results = await redriveDeadLetters({ ...targets, ledger }, [id]);
+        jobs.invalidate();
+        state.invalidate();
         if (results.length === 0) return send(res, 404, { error: `job ${id} is not in the dead-letter queue` });
         return send(res, 200, { results });
       }
@@ -99,7 +193,15 @@ export async function startDashboard(targets: DashboardTargets, port: number): P
   };
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    const answer: AnsweredRequest = {
+      method: req.method ?? '',
+      path: (req.url ?? '/').split('?')[0]!,
+      status: 0,
+      ...(req.headers.host !== undefined && { host: req.headers.host }),
+      ...(req.headers.origin !== undefined && { origin: req.headers.origin }),
+    };
+    res.once('finish', () => options.onRequest?.({ ...answer, status: res.statusCode }));
+    handle(req, res, answer).catch((error: unknown) => {
       const e = error as { name?: string; message?: string };
       if (!res.headersSent) send(res, 500, { error: `${e.name ?? 'Error'}: ${e.message ?? String(error)}` });
       else res.destroy();
@@ -120,11 +222,28 @@ export async function startDashboard(targets: DashboardTargets, port: number): P
   };
 }
 
+/** Compares in constant time, so the answer's timing says nothing of how much of a guess was right. */
+function sameToken(given: string | string[] | undefined, token: string): boolean {
+  if (typeof given !== 'string' || given.length !== token.length) return false;
+  return timingSafeEqual(Buffer.from(given), Buffer.from(token));
+}
+
+/**
+ * On every answer: never cached, never embedded by another origin (CORP: a no-cors <script> or <img> of it gets
+ * nothing, https://developer.mozilla.org/en-US/docs/Web/HTTP/Reference/Headers/Cross-Origin-Resource-Policy), never
+ * sniffed as another type. No Access-Control-* header is ever sent.
+ */
+const COMMON_HEADERS = {
+  'cache-control': 'no-store',
+  'cross-origin-resource-policy': 'same-origin',
+  'x-content-type-options': 'nosniff',
+} as const;
+
 /** Runs the dashboard until Ctrl-C. */
 export async function runDashboard(targets: DashboardTargets, io: CliIo, port: number): Promise<number> {
   let dashboard: Dashboard;
   try {
-    dashboard = await startDashboard(targets, port);
+    dashboard = await startDashboard(targets, port, { onRequest: refusalReporter(io) });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       io.stderr(`sluice: port ${port} on 127.0.0.1 is in use (another dashboard?): choose another with --port N`);
@@ -141,8 +260,24 @@ export async function runDashboard(targets: DashboardTargets, io: CliIo, port: n
   return 0;
 }
 
+/** A line on stderr per refused request, once per reason and origin or host, so a page that retries cannot flood it. */
+function refusalReporter(io: CliIo): (request: AnsweredRequest) => void {
+  const seen = new Set<string>();
+  return (request) => {
+    if (!request.refused) return;
+    const why = {
+      [Refusal.Host]: `it was sent to Host ${request.host ?? '(none)'} (a DNS name rebound to 127.0.0.1?)`,
+      [Refusal.Origin]: `it came from ${request.origin} (a web page open in your browser)`,
+      [Refusal.Token]: "it had no or a wrong token (only this dashboard's own page has it)",
+    }[request.refused];
+    if (seen.has(why) || seen.size >= 100) return;
+    seen.add(why);
+    io.stderr(`sluice: refused ${request.method} ${request.path}: ${why}`);
+  };
+}
+
 function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.writeHead(status, { 'content-type': 'application/json', ...COMMON_HEADERS });
   res.end(JSON.stringify(body));
 }
 

@@ -139,7 +139,7 @@ export const PROTOCOL = {
     from: [Starting],
     to: Dead,
     slot: SlotEffect.Keep,
-    when: "as giveUp, but a run may exist: the slot is kept until that run ended, or leaseUntil (the run's own timeout, else its kind's maximum run time); a kind that knows the run id before the start (a callback job's token) records it, with its run reference, so the run's report gives the slot back",
+    when: "as giveUp, but a run may exist: the slot is kept until that run ended, or leaseUntil (the run's own timeout, else its kind's maximum run time); a kind that knows the run id before the start (a callback job's) records it, with its run reference, so the run's report gives the slot back",
   },
   deadLettered: {
     by: 'acquirer',

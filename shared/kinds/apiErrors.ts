@@ -127,7 +127,11 @@ const ANY_TRANSIENT = { read: ReadTake.Transient, stop: StopTake.Transient } as 
  * over these (AppFlow's ThrottlingException is its own class, answered with 429).
  */
 export const COMMON_ERRORS: Readonly<Record<string, CommonError>> = {
-  AccessDeniedException: { http: 403, ...ANY_PERMANENT, why: 'a permission is missing: it stays wrong until IAM is fixed (never taken as gone)' },
+  AccessDeniedException: {
+    http: 403,
+    ...ANY_PERMANENT,
+    why: 'a permission is missing: it stays wrong until IAM is fixed (never taken as gone)',
+  },
   ExpiredTokenException: {
     http: 403,
     start: Refused,
@@ -158,7 +162,12 @@ export const COMMON_ERRORS: Readonly<Record<string, CommonError>> = {
     ...ANY_TRANSIENT,
     why: 'reading the request timed out: whether the service acted on it is not known',
   },
-  ServiceUnavailable: { http: 503, start: Uncertain, ...ANY_TRANSIENT, why: 'a temporary server failure: the request may have done its work' },
+  ServiceUnavailable: {
+    http: 503,
+    start: Uncertain,
+    ...ANY_TRANSIENT,
+    why: 'a temporary server failure: the request may have done its work',
+  },
   ThrottlingException: { http: 400, start: Refused, ...ANY_TRANSIENT, why: 'throttled: refused before anything ran' },
   UnrecognizedClientException: { http: 403, ...ANY_PERMANENT, why: 'the access key is not known' },
   UnknownOperationException: { http: 404, ...ANY_PERMANENT, why: 'the endpoint does not serve this operation' },
@@ -229,7 +238,12 @@ export function classifyApiError<R extends CallRole>(op: OperationErrors<R>, err
   const entry = Object.hasOwn(table, code) ? table[code] : undefined;
   if (!entry) {
     const how = error.httpStatus === undefined ? 'no answer' : `HTTP ${error.httpStatus}`;
-    return { take: fallbackTake(op.role, error), why: `not in the ${op.operation} table: taken by its answer (${how})`, code, documented: false };
+    return {
+      take: fallbackTake(op.role, error),
+      why: `not in the ${op.operation} table: taken by its answer (${how})`,
+      code,
+      documented: false,
+    };
   }
   const byMessage = entry.byMessage?.find((c) => c.match.test(error.message ?? ''));
   return { take: (byMessage ?? entry).take, why: (byMessage ?? entry).why, code, documented: true };

@@ -39,6 +39,8 @@ export interface KindDefinition<Kind extends string = string, Key extends string
    * kind's specs change nothing of the kind (the names they start are checked by IAM).
    */
   overrides?(spec: z.infer<Schema>): OverrideUse[];
+  /** The settings of a stage's override policy for this kind (the `setting` of every use `overrides` returns). */
+  readonly overrideSettings?: readonly string[];
   /**
    * Default of the longest a run may hold its slot (seconds) before the reconciler gives it back; the functions read
    * MAX_RUN_SECONDS_<KIND> (serverless.yml parameter maxRunSeconds<Key>).

@@ -55,4 +55,10 @@ export class LazyStarter implements JobStarter {
   async stop(job: JobSpec, executionId: string): Promise<StopResult | void> {
     return (await this.real()).stop(job, executionId);
   }
+
+  /** The real starter's run id before a start (JobStarter.runIdOf), or undefined for a kind that cannot know it. */
+  async runIdOf(job: JobSpec, options?: StartOptions): Promise<string | undefined> {
+    const real = await this.real();
+    return real.runIdOf ? real.runIdOf(job, options) : undefined;
+  }
 }

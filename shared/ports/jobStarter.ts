@@ -45,6 +45,12 @@ export interface StartOptions {
    * this start.
    */
   replacesRun?: string;
+  /**
+   * When the first start call of this run was made (JobRecord.firstStartAt, exactly): the same for every start call of
+   * one run, another for a later run of the job id (a new record once the old one expired). A kind that makes its run's
+   * id and credentials itself (a callback job's run id and token) binds them to it.
+   */
+  runSince?: number;
 }
 
 export interface StatusOptions {
@@ -68,12 +74,12 @@ export interface JobStarter {
    */
   stop(job: JobSpec, executionId: string): Promise<StopResult | void>;
   /**
-   * For a kind that knows a job's run id before its start (a callback job's token, made from the job id): the id a start
+   * For a kind that knows a job's run id before its start (a callback job's, made from the job id and runSince): the id a start
    * of `job` returns. A job given up after a start of unknown outcome then has that run recorded (`giveUpKeep` and its
    * run reference), so the run's own report gives its slot back. Kinds whose API names a run only when it starts it
-   * leave it out.
+   * leave it out (or answer undefined). `options` as the start of that run was given them.
    */
-  runIdOf?(job: JobSpec): Promise<string>;
+  runIdOf?(job: JobSpec, options?: StartOptions): Promise<string | undefined>;
 }
 
 export type JobStarters = Readonly<Record<JobKind, JobStarter>>;

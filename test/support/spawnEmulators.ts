@@ -11,11 +11,19 @@ export interface SpawnedEmulators {
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** Starts fauxqs + dynalite in a child process and resolves with their loopback endpoints. */
-export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulators> {
+/**
+ * Starts fauxqs + dynalite in a child process and resolves with their loopback endpoints, and what the process wrote to
+ * stderr so far (its last 256 KiB; passed on to this process's stderr too).
+ */
+export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulators & { stderr(): string }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'local/emulatorsMain.ts')], {
     cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-256 * 1024);
+    process.stderr.write(chunk);
   });
   const lines = readline.createInterface({ input: child.stdout! });
   const first = await Promise.race([
@@ -26,6 +34,7 @@ export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulato
   const endpoints = JSON.parse(first) as { sqsEndpoint: string; dynamodbEndpoint: string };
   return {
     ...endpoints,
+    stderr: () => stderr,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = once(child, 'exit');

@@ -31,8 +31,11 @@ export async function sendToDlq(acq: Acquiring, record: JobRecord, reason: strin
     to: PROTOCOL.deadLettered.to,
     patch: { deadLetteredAt: acq.deps.clock.now() },
   };
-  await acq.deps.ledger.move(noted, acq.deps.clock.now());
-  await jobEnded(acq.deps, { ...record, state: JobState.Dead, lastError: reason, endedAt: record.endedAt ?? acq.deps.clock.now() });
+  // Only the delivery whose note lands announces the end (and counts it on its set's run): two copies of a dead job
+  // both send its DLQ copy, but the second's note fails its fence. A note whose answer was lost announces nothing
+  // (at most once, as every end; the set's count is made up from the records).
+  if (await acq.deps.ledger.move(noted, acq.deps.clock.now()))
+    await jobEnded(acq.deps, { ...record, state: JobState.Dead, lastError: reason, endedAt: record.endedAt ?? acq.deps.clock.now() });
   return result;
 }
 

@@ -4,7 +4,7 @@
  */
 import { keptSlotUntil } from '../../domain/decisions';
 import { JobState } from '../../domain/jobState';
-import { kindOf, type JobSpec } from '../../kinds/registry';
+import { kindOf } from '../../kinds/registry';
 import type { JobRecord, Move, RecordPatch } from '../../ports/jobLedger';
 import type { Acquiring } from './context';
 import { sendToDlq } from './deadLetter';
@@ -15,7 +15,7 @@ import { wroteItself } from './wroteItself';
 /**
  * A job given up while a run it may have started could still be going keeps its slot (protocol step giveUpKeep) until
  * `leaseUntil`: the longest that run may go, its own deadline when it has one (a callback job's timeout), else its
- * kind's maximum run time. A kind that knows the run's id before the start (a callback job's token) has that run
+ * kind's maximum run time. A kind that knows the run's id before the start (a callback job's) has that run
  * recorded with the step, and its run reference written after the DLQ send, so the run's own report (a completion of
  * that run id) gives the slot back at once (giveBack). A crash before the reference leaves the slot to leaseUntil.
  */
@@ -27,7 +27,7 @@ export async function giveUpKeep(
 ): Promise<AcquireResult> {
   const { spec } = record;
   const { ledger, clock, settings, log } = acq.deps;
-  const runId = await runIdBeforeStart(acq, spec);
+  const runId = await runIdBeforeStart(acq, record);
   const now = clock.now();
   // Its heartbeats are not recorded once it is dead (the heartbeat step needs a running job): only its timeout bounds it.
   const deadline = kindOf(spec.kind).runDeadline?.(spec, { startedAt: now, heartbeatAt: Number.POSITIVE_INFINITY });
@@ -53,11 +53,13 @@ export async function giveUpKeep(
 }
 
 /** The run id a start of this job returns, for a kind that knows it beforehand (JobStarter.runIdOf); undefined if not. */
-async function runIdBeforeStart(acq: Acquiring, spec: JobSpec): Promise<string | undefined> {
+async function runIdBeforeStart(acq: Acquiring, record: JobRecord): Promise<string | undefined> {
+  const { spec } = record;
   const starter = acq.deps.starters[spec.kind];
   if (!starter.runIdOf) return undefined;
   try {
-    return await starter.runIdOf(spec);
+    // As its start calls were given it (./start.ts).
+    return await starter.runIdOf(spec, { ...(record.firstStartAt !== undefined && { runSince: record.firstStartAt }) });
   } catch (error) {
     // (A callback job's token secret unreadable.) The slot is then kept until leaseUntil, as for a run id unknown.
     acq.deps.log.warn('run id of a job given up could not be made: its slot is kept until leaseUntil', {

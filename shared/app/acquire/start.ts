@@ -40,6 +40,7 @@ export async function start(acq: Acquiring, read: JobRecord, mayHaveStartedBefor
       mayHaveStarted: mayHaveStartedBefore,
       requestedSince: record.firstStartAt,
       ...(record.replacesRun !== undefined && { replacesRun: record.replacesRun }),
+      ...(record.firstStartAt !== undefined && { runSince: record.firstStartAt }),
     }));
   } catch (error) {
     if (error instanceof TransientStartError || error instanceof PermanentStartError)

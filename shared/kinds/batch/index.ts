@@ -1,8 +1,10 @@
 import { ANY_RESOURCE, type KindDefinition } from '../kindDefinition';
 import { batchEvents } from './events';
-import { BATCH_KIND, BatchJobSchema, definitionNameOf } from './spec';
+import { BATCH_KIND, BatchJobSchema } from './spec';
+import { withRevision } from '../revisions';
 import { BATCH_API_ERRORS } from './apiErrors';
 import type { OverrideUse } from '../../domain/overridePolicy';
+import { environmentUse } from '../reservedEnvironment';
 
 /** Job definitions (every revision) and job queues Sluice may submit to. */
 const JOB_DEFINITIONS =
@@ -23,18 +25,19 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
   target: (spec) => spec.jobDefinition,
   // name:revision, or name (from an ARN or as given)
   targetName: (spec) => spec.jobDefinition.slice(spec.jobDefinition.lastIndexOf('/') + 1),
+  overrideSettings: ['command', 'environment', 'resources', 'parameters'],
   overrides: (spec) => {
     const c = spec.containerOverrides;
     const uses: OverrideUse[] = [];
     if (spec.parameters) uses.push({ setting: 'parameters', field: 'parameters', names: Object.keys(spec.parameters) });
     if (c?.command) uses.push({ setting: 'command', field: 'containerOverrides.command' });
-    if (c?.environment)
-      uses.push({ setting: 'environment', field: 'containerOverrides.environment', names: c.environment.map((e) => e.name) });
+    if (c?.environment) uses.push({ setting: 'environment', field: 'containerOverrides.environment', ...environmentUse(c.environment) });
     if (c?.resourceRequirements) uses.push({ setting: 'resources', field: 'containerOverrides.resourceRequirements' });
     return uses;
   },
   names: (spec) => [
-    { param: 'allowedBatchJobDefinitionPattern', field: 'jobDefinition', name: definitionNameOf(spec.jobDefinition) },
+    // As IAM matches the job definition's ARN, `job-definition/<name>:<revision>` (the latest when none is given).
+    { param: 'allowedBatchJobDefinitionPattern', field: 'jobDefinition', name: withRevision(spec.jobDefinition) },
     { param: 'allowedBatchJobQueuePattern', field: 'jobQueue', name: spec.jobQueue.slice(spec.jobQueue.lastIndexOf('/') + 1) },
   ],
   maxRunSeconds: 48 * 3600,

@@ -1,11 +1,4 @@
-import {
-  type AnyOperationErrors,
-  CallRole,
-  type ErrorTable,
-  type OperationErrors,
-  StartTake,
-  StopTake,
-} from '../apiErrors';
+import { type AnyOperationErrors, CallRole, type ErrorTable, type OperationErrors, StartTake, StopTake } from '../apiErrors';
 import type { TargetType } from './spec';
 
 /**
@@ -14,7 +7,7 @@ import type { TargetType } from './spec';
  * each. A start reads the token secret (GetSecretValue), then sends the start message to the job's target: an SQS
  * queue (SendMessage), an EventBridge bus (PutEvents) or a Lambda function (Invoke, asynchronous). A stop sends a
  * cancel the same way. A refusal proves nothing was sent; a server fault may come after the message was taken (the
- * start is sent again with the same token, and the user's system dedupes).
+ * start is sent again for the same run, and the user's system dedupes).
  */
 const { Refused, Uncertain, Permanent } = StartTake;
 
@@ -26,7 +19,10 @@ export const GET_SECRET_VALUE: OperationErrors<typeof CallRole.Start> = {
   reference: 'https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html',
   commonErrors: 'https://docs.aws.amazon.com/secretsmanager/latest/apireference/CommonErrors.html',
   errors: {
-    DecryptionFailure: { take: Permanent, why: "the token secret cannot be decrypted with its KMS key: it stays so until the key's policy is fixed" },
+    DecryptionFailure: {
+      take: Permanent,
+      why: "the token secret cannot be decrypted with its KMS key: it stays so until the key's policy is fixed",
+    },
     InternalServiceError: { take: Refused, why: 'a server fault on the secret read: nothing was sent' },
     InvalidParameterException: { take: Permanent, why: 'the secret id is invalid (CALLBACK_TOKEN_SECRET_ARN)' },
     InvalidRequestException: { take: Permanent, why: 'the secret is marked for deletion or not usable' },
@@ -82,14 +78,25 @@ export const PUT_EVENTS: OperationErrors<typeof CallRole.Start> = {
     InvalidArgument: { take: Permanent, why: 'an entry failed: a parameter is not valid', ...ENTRY },
     MalformedDetail: { take: Permanent, why: 'an entry failed: its detail is not valid JSON', ...ENTRY },
     RedactionFailure: { take: Permanent, why: 'an entry failed: redacting the CloudTrail event failed (not retryable)', ...ENTRY },
-    NotAuthorizedForSourceException: { take: Permanent, why: 'an entry failed: no permission to put events of source sluice on the bus', ...ENTRY },
-    NotAuthorizedForDetailTypeException: { take: Permanent, why: 'an entry failed: no permission to put events of this detail type on the bus', ...ENTRY },
+    NotAuthorizedForSourceException: {
+      take: Permanent,
+      why: 'an entry failed: no permission to put events of source sluice on the bus',
+      ...ENTRY,
+    },
+    NotAuthorizedForDetailTypeException: {
+      take: Permanent,
+      why: 'an entry failed: no permission to put events of this detail type on the bus',
+      ...ENTRY,
+    },
   },
 };
 
 const LAMBDA_API = 'https://docs.aws.amazon.com/lambda/latest/api';
 /** Errors of a synchronous run of the function: an asynchronous invoke is queued before it runs, so none comes; if one did, the function may have run. */
-const RAN = (what: string) => ({ take: Uncertain, why: `${what}: an error of running the function, which an asynchronous invoke does not wait for; it may have run` });
+const RAN = (what: string) => ({
+  take: Uncertain,
+  why: `${what}: an error of running the function, which an asynchronous invoke does not wait for; it may have run`,
+});
 const NOT_READY = (what: string) => ({ take: Refused, why: `${what}: the function cannot take the event yet, nothing was queued` });
 const BROKEN = (what: string) => ({ take: Permanent, why: `${what}: the function's configuration is broken, it stays so until fixed` });
 

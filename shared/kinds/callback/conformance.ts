@@ -3,7 +3,7 @@ import { CALLBACK_REPORT, MAX_REASON_LENGTH } from './reports';
 import { ALLOWED_TARGET_ENV } from './targets';
 import { TOKEN_SECRET_ENV } from './secret';
 
-const TOKEN = 'cb1.Q2FsbGJhY2tUb2tlbk1hY09mVGhlSm9iT3JkZXJTZXZlbg.order-7';
+const TOKEN = 'cb2.Q2FsbGJhY2tUb2tlbk1hY09mVGhlSm9iT3JkZXJTZXZlbg.1795857008462.1795868408.order-7';
 const completed = (detail: Record<string, unknown>) => envelope(CALLBACK_REPORT.source, CALLBACK_REPORT.completed, detail);
 
 export const conformance: KindConformance = {

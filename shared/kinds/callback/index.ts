@@ -55,6 +55,7 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
     subscriber: [{ sid: 'CallbackTokenSecret', actions: ['secretsmanager:GetSecretValue'], resource: TOKEN_SECRET }],
   },
   sdkService: 'lambda',
-  moreSdkServices: ['eventbridge'],
+  // Its targets' other APIs, and Secrets Manager (the token key).
+  moreSdkServices: ['eventbridge', 'secrets_manager'],
   apiErrors: CALLBACK_API_ERRORS,
 };

@@ -11,12 +11,14 @@ import { SLUICE_EVENT_SOURCE, SluiceDetailType } from '../../ports/eventPublishe
 import { CALLBACK_API_ERRORS, GET_SECRET_VALUE, INVOKE, PUT_EVENTS, SEND_MESSAGE } from './apiErrors';
 import { CALLBACK_REPORT } from './reports';
 import { CALLBACK_KIND, targetOf } from './spec';
+import { SimulatedSecrets } from './simSecrets';
 
 /**
  * The user's system of a callback job, as the simulator plays it: it takes start and cancel messages on any of the
  * three channels Sluice sends them by, through the real SDK clients, and reports each run's end after its simulated
  * run time through the real report channel (a `sluice.callback` event on the bus, which the local stack routes to the
- * callbacks function). It dedupes starts by token, as a well-behaved system must (a repeated start is the same run).
+ * callbacks function) with the token its start carried. It dedupes starts by run id, as a well-behaved system must (a
+ * repeated start is the same run), and takes a cancel by run id.
  * Fault injection is the engine's: throttled or failed starts (answered in the channel's error shape), dropped,
  * duplicated or delayed reports, failed or timed-out runs, a deleted target.
  *
@@ -25,9 +27,9 @@ import { CALLBACK_KIND, targetOf } from './spec';
  * - EventBridge PutEvents (AWS JSON 1.1, `AWSEvents.PutEvents`): entries from source `sluice`; the run's name is the bus's.
  * - SQS SendMessage (AWS JSON 1.0, `AmazonSQS.SendMessage`): the run's name is the queue's. (In the local stack the
  *   SQS endpoint is the emulator, so this channel is reached only when AWS_ENDPOINT_URL_SQS names the simulator.)
- * - Secrets Manager GetSecretValue (AWS JSON 1.1, `secretsmanager.GetSecretValue`), the token secret a start reads when
- *   CALLBACK_TOKEN_SECRET_ARN names one: any secret id has a string value (reached when AWS_ENDPOINT_URL_SECRETS_MANAGER
- *   names the simulator).
+ * - Secrets Manager (AWS JSON 1.1, `secretsmanager.*`): CreateSecret, PutSecretValue and GetSecretValue with versions
+ *   and staging labels (simSecrets.ts), where the token key lives when CALLBACK_TOKEN_SECRET_ARN names a secret
+ *   (reached when AWS_ENDPOINT_URL_SECRETS_MANAGER names the simulator; the local stack creates its secret there).
  * Every error is answered in its channel's shape, with the status the SDK's model gives it (errorStatus); a fault of
  * PutEvents whose name is a failed entry's ErrorCode (apiErrors.ts: HTTP 200) is answered as PutEvents answers a failed
  * entry, 200 with FailedEntryCount 1.
@@ -38,6 +40,8 @@ const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 const PUT_EVENTS_TARGET = 'AWSEvents.PutEvents';
 const SEND_MESSAGE_TARGET = 'AmazonSQS.SendMessage';
 const GET_SECRET_VALUE_TARGET = 'secretsmanager.GetSecretValue';
+const SECRETS_PREFIX = 'secretsmanager.';
+const SECRET_OPERATIONS = ['CreateSecret', 'PutSecretValue', 'GetSecretValue'] as const;
 
 type Channel = 'lambda' | 'eventBus' | 'sqs' | 'secrets';
 
@@ -71,7 +75,7 @@ function sendChannelError(res: ServerResponse, channel: Channel, name: string, m
 function channelOf(req: SimRequest): Channel {
   if (INVOKE_PATH.test(req.path)) return 'lambda';
   if (req.target === SEND_MESSAGE_TARGET) return 'sqs';
-  if (req.target === GET_SECRET_VALUE_TARGET) return 'secrets';
+  if (req.target?.startsWith(SECRETS_PREFIX)) return 'secrets';
   return 'eventBus';
 }
 
@@ -85,16 +89,35 @@ function calledName(req: SimRequest, channel: Channel): string {
   return Array.isArray(entries) ? String((entries[0] as Record<string, unknown> | undefined)?.EventBusName ?? 'default') : '';
 }
 
-/** GetSecretValue: every secret id has a string value (the simulator keeps no secrets of its own). */
-function secretValue(req: SimRequest, res: ServerResponse): void {
-  const secretId = String(parseObject(req.body)?.SecretId ?? '');
-  if (secretId === '') throw invalid('InvalidParameterException', 'SecretId is required');
-  sendJson(
-    res,
-    200,
-    { ARN: secretId, Name: secretId.split(':').pop(), SecretString: `simulated-secret-of-${secretId}`, VersionId: randomUUID() },
-    'application/x-amz-json-1.1',
-  );
+/** Each simulator's secrets (its engine's). */
+const secretStores = new WeakMap<RunEngine, SimulatedSecrets>();
+
+/** The secrets of the simulator whose engine this is (tests count their reads). */
+export function secretsOf(engine: RunEngine): SimulatedSecrets {
+  let store = secretStores.get(engine);
+  if (!store) {
+    store = new SimulatedSecrets(engine.ctx);
+    secretStores.set(engine, store);
+  }
+  return store;
+}
+
+/** A Secrets Manager call (simSecrets.ts). */
+function secretsCall(engine: RunEngine, req: SimRequest, res: ServerResponse): void {
+  const operation = req.target!.slice(SECRETS_PREFIX.length);
+  const input = parseObject(req.body);
+  if (!input) throw invalid('SerializationException', 'Request body is not a JSON object');
+  const store = secretsOf(engine);
+  const answer =
+    operation === 'CreateSecret'
+      ? store.create(input)
+      : operation === 'PutSecretValue'
+        ? store.put(input)
+        : operation === 'GetSecretValue'
+          ? store.get(input)
+          : undefined;
+  if (!answer) throw invalid('UnknownOperationException', `the simulator does not play secretsmanager.${operation}`);
+  sendJson(res, 200, answer, 'application/x-amz-json-1.1');
 }
 
 /** The message a request carries, and the name of the target it reached. */
@@ -179,21 +202,25 @@ async function handle(engine: RunEngine, req: SimRequest, res: ServerResponse): 
   const channel = channelOf(req);
   try {
     if (ownEvents(engine, req)) return accepted(res, channel, '');
-    engine.failCall(CALLBACK_KIND, OPERATION[channel].operation, calledName(req, channel));
-    if (channel === 'secrets') return secretValue(req, res);
+    // Faults are injected into the calls Sluice makes (GetSecretValue), not the tests' own (CreateSecret, PutSecretValue).
+    if (channel !== 'secrets' || req.target === GET_SECRET_VALUE_TARGET)
+      engine.failCall(CALLBACK_KIND, OPERATION[channel].operation, calledName(req, channel));
+    if (channel === 'secrets') return secretsCall(engine, req, res);
     const { name, message } = readRequest(req);
     if (message.type === 'start') {
       const args = {
         jobId: message.jobId,
+        token: message.token,
         channel,
         payload: JSON.stringify(message.payload ?? null),
         timeoutSeconds: String(message.timeoutSeconds),
         ...(message.heartbeatSeconds !== undefined && { heartbeatSeconds: String(message.heartbeatSeconds) }),
       };
-      await engine.start(CALLBACK_KIND, name, args, message.token);
+      // Deduped by run id: a start sent again (with the same token, or one made again with a rotated key) is that run.
+      await engine.start(CALLBACK_KIND, name, args, message.runId);
     } else {
       // A cancel of a run the system has: it stops the work and reports it failed (cancelled). Others are ignored.
-      const run = engine.find(CALLBACK_KIND, message.token);
+      const run = engine.find(CALLBACK_KIND, message.runId);
       if (run && run.endedAt === undefined) engine.stop(CALLBACK_KIND, run.name, [run.executionId]);
     }
     const body = channel === 'sqs' ? String(parseObject(req.body)?.MessageBody ?? '') : '';
@@ -210,13 +237,13 @@ export const simulated: SimulatedKind = {
     (req.method === 'POST' && INVOKE_PATH.test(req.path)) ||
     req.target === PUT_EVENTS_TARGET ||
     req.target === SEND_MESSAGE_TARGET ||
-    req.target === GET_SECRET_VALUE_TARGET,
+    SECRET_OPERATIONS.some((operation) => req.target === `${SECRETS_PREFIX}${operation}`),
   handle,
   sendError: (res, name, message) =>
     sendJson(res, errorStatus(INVOKE.client, name, CALLBACK_API_ERRORS), { __type: name, message }, 'application/json'),
   status: (phase, outcome) => (phase === 'ended' ? STATUS[outcome ?? 'failed'] : phase === 'stopping' ? 'CANCELLING' : 'RUNNING'),
-  // The token is the run's id: Sluice knows it before the system answers (an Event invoke answers nothing).
-  newExecutionId: (_name, _ctx, token) => token ?? randomUUID(),
+  // The run id the start message names: Sluice knows it before the system answers (an Event invoke answers nothing).
+  newExecutionId: (_name, _ctx, runId) => runId ?? randomUUID(),
   endEvent(ctx, { run, outcome }) {
     const reason = REASON[outcome];
     return {
@@ -228,7 +255,7 @@ export const simulated: SimulatedKind = {
       time: eventTime(run.endedAt!),
       region: ctx.region,
       resources: [],
-      detail: { token: run.executionId, outcome: outcome === 'succeeded' ? 'succeeded' : 'failed', ...(reason && { reason }) },
+      detail: { token: run.args.token, outcome: outcome === 'succeeded' ? 'succeeded' : 'failed', ...(reason && { reason }) },
     };
   },
   // A system asked for heartbeats sends one every quarter of the allowed silence while the work runs.
@@ -243,12 +270,12 @@ export const simulated: SimulatedKind = {
       time: eventTime(Date.now()),
       region: ctx.region,
       resources: [],
-      detail: { token: run.executionId },
+      detail: { token: run.args.token },
     }),
   },
   checkName: () => undefined,
   jobIdOf: (run) => run.args.jobId,
   notFound: (name) => new SimServiceError('ResourceNotFoundException', `Function not found: ${name}`),
-  // A system that dedupes by token: a repeated start is the run it has, running or over.
+  // A system that dedupes by run id: a repeated start is the run it has, running or over.
   repeat: () => 'replay',
 };

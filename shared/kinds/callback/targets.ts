@@ -1,4 +1,5 @@
 import { type CallbackTarget, type TargetType, targetOf } from './spec';
+import { matchesNamePattern } from '../../domain/namePattern';
 
 /**
  * Which targets callback jobs may name: one name pattern per target type (IAM's wildcards, `*` and `?`), the stage
@@ -18,15 +19,6 @@ export type AllowedTargets = Readonly<Record<TargetType, string | undefined>>;
 export function allowedTargetsFrom(env: NodeJS.ProcessEnv): AllowedTargets {
   const read = (type: TargetType) => env[ALLOWED_TARGET_ENV[type]]?.trim() || undefined;
   return { sqs: read('sqs'), eventBus: read('eventBus'), lambda: read('lambda') };
-}
-
-/** IAM's wildcard match of a whole name: `*` any run of characters, `?` one character. */
-export function matchesNamePattern(pattern: string, name: string): boolean {
-  const regex = pattern
-    .replace(/[.+^${}()|[\]\\/]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${regex}$`, 's').test(name);
 }
 
 /** Why the target is not allowed, or undefined when it is. */

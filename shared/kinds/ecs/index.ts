@@ -1,8 +1,10 @@
 import type { KindDefinition } from '../kindDefinition';
 import { ecsEvents } from './events';
-import { ECS_KIND, EcsJobSchema, familyOf } from './spec';
+import { ECS_KIND, EcsJobSchema } from './spec';
+import { withRevision } from '../revisions';
 import { ECS_API_ERRORS } from './apiErrors';
 import type { OverrideUse } from '../../domain/overridePolicy';
+import { environmentUse } from '../reservedEnvironment';
 
 /** Task definitions (every revision) Sluice may run. */
 const TASK_DEFINITIONS =
@@ -29,13 +31,14 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   target: (spec) => spec.taskDefinition,
   // family:revision, or family (from an ARN or as given)
   targetName: (spec) => spec.taskDefinition.slice(spec.taskDefinition.lastIndexOf('/') + 1),
+  overrideSettings: ['command', 'environment', 'resources', 'taskRole', 'executionRole', 'network'],
   overrides: (spec) => {
     const o = spec.overrides;
     const uses: OverrideUse[] = [];
     (o?.containerOverrides ?? []).forEach((c, i) => {
       const at = `overrides.containerOverrides[${i}]`;
       if (c.command) uses.push({ setting: 'command', field: `${at}.command` });
-      if (c.environment) uses.push({ setting: 'environment', field: `${at}.environment`, names: c.environment.map((e) => e.name) });
+      if (c.environment) uses.push({ setting: 'environment', field: `${at}.environment`, ...environmentUse(c.environment) });
       if (c.cpu !== undefined || c.memory !== undefined || c.memoryReservation !== undefined)
         uses.push({ setting: 'resources', field: at });
     });
@@ -46,7 +49,8 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
     return uses;
   },
   names: (spec) => [
-    { param: 'allowedEcsTaskDefinitionPattern', field: 'taskDefinition', name: familyOf(spec.taskDefinition) },
+    // As IAM matches the task definition's ARN, `task-definition/<family>:<revision>` (the latest when none is given).
+    { param: 'allowedEcsTaskDefinitionPattern', field: 'taskDefinition', name: withRevision(spec.taskDefinition) },
     { param: 'allowedEcsClusterPattern', field: 'cluster', name: spec.cluster.slice(spec.cluster.lastIndexOf('/') + 1) },
     // A role's name with its path: what the role ARN's resource `role/<pattern>` is matched against.
     ...(['taskRoleArn', 'executionRoleArn'] as const).flatMap((field) => {

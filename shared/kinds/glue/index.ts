@@ -14,6 +14,7 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
   schema: GlueJobSchema,
   target: (spec) => spec.jobName,
   targetName: (spec) => spec.jobName,
+  overrideSettings: ['arguments'],
   overrides: (spec) => {
     const names = Object.keys(spec.arguments ?? {});
     return names.length === 0 ? [] : [{ setting: 'arguments', field: 'arguments', names, reserved: names.filter(isReservedGlueArgument) }];

@@ -2,7 +2,8 @@
  * Glue's own job parameters: set on a run, they replace or extend what the job runs (its script, modules, files, jars,
  * Spark configuration, role-bearing settings), so a stage allows them only by exact name, never through `true` or a
  * pattern. From "Using job parameters in AWS Glue jobs"
- * (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-programming-etl-glue-arguments.html); any `--` name Glue adds
+ * (https://docs.aws.amazon.com/glue/latest/dg/aws-glue-programming-etl-glue-arguments.html), and Ray jobs' own
+ * (https://docs.aws.amazon.com/glue/latest/dg/edit-script-ray-env-dependencies.html); any `--` name Glue adds
  * later is still refused unless the stage lists it, as every name is.
  */
 export const GLUE_RESERVED_ARGUMENTS: readonly string[] = [
@@ -35,12 +36,16 @@ export const GLUE_RESERVED_ARGUMENTS: readonly string[] = [
   '--extra-py-files',
   '--job-bookmark-option',
   '--job-language',
+  '--logging_configuration',
+  '--pip-install',
   '--python-modules-installer-option',
+  '--s3-py-modules',
   '--scriptLocation',
   '--spark-event-logs-path',
   '--TempDir',
   '--use-postgres-driver',
   '--user-jars-first',
+  '--working-dir',
   '--write-shuffle-files-to-s3',
   '--write-shuffle-spills-to-s3',
 ];

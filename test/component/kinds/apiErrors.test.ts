@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { JobApiError, PermanentStartError, TransientStartError } from '../../../shared/errors';
 import { type AnyOperationErrors, CallRole, fullTable, ReadTake, StartTake, StopResult, StopTake } from '../../../shared/kinds/apiErrors';
-import { forgetTokenSecret, TOKEN_SECRET_ARN_ENV } from '../../../shared/kinds/callback/secret';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { forgetTokenKeys, TOKEN_SECRET_ARN_ENV } from '../../../shared/kinds/callback/secret';
 import { ALLOWED_TARGET_ENV } from '../../../shared/kinds/callback/targets';
 import type { KindConformance } from '../../../shared/kinds/kindConformance';
 import { type JobKind, KINDS, type JobSpec } from '../../../shared/kinds/registry';
@@ -25,7 +26,6 @@ import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
 
 let sim: JobApiSimulator;
 const starters = new Map<string, JobStarter>();
-const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sluice-test-callback-token';
 
 beforeAll(async () => {
   sim = await startJobApiSimulator({ durationMs: (_kind, name) => (name.startsWith('slow') ? 600_000 : 50) });
@@ -33,6 +33,9 @@ beforeAll(async () => {
   for (const service of ['appflow', 'glue', 'sfn', 'ecs', 'batch', 'lambda', 'eventbridge', 'sqs', 'secrets_manager'])
     process.env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] = sim.endpoint;
   // Every callback target allowed; the token secret read from Secrets Manager (the simulator), not given directly.
+  const secrets = new SecretsManagerClient({});
+  const { ARN: SECRET_ARN } = await secrets.send(new CreateSecretCommand({ Name: 'sluice-test-callback-token', SecretString: 'k1' }));
+  secrets.destroy();
   Object.assign(process.env, {
     [ALLOWED_TARGET_ENV.lambda]: '*',
     [ALLOWED_TARGET_ENV.sqs]: '*',
@@ -127,7 +130,7 @@ test.each(cases)('%s', async (_title, c) => {
 
   switch (c.op.role) {
     case CallRole.Start: {
-      forgetTokenSecret();
+      forgetTokenKeys();
       // The token secret is read with the SDK's own retries (3 attempts): its faults outlast them.
       fail(c, c.op.operation === 'GetSecretValue' ? 3 : 1);
       const result = await settle(starter.start(spec));

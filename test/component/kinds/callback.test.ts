@@ -2,10 +2,17 @@ import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge
 import { mockClient } from 'aws-sdk-client-mock';
 import { PermanentStartError, TransientStartError } from '../../../shared/errors';
 import { callback } from '../../../shared/kinds/callback';
-import { EventBusSender } from '../../../shared/kinds/callback/send/eventBusSender';
+import { kindStarters } from '../../../shared/kinds/starters';
+import { createEventBusSender, EventBusSender } from '../../../shared/kinds/callback/send/eventBusSender';
+import { createLambdaSender } from '../../../shared/kinds/callback/send/lambdaSender';
+import type { TargetSender } from '../../../shared/kinds/callback/send/sender';
+import { createSqsSender } from '../../../shared/kinds/callback/send/sqsSender';
+import type { StartMessage, TargetMessage } from '../../../shared/kinds/callback/messages';
+import { tokenKeyring } from '../../../shared/kinds/callback/secret';
 import { CallbackStarter, createStarter } from '../../../shared/kinds/callback/starter';
-import { jobIdInToken, tokenOf, verifyToken } from '../../../shared/kinds/callback/token';
-import { matchesNamePattern } from '../../../shared/kinds/callback/targets';
+import { checkToken, runIdOf } from '../../../shared/kinds/callback/token';
+import { allowedTargetsFrom } from '../../../shared/kinds/callback/targets';
+import { matchesNamePattern } from '../../../shared/domain/namePattern';
 import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { waitFor } from '../../support/waitFor';
 import type { JobSpec } from '../../../shared/kinds/registry';
@@ -38,35 +45,64 @@ beforeAll(async () => {
     AWS_ENDPOINT_URL_EVENTBRIDGE: sim.endpoint,
     AWS_ENDPOINT_URL_LAMBDA: sim.endpoint,
   });
-  starter = createStarter(env);
+  // The kind's own starter (createStarter's configuration), its senders recording what they send.
+  const recording = (make: () => TargetSender) => async (): Promise<TargetSender> => {
+    const real = make();
+    return { send: (address, message, options) => (messages.push(message), real.send(address, message, options)) };
+  };
+  starter = new CallbackStarter({
+    senders: { sqs: recording(createSqsSender), eventBus: recording(createEventBusSender), lambda: recording(createLambdaSender) },
+    signingKey: () => tokenKeyring(env).signingKey(),
+    allowed: allowedTargetsFrom(env),
+    callbackQueueUrl: env.CALLBACK_QUEUE_URL!,
+  });
 });
 afterAll(() => sim?.close());
+
+/** Every start and cancel message the starter sent, as it sent it. */
+const messages: TargetMessage[] = [];
+const sent = (): readonly TargetMessage[] => messages;
+/** The start message of a run, as its system got it. */
+const startOf = (runId: string): StartMessage => messages.find((m): m is StartMessage => m.type === 'start' && m.runId === runId)!;
 
 const job = (id: string, target: unknown, more: Record<string, unknown> = {}): JobSpec =>
   callback.schema.parse({ kind: 'callback', id, target, payload: { order: id, lines: [1, 2] }, timeoutSeconds: 600, ...more }) as JobSpec;
 
-describe('the token', () => {
-  test('is the same for one job id, other for another, and checks only with the secret it was made with', () => {
-    const token = tokenOf(SECRET, 'org:acme.order-7');
-    expect(tokenOf(SECRET, 'org:acme.order-7')).toBe(token);
-    expect(token).toMatch(/^cb1\.[A-Za-z0-9_-]{43}\.org:acme\.order-7$/);
-    expect(verifyToken(SECRET, token)).toBe('org:acme.order-7');
-    expect(jobIdInToken(token)).toBe('org:acme.order-7');
-    expect(tokenOf(SECRET, 'order-8')).not.toBe(token);
-    expect(verifyToken('another secret', token)).toBeUndefined();
+describe('the token and the run id', () => {
+  test('a start message carries the run id and a token of that run; only the run id is returned (and recorded)', async () => {
+    const spec = job('org:acme.order-7', { lambda: 'sluice-slow-token' });
+    const runSince = Date.now() - 5_000;
+    const { executionId } = await starter.start(spec, { runSince });
+    expect(executionId).toBe(runIdOf('org:acme.order-7', runSince));
+    const { token } = startOf(executionId);
+    expect(token).toMatch(/^cb2\.[A-Za-z0-9_-]{43}\.\d+\.\d+\.org:acme\.order-7$/);
+    expect(checkToken([SECRET], token, Date.now())).toMatchObject({ verdict: 'valid', runId: executionId, claims: { run: runSince } });
+    expect(token).not.toContain(executionId);
+    expect(checkToken([SECRET], executionId, Date.now()).verdict).toBe('forged');
+    await starter.stop(spec, executionId);
   });
 
-  test('a forged one fails: a changed job id, a changed MAC, a MAC of another job, junk', () => {
-    const token = tokenOf(SECRET, 'order-7');
-    const [, mac] = token.split('.');
-    expect(verifyToken(SECRET, token.replace('order-7', 'order-8'))).toBeUndefined();
-    expect(verifyToken(SECRET, `cb1.${mac!.slice(0, -1)}${mac!.endsWith('A') ? 'B' : 'A'}.order-7`)).toBeUndefined();
-    expect(verifyToken(SECRET, `cb1.${tokenOf(SECRET, 'order-8').split('.')[1]}.order-7`)).toBeUndefined();
-    for (const junk of ['', 'cb1..order-7', `cb2.${mac}.order-7`, `cb1.${mac}.`, `cb1.${mac}.a b`, 42, null, undefined])
-      expect(verifyToken(SECRET, junk)).toBeUndefined();
-    // Even the longest job id fits a run id (256).
-    expect(tokenOf(SECRET, 'x'.repeat(128)).length).toBeLessThanOrEqual(256);
+  test('another run of the same job id (another slot) is another run id, its token checks only as that run', async () => {
+    const spec = job('c-two-runs', { lambda: 'sluice-slow-runs' });
+    const first = await starter.start(spec, { runSince: 1_000 });
+    const second = await starter.start(spec, { runSince: 2_000 });
+    expect(second.executionId).not.toBe(first.executionId);
+    expect(checkToken([SECRET], startOf(first.executionId).token, Date.now())).toMatchObject({ runId: first.executionId });
+    expect(checkToken([SECRET], startOf(second.executionId).token, Date.now())).toMatchObject({ runId: second.executionId });
+    await starter.stop(spec, first.executionId);
+    await starter.stop(spec, second.executionId);
   });
+});
+
+test("the functions' starter (each kind's, loaded on first use) knows a callback run's id before its start", async () => {
+  // A job given up after a start of unknown outcome has that run recorded, so its report gives the slot back.
+  Object.assign(process.env, { CALLBACK_TOKEN_SECRET: SECRET });
+  const starters = kindStarters({ warn: () => undefined });
+  const spec = job('c-known', { lambda: 'sluice-worker' });
+  expect(await starters.callback.runIdOf!(spec, { runSince: 1_000 })).toBe(runIdOf('c-known', 1_000));
+  // Kinds whose API names a run only when it starts it answer none.
+  const glue = { kind: 'glue', id: 'g-1', pool: 'default', jobName: 'sluice-g' } as unknown as JobSpec;
+  expect(await starters.glue.runIdOf!(glue)).toBeUndefined();
 });
 
 describe('starts on every channel, through the real SDK clients', () => {
@@ -75,41 +111,53 @@ describe('starts on every channel, through the real SDK clients', () => {
     ['a Lambda function by ARN', { lambda: 'arn:aws:lambda:us-east-1:123456789012:function:sluice-arn:live' }, 'sluice-arn', 'lambda'],
     ['an SQS queue', { sqs: `${ACCOUNT_QUEUE}/work-orders` }, 'work-orders', 'sqs'],
     ['an EventBridge bus', { eventBus: 'jobs-bus', detailType: 'Order Export' }, 'jobs-bus', 'eventBus'],
-  ])('%s gets the job id, its payload and the token; the token is the run id', async (_what, target, name, channel) => {
+  ])('%s gets the job id, its payload, the run id and its token', async (_what, target, name, channel) => {
     const spec = job(`c-${channel}-${name}`, target);
-    const { executionId } = await starter.start(spec);
-    expect(executionId).toBe(tokenOf(SECRET, spec.id));
+    const runSince = Date.now();
+    const { executionId } = await starter.start(spec, { runSince });
+    expect(executionId).toBe(runIdOf(spec.id, runSince));
     const run = sim.runs().find((r) => r.executionId === executionId)!;
     expect(run).toMatchObject({ kind: 'callback', name, args: { jobId: spec.id, channel, timeoutSeconds: '600' } });
     expect(JSON.parse(run.args.payload!)).toEqual({ order: spec.id, lines: [1, 2] });
-    // The system reports the end with the token, on the report channel.
+    // The system reports the end with the token, on the report channel; its run id is the token's.
     const { event } = await waitFor('the report', () => sim.emitted().find((e) => e.executionId === executionId), 5_000, 5);
     expect(event).toMatchObject({
       source: 'sluice.callback',
       'detail-type': 'Sluice Callback Completed',
-      detail: { token: executionId, outcome: 'succeeded' },
+      detail: { token: run.args.token, outcome: 'succeeded' },
     });
+    expect(checkToken([SECRET], run.args.token, Date.now())).toMatchObject({ verdict: 'valid', runId: executionId });
+    expect(callback.events.parse(event)).toMatchObject({ executionId, outcome: 'succeeded' });
   });
 
-  test('a start sent again (at least once) carries the same token: the system dedupes, one run', async () => {
+  test('a start sent again (at least once) names the same run: the system dedupes by run id, one run', async () => {
     const spec = job('c-again', { lambda: 'sluice-slow-worker' });
-    const first = await starter.start(spec);
-    const again = await starter.start(spec, { mayHaveStarted: true });
+    const runSince = Date.now();
+    const first = await starter.start(spec, { runSince });
+    const again = await starter.start(spec, { mayHaveStarted: true, runSince });
     expect(again.executionId).toBe(first.executionId);
     // Known before the start (JobStarter.runIdOf): a start given up with its outcome unknown records it.
-    expect(await starter.runIdOf(spec)).toBe(first.executionId);
+    expect(await starter.runIdOf(spec, { runSince })).toBe(first.executionId);
     expect(sim.startCalls().filter((c) => c.clientToken === first.executionId)).toHaveLength(2);
     expect(sim.runs().filter((r) => r.args.jobId === 'c-again')).toHaveLength(1);
     await starter.stop(spec, first.executionId);
   });
 
-  test('stop sends a cancel with the token to the same target; the system ends the run and reports it failed', async () => {
+  test('stop sends a cancel naming the run (no token) to the same target; the system ends the run and reports it failed', async () => {
     const slow = job('c-cancel-slow', { sqs: `${ACCOUNT_QUEUE}/work-slow` });
     const run = await starter.start(slow);
+    const { token } = startOf(run.executionId);
     expect(sim.runs().find((r) => r.executionId === run.executionId)!.endedAt).toBeUndefined();
     await starter.stop(slow, run.executionId);
     const { event } = await waitFor('the cancelled report', () => sim.emitted().find((e) => e.executionId === run.executionId), 5_000, 5);
-    expect(event.detail).toEqual({ token: run.executionId, outcome: 'failed', reason: 'cancelled' });
+    expect(event.detail).toEqual({ token, outcome: 'failed', reason: 'cancelled' });
+    const cancel = sent().find((m) => m.type === 'cancel' && m.runId === run.executionId);
+    expect(cancel).toEqual({
+      type: 'cancel',
+      jobId: 'c-cancel-slow',
+      runId: run.executionId,
+      reason: 'stopped by Sluice: past its deadline',
+    });
   });
 
   test('the status of a run is in progress whatever happened: there is no API to ask, the report or the deadline ends it', async () => {
@@ -166,7 +214,7 @@ describe('refused starts', () => {
         lambda: () => Promise.reject(new Error('unused')),
         eventBus: async () => new EventBusSender(events),
       },
-      secret: async () => SECRET,
+      signingKey: async () => SECRET,
       allowed: { sqs: undefined, lambda: undefined, eventBus: '*' },
     });
     const failing = (ErrorCode: string) =>
@@ -186,7 +234,9 @@ describe('refused starts', () => {
     expect(permanent).toBeInstanceOf(PermanentStartError);
     const sent = mock.commandCalls(PutEventsCommand)[0]!.args[0].input.Entries![0]!;
     expect(sent).toMatchObject({ EventBusName: 'jobs-bus', Source: 'sluice', DetailType: 'Sluice Callback Start' });
-    expect(JSON.parse(sent.Detail!)).toMatchObject({ type: 'start', jobId: 'c-entry-1', token: tokenOf(SECRET, 'c-entry-1') });
+    const detail = JSON.parse(sent.Detail!) as { token: string; runId: string };
+    expect(detail).toMatchObject({ type: 'start', jobId: 'c-entry-1' });
+    expect(checkToken([SECRET], detail.token, Date.now())).toMatchObject({ verdict: 'valid', runId: detail.runId });
   });
 });
 

@@ -220,8 +220,10 @@ describe('the dashboard in headless Chromium', () => {
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'dashboard', '--port', '0'], {
       cwd: ROOT,
       env: cleanEnv({ SLUICE_LOCAL_ENV_FILE: envFile }),
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let dashboardErr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (dashboardErr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     stopDashboard = async () => {
       child.kill('SIGINT');
@@ -252,6 +254,7 @@ describe('the dashboard in headless Chromium', () => {
     expect(await page.locator('#waiting tbody tr td.name').allTextContents()).toEqual(['flow-b-1', 'flow-b-2', 'flow-b-3']);
     expect(await page.locator('#jobs tr[data-job="mine-1"] .state').textContent()).toBe('succeeded');
     expect(await page.locator('#dlq tbody').textContent()).toBe('empty');
+    expect(await page.locator('#dlq-count').textContent()).toMatch(/^\(0 messages in the queue;/);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });
 
@@ -272,5 +275,12 @@ describe('the dashboard in headless Chromium', () => {
     );
     await batch.locator('.limit').filter({ hasText: /^2$/ }).waitFor({ timeout: 60_000 });
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-after-limit.png'), fullPage: true });
+
+    // A request of another origin is refused, and its terminal says so (the cross-origin cases: crossOrigin.test.ts).
+    const refused = await fetch(`${url}api/state`, { headers: { origin: 'http://another.example' } });
+    expect(refused.status).toBe(403);
+    await waitFor('the refusal on its terminal', () =>
+      dashboardErr.includes('sluice: refused GET /api/state: it came from http://another.example (a web page open in your browser)'),
+    );
   }, 300_000);
 });

@@ -1,3 +1,4 @@
+import { matchesNamePattern } from '../../../shared/domain/namePattern';
 /** Just enough CloudFormation reading for the template test: resource lookup, references, Fn::Sub. */
 
 export interface CfnResource {
@@ -149,14 +150,8 @@ function arnOf(template: CfnTemplate, id: string): string {
   }
 }
 
-/** IAM's wildcard match of a whole string: `*` any run of characters, `?` one (case-sensitive). */
-export function wildcardMatch(pattern: string, value: string): boolean {
-  const regex = pattern
-    .replace(/[.+^${}()|[\]\\/]/g, '\\$&')
-    .replace(/\*/g, '.*')
-    .replace(/\?/g, '.');
-  return new RegExp(`^${regex}$`, 's').test(value);
-}
+/** IAM's wildcard match of a whole string (case-sensitive): the same rule the product checks names with. */
+export const wildcardMatch = matchesNamePattern;
 
 /** A request to authorize: the action, the resource's ARN and the request's condition keys (absent keys: absent). */
 export interface IamRequest {

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { matchesNamePattern } from '../../../shared/domain/namePattern';
 
 /**
  * docs/deployer-policy.json is what the identity that runs `serverless deploy` needs. Checked against the template
@@ -154,22 +155,18 @@ interface Statement {
 }
 
 const list = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
-/** IAM's wildcards: `*` any run of characters, `?` one (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_resource.html). */
-const glob = (pattern: string) =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-    'i',
-  );
+/**
+ * IAM's wildcards (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_resource.html): an
+ * action matches whatever its case, a resource ARN as written.
+ */
+const actionMatches = (pattern: string, action: string) => matchesNamePattern(pattern.toLowerCase(), action.toLowerCase());
 /** Whether some Allow statement grants the action on the ARN (or on any resource, when the ARN is not known). */
 const allows = (statements: Statement[], action: string, arn?: string) =>
   statements.some(
     (s) =>
       s.Effect === 'Allow' &&
-      list(s.Action).some((a) => glob(a).test(action)) &&
-      (arn === undefined || list(s.Resource).some((r) => glob(r).test(arn))),
+      list(s.Action).some((a) => actionMatches(a, action)) &&
+      (arn === undefined || list(s.Resource).some((r) => matchesNamePattern(r, arn))),
   );
 
 let template: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };

@@ -44,7 +44,7 @@ export interface FakeStarterOptions {
    */
   asyncStops?: boolean;
   /**
-   * The kind knows a job's run id before the start (a callback job's token, made from the job id): runs are named
+   * The kind knows a job's run id before the start (a callback job's, made from the job id): runs are named
    * `<kind>-run-of-<job id>` and the starter has `runIdOf`.
    */
   runIdBeforeStart?: boolean;

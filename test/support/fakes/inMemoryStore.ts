@@ -422,6 +422,11 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return this.jobs.get(jobId)?.expiresAt;
   }
 
+  /** The record's TTL passed: DynamoDB deleted it (its run references stay until their own TTL), and its id is free. */
+  expire(jobId: string): void {
+    this.jobs.delete(jobId);
+  }
+
   /** The pool as stored right now. */
   peekPool(pool: string): PoolSnapshot | undefined {
     const row = this.pools.get(pool);

@@ -71,3 +71,13 @@ describe('Sluice Job Ended', () => {
     expect(world.log.entries.some((e) => e.level === 'warn' && /could not be announced/.test(e.message))).toBe(true);
   });
 });
+
+describe('Sluice Job Ended, dead-lettered by two copies at once', () => {
+  test('both copies may send its DLQ copy, one announces its end', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1 } } });
+    const body = messageOf(appflowJob('twice', 'nowhere'));
+    await Promise.all([world.acquirer.process(body), world.acquirer.process({ ...body, messageId: 'copy' })]);
+    const ends = world.jobEvents.published.filter((e) => e.detailType === SluiceDetailType.JobEnded);
+    expect(ends.map((e) => e.detail.jobId)).toEqual(['twice']);
+  });
+});

@@ -5,12 +5,16 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { parseArgs, UsageError } from '../../../shared/cli/args';
 import { type CliIo, main } from '../../../shared/cli/main';
 import { reportOfMessage } from '../../../shared/kinds/callback/reports';
-import { tokenOf } from '../../../shared/kinds/callback/token';
+import { makeToken, runIdOf } from '../../../shared/kinds/callback/token';
 
 /** `sluice complete TOKEN [--failed REASON]` and `sluice heartbeat TOKEN`: a report message to the callback queue. */
 
 const NO_LOCAL_STACK = { SLUICE_LOCAL_ENV_FILE: '/nonexistent/sluice-local.env' };
-const TOKEN = tokenOf('some secret', 'order-7');
+const NOW = 1_767_225_600_000;
+const RUN = NOW - 60_000;
+const TOKEN = makeToken('some secret', { jobId: 'order-7', run: RUN, expiresAt: NOW + 3600_000 });
+/** What `sluice jobs show` shows of the run: its id, not its token. */
+const RUN_ID = runIdOf('order-7', RUN);
 const QUEUE = 'https://sqs.us-east-1.amazonaws.com/123456789012/sluice-prod-callbacks';
 
 function run(argv: string[], env: NodeJS.ProcessEnv = { ...NO_LOCAL_STACK }) {
@@ -21,6 +25,7 @@ function run(argv: string[], env: NodeJS.ProcessEnv = { ...NO_LOCAL_STACK }) {
     stderr: (t) => void err.push(t),
     env,
     readInput: () => Promise.reject(new Error('no file')),
+    now: () => NOW,
   };
   const sqs = new SQSClient({ region: 'us-east-1' });
   const sqsMock = mockClient(sqs);
@@ -72,6 +77,23 @@ test.each([
   expect(sqsMock.commandCalls(SendMessageCommand)).toEqual([]);
 });
 
+test('a run id (what sluice jobs shows) is refused as one, sent nowhere: it is not a token', async () => {
+  for (const command of ['complete', 'heartbeat']) {
+    const { done, err, sqsMock } = run([command, RUN_ID, '--callback-queue-url', QUEUE]);
+    expect(await done).toBe(2);
+    expect(err.join('\n')).toContain(`'${RUN_ID}' is a run id (as sluice jobs shows it), not a token`);
+    expect(sqsMock.commandCalls(SendMessageCommand)).toEqual([]);
+  }
+});
+
+test('an expired token is refused with when it expired, sent nowhere (Sluice would drop it)', async () => {
+  const expired = makeToken('some secret', { jobId: 'order-7', run: RUN, expiresAt: NOW - 1_000 });
+  const { done, err, sqsMock } = run(['complete', expired, '--callback-queue-url', QUEUE]);
+  expect(await done).toBe(2);
+  expect(err.join('\n')).toContain(`the token expired at ${new Date(NOW - 1_000).toISOString()}: Sluice refuses it`);
+  expect(sqsMock.commandCalls(SendMessageCommand)).toEqual([]);
+});
+
 test('without a queue, stage or local stack, it says how to name the callback queue', async () => {
   const { done, err, sqsMock } = run(['complete', TOKEN]);
   expect(await done).toBe(2);
@@ -79,7 +101,7 @@ test('without a queue, stage or local stack, it says how to name the callback qu
   expect(sqsMock.commandCalls(SendMessageCommand)).toEqual([]);
 });
 
-test('sluice jobs show: a callback job shows its target, payload, token (run id) and last heartbeat', async () => {
+test('sluice jobs show: a callback job shows its target, payload, run id (not its token) and last heartbeat', async () => {
   const { formatJob } = await import('../../../shared/cli/formatInspect');
   const now = 1_767_225_600_000;
   const text = formatJob(
@@ -102,12 +124,13 @@ test('sluice jobs show: a callback job shows its target, payload, token (run id)
       updatedAt: now - 5_000,
       startedAt: now - 50_000,
       heartbeatAt: now - 5_000,
-      executionId: TOKEN,
+      executionId: RUN_ID,
     },
     now,
   );
   expect(text).toMatch(/kind\s+callback lambda:sluice-worker/);
   expect(text).toMatch(/payload\s+\{"day":1\}/);
-  expect(text).toContain(`run id          ${TOKEN}`);
+  expect(text).toContain(`run id          ${RUN_ID}`);
+  expect(text).not.toContain(TOKEN);
   expect(text).toMatch(/last heartbeat\s+\S/);
 });

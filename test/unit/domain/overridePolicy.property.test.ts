@@ -90,4 +90,50 @@ describe('override policy', () => {
     expect(() => parseOverrides('{"ecs":{"command":"yes"}}')).toThrow(ConfigurationError);
     expect(() => parseOverrides('not json')).toThrow(/must be JSON/);
   });
+
+  test("Ray jobs' own code parameters are Glue's own too: --pip-install, --s3-py-modules, --working-dir", () => {
+    for (const name of ['--pip-install', '--s3-py-modules', '--working-dir']) {
+      const uses = kindOf('glue').overrides!({
+        kind: 'glue',
+        id: 'j',
+        pool: 'p',
+        jobName: 'ray',
+        arguments: { [name]: 's3://attacker/x.zip' },
+      } as never);
+      expect([name, refusedOverrides('glue', uses, { glue: { arguments: true } }).map((r) => r.name)]).toEqual([name, [name]]);
+    }
+  });
+
+  test('environment: true lets in data, not the variables that load code or change identity (only by exact name)', () => {
+    const envOf = (names: string[]) =>
+      kindOf('ecs').overrides!({
+        kind: 'ecs',
+        id: 'j',
+        pool: 'p',
+        cluster: 'c',
+        taskDefinition: 't',
+        overrides: { containerOverrides: [{ name: 'app', environment: names.map((name) => ({ name, value: 'x' })) }] },
+      } as never);
+    const names = ['DAY', 'NODE_OPTIONS', 'LD_PRELOAD', 'JAVA_TOOL_OPTIONS', 'PYTHONPATH', 'AWS_ACCESS_KEY_ID', 'node_options'];
+    expect(refusedOverrides('ecs', envOf(names), { ecs: { environment: true } }).map((r) => r.name)).toEqual(names.slice(1));
+    expect(refusedOverrides('ecs', envOf(['NODE_OPTIONS']), { ecs: { environment: ['NODE_OPTIONS'] } })).toEqual([]);
+    const batch = kindOf('batch').overrides!({
+      kind: 'batch',
+      id: 'j',
+      pool: 'p',
+      jobQueue: 'q',
+      jobDefinition: 'd',
+      containerOverrides: { environment: [{ name: 'LD_PRELOAD', value: '/tmp/x.so' }] },
+    } as never);
+    expect(refusedOverrides('batch', batch, { batch: { environment: true } }).map((r) => r.name)).toEqual(['LD_PRELOAD']);
+  });
+
+  test('a setting a kind does not have is a configuration error naming its settings (a misspelling would deny silently)', () => {
+    expect(() => parseOverrides('{"ecs":{"enviroment":["LOG_LEVEL"]}}')).toThrow(
+      new ConfigurationError(
+        "OVERRIDES: ecs has no setting 'enviroment' (its settings: command, environment, resources, taskRole, executionRole, network)",
+      ),
+    );
+    expect(() => parseOverrides('{"appflow":{"arguments":true}}')).toThrow(/appflow has no setting 'arguments' \(its settings: none\)/);
+  });
 });

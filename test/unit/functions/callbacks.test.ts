@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { reportMessage } from '../../../shared/kinds/callback/reports';
-import { tokenOf } from '../../../shared/kinds/callback/token';
+import { makeToken, runIdOf } from '../../../shared/kinds/callback/token';
 import { mockAwsClients, setLambdaEnv } from '../../support/lambdaEnv';
 
 // Before the handler is required: it reads its configuration (and the token secret) on first use, as in Lambda.
@@ -11,6 +11,10 @@ const { ddb } = mockAwsClients();
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { handler } = require('../../../functions/callbacks') as typeof import('../../../functions/callbacks');
+
+/** A token of a run of `jobId` made with `key`, valid for an hour. */
+const RUN = Date.now() - 60_000;
+const tokenOf = (key: string, jobId: string) => makeToken(key, { jobId, run: RUN, expiresAt: Date.now() + 3600_000 });
 
 const context = { functionName: 'callbacks', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 
@@ -32,6 +36,7 @@ beforeEach(() => ddb.reset());
 test('a batch of reports: a heartbeat is one conditional write; a forged token and a malformed message touch nothing and are not retried', async () => {
   ddb.on(UpdateCommand).resolves({});
   const token = tokenOf(SECRET, 'order-7');
+  expect(token).not.toBe(runIdOf('order-7', RUN));
   const result = await handler(
     batch(
       record('m-1', reportMessage({ type: 'heartbeat', token })),
@@ -45,7 +50,8 @@ test('a batch of reports: a heartbeat is one conditional write; a forged token a
   expect(writes).toHaveLength(1);
   expect(writes[0]).toMatchObject({
     Key: { pk: 'JOB#order-7', sk: 'JOB' },
-    ExpressionAttributeValues: expect.objectContaining({ ':running': 'running', ':executionId': token }),
+    // The run id, not the token: the table never holds what ends a run.
+    ExpressionAttributeValues: expect.objectContaining({ ':running': 'running', ':executionId': runIdOf('order-7', RUN) }),
   });
   expect(ddb.calls()).toHaveLength(1);
 });

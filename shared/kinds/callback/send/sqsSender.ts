@@ -7,7 +7,7 @@ import type { TargetSender } from './sender';
 
 /**
  * A message to the user's queue. FIFO queues (`.fifo`) get the job id as the message group and a deduplication id
- * from the token and the message type, so SQS itself drops a repeated start within its 5-minute window.
+ * from the run id and the message type, so SQS itself drops a repeated start within its 5-minute window.
  */
 export class SqsSender implements TargetSender {
   constructor(private readonly sqs: SQSClient) {}
@@ -20,7 +20,7 @@ export class SqsSender implements TargetSender {
         MessageBody: encodeSqsJson(message),
         ...(fifo && {
           MessageGroupId: message.jobId,
-          MessageDeduplicationId: createHash('sha256').update(`${message.type}\0${message.token}`).digest('hex'),
+          MessageDeduplicationId: createHash('sha256').update(`${message.type}\0${message.runId}`).digest('hex'),
         }),
       }),
     );
