@@ -5,7 +5,7 @@ import { parseRate } from '../domain/rate';
 import { JobState } from '../domain/jobState';
 import { isValidLimit, MAX_POOL_LIMIT } from '../domain/pool';
 import { MAX_REASON_LENGTH } from '../kinds/callback/reports';
-import { jobIdInToken } from '../kinds/callback/token';
+import { isRunId, jobIdInToken } from '../kinds/callback/token';
 
 /** Where `sluice dashboard` listens by default (127.0.0.1 only). */
 export const DEFAULT_DASHBOARD_PORT = 8470;
@@ -320,10 +320,17 @@ function commandOf(positionals: string[], values: Values): Command {
   }
 }
 
-/** A callback token as its start message carried it (cb1.<mac>.<job id>); whether Sluice made it is checked by Sluice. */
+/**
+ * A callback token as its start message carried it (cb2.<mac>.<run>.<expiry>.<job id>); whether Sluice made it is
+ * checked by Sluice. A run id (what `sluice jobs` shows) is not one, and is refused saying so.
+ */
 function tokenOf(value: string): string {
+  if (isRunId(value))
+    throw new UsageError(
+      `'${value}' is a run id (as sluice jobs shows it), not a token: report with the token the run's start message carried`,
+    );
   if (jobIdInToken(value) === undefined)
-    throw new UsageError(`'${value.slice(0, 40)}' is not a callback token (cb1.<43 characters>.<job id>)`);
+    throw new UsageError(`'${value.slice(0, 40)}' is not a callback token (cb2.<43 characters>.<run>.<expiry>.<job id>)`);
   return value;
 }
 

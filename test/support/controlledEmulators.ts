@@ -17,14 +17,10 @@ const ROOT = path.resolve(__dirname, '../..');
  * that restarts emulators must not share them: every other file's stack would see the outage.
  */
 export async function spawnControlledEmulators(timeoutMs = 30_000): Promise<ControlledEmulators> {
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'local/faults/controlledEmulatorsMain.ts')],
-    {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'local/faults/controlledEmulatorsMain.ts')], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const lines = readline.createInterface({ input: child.stdout! });
   const pending = new Map<number, { resolve: (v: { tookMs: number }) => void; reject: (e: Error) => void }>();
   let endpoints: ((line: string) => void) | undefined;

@@ -6,7 +6,11 @@ import { parseLocalEnv } from '../../shared/cli/localEnvFile';
 import { waitFor } from './waitFor';
 
 const ROOT = path.resolve(__dirname, '../..');
-const TSX = path.join(ROOT, 'node_modules/tsx/dist/cli.mjs');
+/**
+ * Node with tsx's loader, as `npm start` runs it: no tsx CLI process in between, whose signal relay SIGKILLs a child
+ * that does not acknowledge a SIGINT within 30 ms (a loaded machine) and exits 130.
+ */
+const TSX_NODE = ['--import', 'tsx'];
 
 /** The environment of a new shell: no AWS or Sluice settings, so what follows comes from the local env file alone. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -24,9 +28,9 @@ export interface Resident {
   stop(): Promise<number | null>;
 }
 
-/** `npm start -- --serve ARGS` as a user runs it (tsx local/main.ts), up once its env file has the exports. */
+/** `npm start -- --serve ARGS` as a user runs it (node --import tsx local/main.ts), up once its env file has the exports. */
 export async function startResident(args: string[], envFile: string): Promise<Resident> {
-  const child = spawn(process.execPath, [TSX, path.join(ROOT, 'local/main.ts'), '--serve', '--exports-file', envFile, ...args], {
+  const child = spawn(process.execPath, [...TSX_NODE, path.join(ROOT, 'local/main.ts'), '--serve', '--exports-file', envFile, ...args], {
     cwd: ROOT,
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,7 +79,7 @@ export function sluice(envFile: string, ...args: string[]): Promise<{ code: numb
   return runCommand([path.join(ROOT, 'bin/sluice.cjs'), ...args], cleanEnv({ SLUICE_LOCAL_ENV_FILE: envFile }));
 }
 
-/** `npm start ARGS` (tsx local/main.ts) to its end. */
+/** `npm start ARGS` (node --import tsx local/main.ts) to its end. */
 export function npmStart(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return runCommand([TSX, path.join(ROOT, 'local/main.ts'), ...args], cleanEnv(extraEnv));
+  return runCommand([...TSX_NODE, path.join(ROOT, 'local/main.ts'), ...args], cleanEnv(extraEnv));
 }

@@ -16,7 +16,7 @@ const ROOT = path.resolve(__dirname, '../..');
  * stderr so far (its last 256 KiB; passed on to this process's stderr too).
  */
 export async function spawnEmulators(timeoutMs = 30_000): Promise<SpawnedEmulators & { stderr(): string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'local/emulatorsMain.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'local/emulatorsMain.ts')], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
