@@ -8,7 +8,8 @@ if (!process.env.SLUICE_SDK_NODE_WARNING) process.env.AWS_SDK_JS_NODE_VERSION_SU
 /** `npm test` leaves out the *.slow.test.ts files; `npm run test:faults` (SLUICE_FAULTS=all, CI's second step) runs them. */
 const slowIgnored = process.env.SLUICE_FAULTS === 'all' ? ['/node_modules/'] : ['/node_modules/', '\\.slow\\.test\\.ts$'];
 
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] as const;
+// TypeScript to CommonJS by esbuild (test/support/esbuildTransform.cjs).
+const typescript = '<rootDir>/test/support/esbuildTransform.cjs';
 
 // Unit tests are pure and fast; integration tests share one local stack (emulators + simulators)
 // that globalSetup starts in a child process, so they run in their own project.
@@ -25,14 +26,14 @@ const config: Config = {
     {
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
-      transform: { '^.+\\.ts$': swc as never },
+      transform: { '^.+\\.ts$': typescript },
       testEnvironment: 'node',
     },
     {
       // Tests that start their own servers (emulators in a child process, simulators in process).
       displayName: 'component',
       testMatch: ['<rootDir>/test/component/**/*.test.ts'],
-      transform: { '^.+\\.ts$': swc as never },
+      transform: { '^.+\\.ts$': typescript },
       testEnvironment: 'node',
     },
     {
@@ -40,7 +41,7 @@ const config: Config = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       testPathIgnorePatterns: slowIgnored,
-      transform: { '^.+\\.ts$': swc as never },
+      transform: { '^.+\\.ts$': typescript },
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/integration/setup/globalSetup.ts',
       globalTeardown: '<rootDir>/test/integration/setup/globalTeardown.ts',
@@ -52,7 +53,7 @@ const config: Config = {
       displayName: 'faults',
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
       testPathIgnorePatterns: slowIgnored,
-      transform: { '^.+\\.ts$': swc as never },
+      transform: { '^.+\\.ts$': typescript },
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/faults/setup/globalSetup.ts',
       globalTeardown: '<rootDir>/test/faults/setup/globalTeardown.ts',

@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { onJobApiClient } from '../shared/adapters/awsClients';
 import { DynamoLeaseStore } from '../shared/adapters/dynamodb/leaseStore';
 import type { PoolAdmin } from '../shared/app/poolAdmin';
 import { Drift } from '../shared/app/reconcile';
@@ -175,8 +176,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     onClients: (clients) => {
       tracer.instrument(clients.sqs, 'sqs');
       tracer.instrument(clients.dynamodb, 'dynamodb');
-      tracer.instrument(clients.appflow, 'appflow');
-      tracer.instrument(clients.glue, 'glue');
+      // The AppFlow and Glue clients, made by their starters on first use (before their first call).
+      onJobApiClient((service, client) => {
+        if (service === 'appflow' || service === 'glue') tracer.instrument(client, service);
+      });
     },
     onHandlerError: (fn, error) => {
       if (handlerErrors.length < 100) handlerErrors.push({ fn, error: error instanceof Error ? error.message : String(error) });

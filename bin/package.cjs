@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 'use strict';
 /**
- * `npm run package [-- --stage NAME]`: `serverless package` (osls + serverless-esbuild), fully offline. Writes
- * .serverless/cloudformation-template-update-stack.json and one zip per function. Packaging calls no AWS API, so the
- * credentials are dummies on purpose: whatever profile or keys the shell holds are never used, and nothing is
- * downloaded (telemetry and notifications off). The stage defaults to `dev`.
+ * `npm run package [-- --stage NAME]`: `serverless package` (osls, with esbuild bundling each function:
+ * bin/serverless/bundle.cjs), fully offline. Writes .serverless/cloudformation-template-update-stack.json, one zip per
+ * function and, beside each, esbuild's record of what went into its bundle (<function>.meta.json). Packaging calls no
+ * AWS API, so the credentials are dummies on purpose: whatever profile or keys the shell holds are never used, and
+ * nothing is downloaded (telemetry and notifications off). The stage defaults to `dev`.
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -23,9 +24,8 @@ const env = {
 };
 for (const name of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_DEFAULT_PROFILE']) delete env[name];
 
-// One packaging at a time per checkout: each empties .serverless and builds in .esbuild, both in the repository, so two
-// at once (two test files, or a test and you) would take each other's files. A lock left by a process that is gone is
-// taken over.
+// One packaging at a time per checkout: each empties and fills .serverless, in the repository, so two at once (two test
+// files, or a test and you) would take each other's files. A lock left by a process that is gone is taken over.
 const lock = path.join(root, '.package.lock');
 const alive = (pid) => {
   try {

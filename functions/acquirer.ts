@@ -2,6 +2,8 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { RESERVED_ATTRIBUTE } from '../shared/adapters/sqs/jobQueue';
 import { container } from '../shared/runtime/container';
+// Starts, checks or stops runs of any kind: every kind's starter (SDK adapter) is in this function's bundle.
+import '../shared/kinds/starterLoaders';
 
 /**
  * A batch processor per invocation, not per module: Powertools' processor keeps the batch's records and failures on

@@ -3,6 +3,8 @@ import type { Context, EventBridgeEvent, SQSBatchResponse, SQSEvent, SQSRecord }
 import { CallbackReports } from '../shared/app/callbackReports';
 import { tokenKeyring } from '../shared/kinds/callback/secret';
 import { container } from '../shared/runtime/container';
+// Starts, checks or stops runs of any kind: every kind's starter (SDK adapter) is in this function's bundle.
+import '../shared/kinds/starterLoaders';
 
 /**
  * A batch processor per invocation, not per module: Powertools' processor keeps the batch's records and failures on

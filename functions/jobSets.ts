@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { JobSetRunner } from '../shared/app/jobSets';
 import { loadJobSets } from '../shared/config/jobSetsFile';
 import { readEnv } from '../shared/config/settings';

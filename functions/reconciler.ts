@@ -3,6 +3,8 @@ import { emitPoolGauges } from '../shared/adapters/powertools/poolGauges';
 import type { LoadReport } from '../shared/app/loadScheduled';
 import type { ReconcileReport } from '../shared/app/reconcile';
 import { container } from '../shared/runtime/container';
+// Starts, checks or stops runs of any kind: every kind's starter (SDK adapter) is in this function's bundle.
+import '../shared/kinds/starterLoaders';
 
 /**
  * Scheduled (every 2 minutes): first the loader sends the scheduled jobs due within the next 15 minutes on their way

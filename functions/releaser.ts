@@ -4,6 +4,8 @@ import { readCompletionEvent } from '../shared/kinds/completionEvents';
 import { isIgnored } from '../shared/kinds/kindDefinition';
 import { InvalidEventError } from '../shared/errors';
 import { container } from '../shared/runtime/container';
+// Starts, checks or stops runs of any kind: every kind's starter (SDK adapter) is in this function's bundle.
+import '../shared/kinds/starterLoaders';
 
 /**
  * EventBridge completion event -> releaser (read by the kind its source belongs to, shared/kinds/registry.ts). A malformed event is logged and dropped: retrying it cannot help. Store

@@ -1,6 +1,4 @@
-import { AppflowClient } from '@aws-sdk/client-appflow';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GlueClient } from '@aws-sdk/client-glue';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
@@ -15,8 +13,6 @@ export interface AwsClients {
   sqs: SQSClient;
   dynamodb: DynamoDBClient;
   doc: DynamoDBDocumentClient;
-  appflow: AppflowClient;
-  glue: GlueClient;
 }
 
 let clients: AwsClients | undefined;
@@ -28,8 +24,6 @@ export function awsClients(): AwsClients {
       sqs: new SQSClient({ useQueueUrlAsEndpoint: false }),
       dynamodb,
       doc: DynamoDBDocumentClient.from(dynamodb, { marshallOptions: { removeUndefinedValues: true } }),
-      appflow: jobApiClient('appflow', () => new AppflowClient({ maxAttempts: 1 })),
-      glue: jobApiClient('glue', () => new GlueClient({ maxAttempts: 1 })),
     };
   }
   return clients;

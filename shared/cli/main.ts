@@ -7,6 +7,7 @@ import { PoolAdmin } from '../app/poolAdmin';
 import { CancelJob, CancelOutcome, type CancelResult } from '../app/cancelJob';
 import { DynamoScheduleStore } from '../adapters/dynamodb/scheduleStore';
 import { kindStarters } from '../kinds/starters';
+import '../kinds/starterLoaders'; // `sluice cancel` stops runs of any kind
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { SqsJobQueue } from '../adapters/sqs/jobQueue';

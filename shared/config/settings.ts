@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { HandOffStart, type SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
 import { parseRate } from '../domain/rate';

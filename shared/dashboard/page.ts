@@ -111,6 +111,8 @@ function render(state) {
     const td = document.createElement('td'); const input = document.createElement('input'); input.type = 'number'; input.min = '0'; input.value = p.limit;
     input.setAttribute('aria-label', 'new limit for ' + p.name); input.onfocus = () => (editing = true); input.onblur = () => (editing = false);
     const button = document.createElement('button'); button.textContent = 'set'; button.className = 'set-limit'; button.onclick = () => setLimit(p.name, input);
+    // Focus moving from the input to its button (a click) keeps the row: a refresh in between would swallow the click.
+    button.onfocus = () => (editing = true); button.onblur = () => (editing = false);
     td.append(input, ' ', button); tr.append(td); return tr;
   }), 'no pools yet', 6);
   fill('holders', state.pools.flatMap((p) => p.held.map((h) => {

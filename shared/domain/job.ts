@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Demand, MAX_KEYS_PER_JOB, MAX_WEIGHT } from './limits';
 import { MAX_PRIORITY } from './waiting';
 

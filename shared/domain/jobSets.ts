@@ -1,5 +1,5 @@
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidJobSetsError } from '../errors';
 import type { JobSpecBase } from './job';
 import { canonicalJson } from './jobBody';

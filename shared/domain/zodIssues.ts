@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A zod error as one line: the first five issues, each `path: message` (`root` names an issue of the whole value). */
 export function describeIssues(error: z.ZodError, root: string): string {

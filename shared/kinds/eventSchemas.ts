@@ -1,12 +1,28 @@
-import { EventBridgeSchema } from '@aws-lambda-powertools/parser/schemas/eventbridge';
-import { z } from 'zod';
+import * as z from 'zod';
 import { InvalidEventError } from '../errors';
 
 /**
  * What every kind's completion-event parser shares: the EventBridge envelope, the run id's bounds, and one way to say
  * what is malformed.
  */
-export { EventBridgeSchema };
+
+/**
+ * An EventBridge event's envelope (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html),
+ * field for field as Powertools' parser has it (`EventBridgeSchema`). Written here, not imported: that module imports
+ * zod's whole `z` object, which puts every locale of zod's error messages (about 260 KB) in each function's bundle.
+ */
+export const EventBridgeSchema = z.object({
+  version: z.string(),
+  id: z.string(),
+  source: z.string(),
+  account: z.string(),
+  time: z.iso.datetime(),
+  region: z.string(),
+  resources: z.array(z.string()),
+  'detail-type': z.string(),
+  detail: z.unknown(),
+  'replay-name': z.string().optional(),
+});
 
 /**
  * Run ids are short on AWS (AppFlow: a UUID; Glue: "jr_" + 64 hex; ARNs of executions, tasks: well under 256). A longer

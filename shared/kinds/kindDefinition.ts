@@ -1,7 +1,6 @@
 import type { z } from 'zod';
 import type { RunCompletion } from '../domain/job';
 import type { OverrideUse } from '../domain/overridePolicy';
-import type { JobStarter } from '../ports/jobStarter';
 import type { AnyOperationErrors } from './apiErrors';
 
 /**
@@ -10,7 +9,8 @@ import type { AnyOperationErrors } from './apiErrors';
  * The acquirer, releaser, reconciler, CLI, local stack and the serverless.yml drift test read the registry.
  *
  * This module and every kind's `index.ts`, `spec.ts` and `events.ts` are pure (zod only): the SDK adapter
- * (`starter.ts`) is loaded only when a starter is made (`starter()`).
+ * (`starter.ts`) is reached only through shared/kinds/starterLoaders.ts, which only the functions that start, check or
+ * stop runs import, so a function that never does (jobSets) bundles no job API client.
  */
 export interface KindDefinition<Kind extends string = string, Key extends string = string, Schema extends z.ZodObject = AnySchema> {
   /** The `kind` of a job message ("appflow"): stored in the ledger, so never renamed. */
@@ -72,8 +72,6 @@ export interface KindDefinition<Kind extends string = string, Key extends string
    * system dedupes by token).
    */
   readonly startRetryWindowSeconds?: number;
-  /** Makes this kind's starter (loads its SDK adapter on first call). */
-  starter(options: StarterOptions): Promise<JobStarter>;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

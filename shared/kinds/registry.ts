@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { appflow } from './appflow';
 import { callback } from './callback';
 import { glue } from './glue';

@@ -2,9 +2,29 @@ import type { JobStarter, JobStarters, RunStatus, StartOptions, StatusOptions, S
 import type { StarterOptions } from './kindDefinition';
 import { type JobKind, KINDS, type JobSpec } from './registry';
 
+/** Makes a kind's starter, loading its SDK adapter. */
+export type StarterLoader = (options: StarterOptions) => Promise<JobStarter>;
+/** One loader per registered kind (a kind missing here does not compile). */
+export type StarterLoaders = { readonly [K in JobKind]: StarterLoader };
+
+let loaders: StarterLoaders | undefined;
+
+/**
+ * Given by shared/kinds/starterLoaders.ts when a process loads it: the kinds' SDK adapters are in a function's bundle
+ * only if the function imports that module, which the ones that start, check or stop runs do (jobSets does not).
+ */
+export function provideStarterLoaders(given: StarterLoaders): void {
+  loaders = given;
+}
+
 /** One starter per registered kind, each loading its SDK adapter on first use. */
 export function kindStarters(options: StarterOptions): JobStarters {
-  return Object.fromEntries(KINDS.map((k) => [k.kind, new LazyStarter(k.kind, () => k.starter(options))])) as unknown as JobStarters;
+  const load = (kind: JobKind) => {
+    if (!loaders)
+      throw new Error(`no job starters in this process (kind ${kind}): its entry point must import shared/kinds/starterLoaders`);
+    return loaders[kind](options);
+  };
+  return Object.fromEntries(KINDS.map((k) => [k.kind, new LazyStarter(k.kind, () => load(k.kind))])) as unknown as JobStarters;
 }
 
 /** A kind's starter, loaded on its first call (a function that never meets a kind never loads its SDK client). */

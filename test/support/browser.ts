@@ -1,10 +1,13 @@
-import chromium from '@sparticuz/chromium';
 import { type Browser, chromium as playwright } from 'playwright-core';
+
+// The same search as `npm test`'s pretest (SLUICE_CHROMIUM, else the system's Chromium).
+const { findChromium } = require('../../bin/check-chromium.cjs') as {
+  findChromium(): { path?: string; problem?: string; install?: string };
+};
 
 /**
  * Flags that switch off the browser's own protections: the same-origin policy and CORS (--disable-web-security), the
- * block on http content in https pages, site isolation. @sparticuz/chromium's defaults carry them (a Lambda renderer
- * has no use for them); a test of what another origin can do must run without them.
+ * block on http content in https pages, site isolation. A test of what another origin can do must run without them.
  */
 const WEAKENING_FLAGS = new Set(['--disable-web-security', '--allow-running-insecure-content', '--disable-site-isolation-trials']);
 
@@ -14,25 +17,26 @@ export function withWebSecurity(args: readonly string[]): string[] {
 }
 
 /**
- * A headless Chromium for the dashboard test. The binary comes inside the npm package @sparticuz/chromium (a
- * brotli-packed Chromium built for Lambda, linked only against glibc and expat; unpacked to the temp folder on first
- * use, about 2 s), so `npm ci` installs everything: no apt step, no browser download, nothing outside the npm registry.
- * SLUICE_CHROMIUM names another binary (e.g. Debian's /usr/bin/chromium). Playwright drives it over CDP. Web security
- * is on (withWebSecurity). `extraArgs`: more flags (e.g. --host-resolver-rules).
+ * A headless Chromium for the browser tests, the system's (Debian's `chromium`, or SLUICE_CHROMIUM), driven by
+ * Playwright over CDP, with web security on (same-origin policy, site isolation). Its flags only keep it from reaching
+ * out to the network on its own, which this project's machines refuse, and turn the sandbox off: the tests run as root
+ * on CI, where Chromium's sandbox does not start. `extraArgs`: more flags (e.g. --host-resolver-rules).
  */
 export async function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
-  const executablePath = process.env.SLUICE_CHROMIUM || (await chromium.executablePath());
+  const found = findChromium();
+  if (!found.path) throw new Error(`the browser tests need Chromium, and ${found.problem}: ${found.install}`);
   return playwright.launch({
-    executablePath,
+    executablePath: found.path,
     headless: true,
-    // The package's flags (single process, no GPU), and nothing that reaches out to the network on its own.
     args: withWebSecurity([
-      ...chromium.args,
       '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      '--no-default-browser-check',
       ...extraArgs,
     ]),
   });

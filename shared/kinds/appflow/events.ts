@@ -1,7 +1,7 @@
 import { type RunCompletion, RunOutcome } from '../../domain/job';
 import type { EventRule, IgnoredEvent, KindEvents } from '../kindDefinition';
 import { eventOf, parseEventOrThrow, RunId } from '../eventSchemas';
-import { z } from 'zod';
+import * as z from 'zod';
 import { APPFLOW_KIND } from './spec';
 
 export const APPFLOW_END = { source: 'aws.appflow', detailType: 'AppFlow End Flow Run Report' } as const;

@@ -25,5 +25,4 @@ export const appflow: KindDefinition<typeof APPFLOW_KIND, 'AppFlow', typeof AppF
   apiErrors: APPFLOW_API_ERRORS,
   /** StartFlow's client token is idempotent for 8 hours (API_StartFlow.html, clientToken): a later resumed start would start a second run. */
   startRetryWindowSeconds: 8 * 3600,
-  starter: async (options) => (await import('./starter')).createStarter(options),
 };

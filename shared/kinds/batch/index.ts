@@ -64,5 +64,4 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
    * first submission could miss the earlier job and submit a second.
    */
   startRetryWindowSeconds: 24 * 3600,
-  starter: async () => (await import('./starter')).createStarter(),
 };

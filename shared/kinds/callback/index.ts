@@ -58,5 +58,4 @@ export const callback: KindDefinition<typeof CALLBACK_KIND, 'Callback', typeof C
   // Its targets' other APIs, and Secrets Manager (the token key).
   moreSdkServices: ['eventbridge', 'secrets_manager'],
   apiErrors: CALLBACK_API_ERRORS,
-  starter: async () => (await import('./starter')).createStarter(),
 };

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RunOutcome } from '../../domain/job';
 import { InvalidEventError } from '../../errors';
 import { eventOf, invalidEvent, RunId } from '../eventSchemas';

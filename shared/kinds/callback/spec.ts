@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { base } from '../../domain/job';
 
 export const CALLBACK_KIND = 'callback';

@@ -84,5 +84,4 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   apiErrors: ECS_API_ERRORS,
   /** RunTask's client token is valid for 24 hours (API_RunTask.html, clientToken): a later resumed start would start a second task. */
   startRetryWindowSeconds: 24 * 3600,
-  starter: async () => (await import('./starter')).createStarter(),
 };

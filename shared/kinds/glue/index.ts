@@ -30,5 +30,4 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
   },
   sdkService: 'glue',
   apiErrors: GLUE_API_ERRORS,
-  starter: async () => (await import('./starter')).createStarter(),
 };

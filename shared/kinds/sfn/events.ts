@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type RunCompletion, RunOutcome } from '../../domain/job';
 import { eventOf, parseEventOrThrow, RunId } from '../eventSchemas';
 import type { EventRule, IgnoredEvent, KindEvents } from '../kindDefinition';

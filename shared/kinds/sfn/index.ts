@@ -38,5 +38,4 @@ export const sfn: KindDefinition<typeof SFN_KIND, 'StepFunctions', typeof SfnJob
   apiErrors: SFN_API_ERRORS,
   /** An execution name stays taken for 90 days after the execution closed (API_StartExecution.html, name): a resumed start finds it that long. */
   startRetryWindowSeconds: 90 * 24 * 3600,
-  starter: async () => (await import('./starter')).createStarter(),
 };

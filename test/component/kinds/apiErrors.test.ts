@@ -6,6 +6,7 @@ import { forgetTokenKeys, TOKEN_SECRET_ARN_ENV } from '../../../shared/kinds/cal
 import { ALLOWED_TARGET_ENV } from '../../../shared/kinds/callback/targets';
 import type { KindConformance } from '../../../shared/kinds/kindConformance';
 import { type JobKind, KINDS, type JobSpec } from '../../../shared/kinds/registry';
+import { STARTER_LOADERS } from '../../../shared/kinds/starterLoaders';
 import { type FaultPatch, type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { jobIdOfRun } from '../../../local/simulators/simulatedKinds';
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
@@ -42,7 +43,7 @@ beforeAll(async () => {
     [TOKEN_SECRET_ARN_ENV]: SECRET_ARN,
   });
   delete process.env.CALLBACK_TOKEN_SECRET;
-  for (const kind of KINDS) starters.set(kind.kind, await kind.starter({ warn: () => undefined }));
+  for (const kind of KINDS) starters.set(kind.kind, await STARTER_LOADERS[kind.kind]({ warn: () => undefined }));
 });
 afterAll(() => sim?.close());
 afterEach(() => sim.clearFaults());

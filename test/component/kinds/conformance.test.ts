@@ -3,6 +3,7 @@ import { InvalidEventError } from '../../../shared/errors';
 import type { KindConformance } from '../../../shared/kinds/kindConformance';
 import { isIgnored, type KindDefinition, rulesOf } from '../../../shared/kinds/kindDefinition';
 import { type JobKind, KINDS, type JobSpec } from '../../../shared/kinds/registry';
+import { STARTER_LOADERS } from '../../../shared/kinds/starterLoaders';
 import { matchesPattern } from '../../../local/bus';
 import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import { jobIdOfRun } from '../../../local/simulators/simulatedKinds';
@@ -32,7 +33,7 @@ beforeAll(async () => {
     for (const service of [kind.sdkService, ...(kind.moreSdkServices ?? [])])
       process.env[`AWS_ENDPOINT_URL_${service.toUpperCase()}`] = sim.endpoint;
     Object.assign(process.env, conformanceOf(kind.kind).env);
-    starters.set(kind.kind, await kind.starter({ warn: (message) => warnings.push(message) }));
+    starters.set(kind.kind, await STARTER_LOADERS[kind.kind]({ warn: (message) => warnings.push(message) }));
   }
 });
 afterAll(() => sim?.close());

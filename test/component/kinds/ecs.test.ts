@@ -7,6 +7,7 @@ import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simul
 import { type JobStarter, RunStatus } from '../../../shared/ports/jobStarter';
 import { waitFor } from '../../support/waitFor';
 import type { JobSpec } from '../../../shared/kinds/registry';
+import { STARTER_LOADERS } from '../../../shared/kinds/starterLoaders';
 
 /**
  * What ECS adds to the conformance suite: placement failures are refusals, a changed request under the job's token
@@ -24,7 +25,7 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'ecs',
     AWS_ENDPOINT_URL_ECS: sim.endpoint,
   });
-  starter = await ecs.starter({ warn: () => undefined });
+  starter = await STARTER_LOADERS.ecs({ warn: () => undefined });
 });
 afterAll(() => sim?.close());
 afterEach(() => sim.clearFaults());

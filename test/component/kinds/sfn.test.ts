@@ -4,6 +4,7 @@ import { executionNameOf } from '../../../shared/kinds/sfn/spec';
 import { type JobApiSimulator, startJobApiSimulator } from '../../../local/simulators';
 import type { JobStarter } from '../../../shared/ports/jobStarter';
 import type { JobSpec } from '../../../shared/kinds/registry';
+import { STARTER_LOADERS } from '../../../shared/kinds/starterLoaders';
 
 /** What Step Functions adds to the conformance suite: express machines, execution names, a changed input. */
 
@@ -17,7 +18,7 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'sfn',
     AWS_ENDPOINT_URL_SFN: sim.endpoint,
   });
-  starter = await sfn.starter({ warn: () => undefined });
+  starter = await STARTER_LOADERS.sfn({ warn: () => undefined });
 });
 afterAll(() => sim?.close());
 

