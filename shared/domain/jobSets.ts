@@ -132,7 +132,7 @@ export function parseJobSets<Spec extends JobSpecBase>(
 ): JobSet<Spec>[] {
   let raw: unknown;
   try {
-    raw = parseYaml(text) ?? {};
+    raw = parseYaml(text, { merge: true }) ?? {}; // merge keys (<<), as serverless.yml and js-yaml read them
   } catch (error) {
     throw new InvalidJobSetsError(`${source}: not valid YAML: ${(error as Error).message}`, { cause: error });
   }

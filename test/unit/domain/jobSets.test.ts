@@ -41,6 +41,33 @@ describe('job sets file', () => {
     expect(jobIdsOfRun(set!, 'now-rerun-1')).toEqual(['daily-flows.now-rerun-1.orders', 'daily-flows.now-rerun-1.glue-nightly']);
   });
 
+  test('YAML anchors and merge keys (<<) read as serverless.yml reads them: shared settings written once', () => {
+    const merged = parseJobSetsText(
+      `
+glue: &glue { kind: glue, pool: etl, arguments: { '--env': prod } }
+sets:
+  - name: daily
+    schedule: cron(0 2 * * ? *)
+    jobs:
+      - { <<: *glue, jobName: compact }
+      - { <<: *glue, jobName: export, pool: reports }
+`,
+      'jobs.yml',
+    );
+    const written = parseJobSetsText(
+      `
+sets:
+  - name: daily
+    schedule: cron(0 2 * * ? *)
+    jobs:
+      - { kind: glue, pool: etl, arguments: { '--env': prod }, jobName: compact }
+      - { kind: glue, pool: reports, arguments: { '--env': prod }, jobName: export }
+`,
+      'jobs.yml',
+    );
+    expect(merged).toEqual(written);
+  });
+
   test("a job without a key is keyed by its target's name, made a valid key, where that name is its own in the set", () => {
     const long = 'sluice-' + 'x'.repeat(45);
     const [set] = parseJobSetsText(
