@@ -14,7 +14,7 @@ export function dashboardPage(context: { token: string; table: string; queueUrl:
   body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
   h1 { font-size: 1.3em; margin: 0 0 .2em; } h2 { font-size: 1.05em; margin: 1.4em 0 .4em; }
   table { border-collapse: collapse; } td, th { padding: .2em .7em; border-bottom: 1px solid #ddd; text-align: left; }
-  td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+  td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
   .muted { color: #777; } .error { color: #b00; } input { width: 5em; }
   #status { font-size: .9em; } svg { border: 1px solid #ddd; background: #fafafa; vertical-align: middle; }
   svg.bins { border: 0; background: none; } td.ids { max-width: 30em; font-size: .9em; } select { margin-left: .5em; }
@@ -100,7 +100,7 @@ function dayChart(pool, limit) {
   const points = pool.inProgress.flatMap((v, i) => [x(i) + ',' + y(v), x(i + 1) + ',' + y(v)]);
   svg.append(svgOf('polyline', { class: 'in-progress', fill: 'none', stroke: '#1f77b4', 'stroke-width': 1.5, points: points.join(' ') }));
   svg.append(svgOf('line', { class: 'limit', 'data-limit': limit, x1: pad, x2: DAY_W - pad, y1: y(limit), y2: y(limit), stroke: '#d62728', 'stroke-dasharray': '4 3' }));
-  svg.append(svgOf('text', { x: DAY_W - pad - 2, y: Math.max(10, Number(y(limit)) - 2), 'font-size': 10, 'text-anchor': 'end', fill: '#d62728' }, 'limit ' + limit));
+  svg.append(svgOf('text', { x: pad + 2, y: Math.max(10, Number(y(limit)) - 2), 'font-size': 10, fill: '#d62728' }, 'limit ' + limit));
   svg.append(svgOf('text', { x: pad, y: DAY_H - 6, 'font-size': 9, fill: '#777' }, '-' + whole));
   svg.append(svgOf('text', { x: DAY_W / 2, y: DAY_H - 6, 'font-size': 9, fill: '#777', 'text-anchor': 'middle' }, '-' + half));
   svg.append(svgOf('text', { x: DAY_W - pad - 2, y: DAY_H - 6, 'font-size': 9, fill: '#777', 'text-anchor': 'end' }, 'now'));

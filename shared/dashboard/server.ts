@@ -105,7 +105,8 @@ const TOKEN_HEADER = 'x-sluice-token';
  *   carry it: a no-cors request drops every header that is not CORS-safelisted
  *   (https://fetch.spec.whatwg.org/#concept-headers-guard, "request-no-cors"), and a request that sets it is a CORS
  *   request whose preflight gets 403 (https://developer.mozilla.org/en-US/docs/Glossary/Preflight_request).
- * The state is read at most once per `refreshMs` (the job records once per `jobsRefreshMs`) however many pages ask.
+ * The state is read at most once per `refreshMs` (the job records, with the history derived from them, once per
+ * `jobsRefreshMs`; the job sets' runs once per `setRunsRefreshMs`) however many pages ask.
  */
 export async function startDashboard(targets: DashboardTargets, port: number, options: DashboardOptions = {}): Promise<Dashboard> {
   const token = randomBytes(16).toString('hex');

@@ -3,7 +3,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Browser } from 'playwright-core';
+import { expiresAfter, SECONDS_PER_DAY, toJobItem } from '../../../shared/adapters/dynamodb/jobItem';
+import type { JobRecord } from '../../../shared/ports/jobLedger';
 import { launchChromium } from '../../support/browser';
 import { cleanEnv, npmStart, type Resident, sluice, startResident } from '../../support/residentStack';
 import { waitFor } from '../../support/waitFor';
@@ -209,7 +213,62 @@ describe('the dashboard in headless Chromium', () => {
     expect(res.status).toBe(200);
   };
 
+  /**
+   * Five hours of last night in pool etl (limit 4), as the ledger keeps them: the records of 4 slots' worth of Glue runs
+   * of 18 to 55 minutes, one in 7 failed, written as Sluice writes a finished job's item. The stack runs in minutes;
+   * these give the day's chart its shape.
+   */
+  const ETL = { limit: 4, succeeded: 0, failed: 0 };
+  async function writeLastNight(): Promise<void> {
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        region: resident.vars.AWS_REGION!,
+        endpoint: resident.vars.AWS_ENDPOINT_URL_DYNAMODB,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    const minutes = [25, 40, 18, 55, 32, 47, 21, 36, 29, 51];
+    const start = Date.now() - 8 * 3600_000;
+    const items: Array<Record<string, unknown>> = [];
+    for (let slot = 0; slot < ETL.limit; slot++) {
+      for (let at = start + slot * 180_000, n = slot; at < start + 5 * 3600_000; n++) {
+        const id = `etl-${slot}-${n}`;
+        const endedAt = at + minutes[n % minutes.length]! * 60_000;
+        const failed = items.length % 7 === 6;
+        const record: JobRecord = {
+          jobId: id,
+          pool: 'etl',
+          kind: 'glue',
+          state: failed ? 'failed' : 'succeeded',
+          spec: { kind: 'glue', id, pool: 'etl', jobName: `etl-${['orders', 'accounts', 'stock', 'invoices'][slot]}` },
+          version: 5,
+          attempts: 1,
+          firstSeenAt: at - 60_000,
+          firstStartAt: at,
+          startedAt: at,
+          endedAt,
+          updatedAt: endedAt,
+          executionId: `jr_${id}`,
+          startRequested: true,
+          ...(failed && { lastError: 'Glue job run failed: <b>OutOfMemoryError</b> \u001b[31min stage 3' }),
+        };
+        items.push({ ...toJobItem(record), expiresAt: expiresAfter(endedAt, 30 * SECONDS_PER_DAY) });
+        ETL[failed ? 'failed' : 'succeeded']++;
+        at = endedAt + 30_000;
+      }
+    }
+    for (let i = 0; i < items.length; i += 25)
+      await doc.send(
+        new BatchWriteCommand({
+          RequestItems: { [resident.vars.SLUICE_TABLE!]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+        }),
+      );
+    doc.destroy();
+  }
+
   test('a night: a job set run whose first two jobs fail and last two succeed', async () => {
+    expect((await sluice(envFile, 'pool', 'set-limit', 'etl', String(ETL.limit), '--create')).code).toBe(0);
+    await writeLastNight();
     // Two pools: the first two jobs start in night-a while the simulator fails every run; night-b, paused until runs
     // succeed again, starts the other two. Which job fails is decided by the pools, not by timing.
     expect((await sluice(envFile, 'pool', 'set-limit', 'night-a', '2', '--create')).code).toBe(0);
@@ -230,15 +289,17 @@ describe('the dashboard in headless Chromium', () => {
     );
     await configureRuns({ outcome: 'failed', durationMs: 1_000 });
     expect((await sluice(envFile, 'sets', 'run-now', 'nightly', '--id', 'n1', '--file', setsFile())).code).toBe(0);
-    const statesOf = async (state: string) =>
-      json<Array<{ jobId: string }>>((await sluice(envFile, 'jobs', 'list', '--state', state, '--json')).stdout).map((j) => j.jobId);
-    await waitFor('the night-a jobs to fail', async () => (await statesOf('failed')).sort().join() === NIGHT.failed.join(), 90_000, 500);
+    const idsOf = async (pool: string, state: string) =>
+      json<Array<{ jobId: string }>>((await sluice(envFile, 'jobs', 'list', '--pool', pool, '--state', state, '--json')).stdout)
+        .map((j) => j.jobId)
+        .sort();
+    await waitFor('the night-a jobs to fail', async () => (await idsOf('night-a', 'failed')).join() === NIGHT.failed.join(), 90_000, 500);
     await configureRuns({ outcome: 'succeeded', durationMs: 10_000 });
     expect((await sluice(envFile, 'pool', 'set-limit', 'night-b', '2')).code).toBe(0);
     await waitFor(
       'the night-b jobs to succeed',
       async () => {
-        const succeeded = await statesOf('succeeded');
+        const succeeded = await idsOf('night-b', 'succeeded');
         return NIGHT.succeeded.every((id) => succeeded.includes(id));
       },
       120_000,
@@ -339,12 +400,24 @@ describe('the dashboard in headless Chromium', () => {
       .locator('svg.bins rect[data-count]')
       .evaluateAll((bars) => bars.map((bar) => Number(bar.getAttribute('data-count'))));
     expect(bins.reduce((a, b) => a + b, 0)).toBe(2);
+    // Last night in etl, hours ago: at its limit most of the night, its counts, its longest run.
+    const etl = page.locator('#day tr[data-pool="etl"]');
+    expect(await etl.locator('svg.day').getAttribute('aria-label')).toBe(
+      'runs in progress in pool etl over the last 24 h, at most 4 at once; limit 4',
+    );
+    expect([await etl.locator('.succeeded').textContent(), await etl.locator('.failed').textContent()]).toEqual([
+      String(ETL.succeeded),
+      String(ETL.failed),
+    ]);
+    expect(await etl.locator('.max').textContent()).toBe('55m 00s');
     // The state filter: only the failed jobs, then every state again.
     await page.locator('#state-filter').selectOption('failed');
-    expect(await page.locator('#jobs tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')))).toEqual([
-      'failed',
-      'failed',
-    ]);
+    const failedStates = await page.locator('#jobs tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+    expect(new Set(failedStates)).toEqual(new Set(['failed']));
+    // A reason is text, whatever it holds: markup is not parsed, an escape sequence is not acted on.
+    const reason = page.locator('#jobs tr[data-job="etl-0-6"] .error');
+    expect(await reason.textContent()).toBe('Glue job run failed: <b>OutOfMemoryError</b> \u001b[31min stage 3');
+    expect(await reason.locator('b').count()).toBe(0);
     expect(await page.locator('#jobs tbody tr td:first-child').allTextContents()).toEqual(expect.arrayContaining(NIGHT.failed));
     await page.locator('#state-filter').selectOption('succeeded');
     expect(await page.locator('#jobs tr[data-job="mine-1"] .state').textContent()).toBe('succeeded');
@@ -369,6 +442,7 @@ describe('the dashboard in headless Chromium', () => {
     );
     expect(await nightA.locator('svg.day polyline.in-progress').getAttribute('points')).toMatch(/^(\d+\.\d,\d+\.\d ?){480}$/);
     expect(await nightA.locator('.failed').textContent()).toBe('2');
+    await page.locator('#window').selectOption('24h');
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-night.png') });
     // SLUICE_UPDATE_DOCS_SCREENSHOT=1: the copy README.md shows (docs/dashboard.png).
     if (process.env.SLUICE_UPDATE_DOCS_SCREENSHOT) await page.screenshot({ path: path.join(ROOT, 'docs', 'dashboard.png') });
