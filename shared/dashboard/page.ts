@@ -14,7 +14,7 @@ export function dashboardPage(context: { token: string; table: string; queueUrl:
   body { font: 14px system-ui, sans-serif; margin: 1.5em; color: #222; }
   h1 { font-size: 1.3em; margin: 0 0 .2em; } h2 { font-size: 1.05em; margin: 1.4em 0 .4em; }
   table { border-collapse: collapse; } td, th { padding: .2em .7em; border-bottom: 1px solid #ddd; text-align: left; }
-  td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+  td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; } td.n { white-space: nowrap; }
   .muted { color: #777; } .error { color: #b00; } input { width: 5em; }
   #status { font-size: .9em; } svg { border: 1px solid #ddd; background: #fafafa; vertical-align: middle; }
   svg.bins { border: 0; background: none; } td.ids { max-width: 30em; font-size: .9em; } select { margin-left: .5em; }
@@ -79,7 +79,7 @@ async function redrive(id) {
   catch (e) { say('could not redrive: ' + e.message, true); }
   refresh();
 }
-const DAY_W = 480, DAY_H = 64, NS = 'http://www.w3.org/2000/svg';
+const DAY_W = 420, DAY_H = 64, NS = 'http://www.w3.org/2000/svg';
 const WINDOWS = { '24h': ['24 h', '12 h'], '6h': ['6 h', '3 h'], '1h': ['60 min', '30 min'] };
 let historyWindow = '24h';
 const BIN_LABELS = ['under 1 min', '1-5 min', '5-15 min', '15-60 min', '1-3 h', '3-12 h', '12 h or more'];
@@ -100,7 +100,7 @@ function dayChart(pool, limit) {
   const points = pool.inProgress.flatMap((v, i) => [x(i) + ',' + y(v), x(i + 1) + ',' + y(v)]);
   svg.append(svgOf('polyline', { class: 'in-progress', fill: 'none', stroke: '#1f77b4', 'stroke-width': 1.5, points: points.join(' ') }));
   svg.append(svgOf('line', { class: 'limit', 'data-limit': limit, x1: pad, x2: DAY_W - pad, y1: y(limit), y2: y(limit), stroke: '#d62728', 'stroke-dasharray': '4 3' }));
-  svg.append(svgOf('text', { x: pad + 2, y: Math.max(10, Number(y(limit)) - 2), 'font-size': 10, fill: '#d62728' }, 'limit ' + limit));
+  svg.append(svgOf('text', { x: pad + 2, y: Math.max(10, Math.min(DAY_H - 18, Number(y(limit)) - 2)), 'font-size': 10, fill: '#d62728' }, 'limit ' + limit));
   svg.append(svgOf('text', { x: pad, y: DAY_H - 6, 'font-size': 9, fill: '#777' }, '-' + whole));
   svg.append(svgOf('text', { x: DAY_W / 2, y: DAY_H - 6, 'font-size': 9, fill: '#777', 'text-anchor': 'middle' }, '-' + half));
   svg.append(svgOf('text', { x: DAY_W - pad - 2, y: DAY_H - 6, 'font-size': 9, fill: '#777', 'text-anchor': 'end' }, 'now'));
@@ -118,7 +118,13 @@ function binsChart(d) {
   });
   return svg;
 }
-function duration(ms) { return ms === undefined ? '-' : age(ms); }
+// Short: seconds under 10 minutes, minutes under an hour, then hours and minutes.
+function duration(ms) {
+  if (ms === undefined) return '-';
+  const s = Math.round(ms / 1000);
+  if (s < 600) return age(ms);
+  return s < 3600 ? Math.floor(s / 60) + 'm' : age(ms);
+}
 // A link to the run in the AWS console, opened in a new tab with no way back to this page; only an https:// URL.
 function runCell(id, url) {
   const linked = Boolean(url && id && url.startsWith('https://'));
