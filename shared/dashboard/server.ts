@@ -15,7 +15,9 @@ import type { CliIo } from '../cli/main';
 import { redriveDeadLetters } from '../inspect/redrive';
 import { type JobsView, queueDepth, type QueueDepth, readJobsView, readPools } from '../inspect/viewSnapshot';
 import type { PoolDetail } from '../inspect/pools';
-import { InUseHistory, type Sample } from './history';
+import { type HistoryWindow, type RunHistory, runHistories } from '../inspect/runHistory';
+import { readSetRuns, type SetRunView } from '../inspect/setRuns';
+import { DEFAULT_JOB_SETS_FILE } from '../cli/sets';
 import { dashboardPage } from './page';
 import { ReadAtMostEvery } from './readAtMostEvery';
 
@@ -25,6 +27,8 @@ export interface DashboardTargets {
   table: string;
   queueUrl: string;
   dlqUrl: string;
+  /** the job sets file whose sets' runs are shown (besides every set with an open run) */
+  jobSetsFile?: string;
 }
 
 export interface Dashboard {
@@ -37,13 +41,22 @@ export interface DashboardState {
   at: number;
   table: string;
   pools: PoolDetail[];
+  /** the AWS region of the runs (their console links), from the SDK's configuration */
+  region?: string;
   /** when the job records below were read (they are read less often: a Scan) */
   jobsAt: number;
+  /** the latest changed jobs, and the latest of each state (the page filters them by state) */
   recentJobs: JobsView['recent'];
   /** the jobs the table records as dead-lettered: what the DLQ view lists (no DLQ message is received for it) */
   deadLettered: JobsView['deadLettered'];
   deadLetterQueue: QueueDepth;
-  history: Sample[];
+  /** the last 24 hours per pool, and the last 6 hours and hour closer, from the job records (read with them) */
+  history: Record<HistoryWindow, RunHistory>;
+  /** the Scan of the job records stopped at its page limit: the lists and history are of the part it read */
+  jobsTruncated: boolean;
+  /** the latest runs of each job set, with their counts; when they were read */
+  setRuns: SetRunView[];
+  setRunsAt: number;
 }
 
 /** One request the dashboard answered, for its terminal (the refused ones) and tests. */
@@ -65,15 +78,18 @@ export interface DashboardOptions {
   refreshMs?: number;
   /** the job records (a Scan of the table: see readJobsView) at most this often (default 30 s) */
   jobsRefreshMs?: number;
+  /** the job sets' runs at most this often (default 60 s) */
+  setRunsRefreshMs?: number;
   onRequest?: (request: AnsweredRequest) => void;
 }
 
-/** How often the dashboard samples slots in use for its chart, whether or not a page is open. */
-const SAMPLE_MS = 5_000;
 /** The page asks every 3 s; a second page, or a reload, is served the same snapshot. */
 export const REFRESH_MS = 3_000;
 /** The recent and dead-lettered jobs come from a Scan, which reads the whole table: not more than twice a minute. */
 export const JOBS_EVERY_MS = 30_000;
+/** A set run's counts come from its item, and an open run's from its jobs' records (a GetItem each): once a minute. */
+export const SET_RUNS_EVERY_MS = 60_000;
+const RUNS_PER_SET = 5;
 const RECENT_JOBS = 30;
 const DEAD_LETTERED_JOBS = 100;
 const TOKEN_HEADER = 'x-sluice-token';
@@ -89,11 +105,12 @@ const TOKEN_HEADER = 'x-sluice-token';
  *   carry it: a no-cors request drops every header that is not CORS-safelisted
  *   (https://fetch.spec.whatwg.org/#concept-headers-guard, "request-no-cors"), and a request that sets it is a CORS
  *   request whose preflight gets 403 (https://developer.mozilla.org/en-US/docs/Glossary/Preflight_request).
- * The state is read at most once per `refreshMs` (the job records once per `jobsRefreshMs`) however many pages ask.
+ * The state is read at most once per `refreshMs` (the job records, with the history derived from them, once per
+ * `jobsRefreshMs`; the job sets' runs once per `setRunsRefreshMs`) however many pages ask.
  */
 export async function startDashboard(targets: DashboardTargets, port: number, options: DashboardOptions = {}): Promise<Dashboard> {
   const token = randomBytes(16).toString('hex');
-  const history = new InUseHistory();
+  const region = await targets.sqs.config.region().catch(() => undefined);
   const leases = new DynamoLeaseStore(targets.doc, targets.table);
   const ledger = new DynamoJobLedger(targets.doc, targets.table);
   const admin = new PoolAdmin({
@@ -104,39 +121,51 @@ export async function startDashboard(targets: DashboardTargets, port: number, op
     log: silentLog,
     metrics: noMetrics,
   });
-  const sample = async () => {
-    const inUse: Record<string, number> = {};
-    for (const name of await leases.listPools()) inUse[name] = (await leases.getPool(name))?.inUse ?? 0;
-    history.add(Date.now(), inUse);
-  };
   const now = () => systemClock.now();
   const jobsEveryMs = options.jobsRefreshMs ?? JOBS_EVERY_MS;
   const jobs = new ReadAtMostEvery(
-    async () => ({
-      at: now(),
-      ...(await readJobsView(targets.doc, targets.table, { recent: RECENT_JOBS, deadLettered: DEAD_LETTERED_JOBS })),
-    }),
+    async () => {
+      const at = now();
+      const [view, pools] = await Promise.all([
+        readJobsView(targets.doc, targets.table, {
+          recent: RECENT_JOBS,
+          deadLettered: DEAD_LETTERED_JOBS,
+          now: at,
+          ...(region !== undefined && { region }),
+        }),
+        leases.listPools(),
+      ]);
+      return { at, ...view, history: runHistories(view.runTimes, at, pools) };
+    },
     jobsEveryMs,
+    now,
+  );
+  const setRuns = new ReadAtMostEvery(
+    async () => ({ at: now(), runs: await readSetRuns({ ...targets }, RUNS_PER_SET) }),
+    options.setRunsRefreshMs ?? SET_RUNS_EVERY_MS,
     now,
   );
   const state = new ReadAtMostEvery(
     async (): Promise<DashboardState> => {
-      const [pools, jobsView, deadLetterQueue] = await Promise.all([
-        readPools(targets.doc, targets.table, 10),
+      const [pools, jobsView, deadLetterQueue, sets] = await Promise.all([
+        readPools(targets.doc, targets.table, 10, region),
         jobs.get(),
         queueDepth(targets.sqs, targets.dlqUrl),
+        setRuns.get(),
       ]);
-      const at = now();
-      history.add(at, Object.fromEntries(pools.map((p) => [p.name, p.inUse])));
       return {
-        at,
+        at: now(),
         table: targets.table,
         pools,
+        ...(region !== undefined && { region }),
         jobsAt: jobsView.at,
         recentJobs: jobsView.recent,
         deadLettered: jobsView.deadLettered,
         deadLetterQueue,
-        history: history.series(),
+        history: jobsView.history,
+        jobsTruncated: jobsView.truncated,
+        setRuns: sets.runs,
+        setRunsAt: sets.at,
       };
     },
     options.refreshMs ?? REFRESH_MS,
@@ -176,7 +205,6 @@ export async function startDashboard(targets: DashboardTargets, port: number, op
         if (!(await leases.getPool(pool))) return send(res, 404, { error: `no pool '${pool}'` });
         const result = await admin.setLimit(pool, limit);
         state.invalidate();
-        await sample();
         return send(res, 200, { pool, limit, ...result });
       }
       if (url.pathname === '/api/dlq/redrive') {
@@ -210,12 +238,9 @@ export async function startDashboard(targets: DashboardTargets, port: number, op
   server.listen(port, '127.0.0.1');
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);
   address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  await sample().catch(() => undefined);
-  const sampler = setInterval(() => void sample().catch(() => undefined), SAMPLE_MS);
   return {
     url: `http://${address}/`,
     async close() {
-      clearInterval(sampler);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
@@ -243,7 +268,9 @@ const COMMON_HEADERS = {
 export async function runDashboard(targets: DashboardTargets, io: CliIo, port: number): Promise<number> {
   let dashboard: Dashboard;
   try {
-    dashboard = await startDashboard(targets, port, { onRequest: refusalReporter(io) });
+    dashboard = await startDashboard({ jobSetsFile: io.env.SLUICE_JOB_SETS_FILE || DEFAULT_JOB_SETS_FILE, ...targets }, port, {
+      onRequest: refusalReporter(io),
+    });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       io.stderr(`sluice: port ${port} on 127.0.0.1 is in use (another dashboard?): choose another with --port N`);

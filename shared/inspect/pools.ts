@@ -1,6 +1,7 @@
 import { allHolders } from '../app/holders';
 import type { JobLedger } from '../ports/jobLedger';
 import type { LeaseStore } from '../ports/leaseStore';
+import { consoleUrlOf } from './consoleUrl';
 import { targetNameOf, targetNameOfBody } from './targetName';
 
 export interface HolderDetail {
@@ -13,6 +14,8 @@ export interface HolderDetail {
   /** from the job's record, when asked for: reserved, starting, running (or dead, a slot kept) */
   state?: string;
   executionId?: string;
+  /** its run in the AWS console (its kind's consoleUrl), when records are read and a region given */
+  consoleUrl?: string;
 }
 
 export interface WaiterDetail {
@@ -41,6 +44,8 @@ export interface PoolDetailOptions {
   records?: boolean;
   /** how many of the oldest waiters to name */
   waiters?: number;
+  /** the AWS region the runs are in, for their console links */
+  region?: string;
 }
 
 /** Every pool with its holders and its next waiters, read through the lease store and ledger ports (nothing written). */
@@ -62,11 +67,14 @@ export async function poolDetails(
         if (!options.records || !deps.ledger) return { ...holder };
         const record = await deps.ledger.get(holder.jobId);
         const target = record && targetNameOf(record.kind, record.spec);
+        const link =
+          record?.executionId && options.region ? consoleUrlOf(record.kind, record.spec, record.executionId, options.region) : undefined;
         return {
           ...holder,
           ...(target !== undefined && { target }),
           ...(record && { state: record.state }),
           ...(record?.executionId && { executionId: record.executionId }),
+          ...(link !== undefined && { consoleUrl: link }),
         };
       }),
     );

@@ -54,6 +54,11 @@ export interface KindDefinition<Kind extends string = string, Key extends string
    * job's timeout and heartbeat); undefined for the others, and for a job without one.
    */
   runDeadline?(spec: z.infer<Schema>, run: RunTimes): RunDeadline | undefined;
+  /**
+   * The page of a run in the AWS console (`runId`: its execution id; `region`: the stage's), linked from the dashboard.
+   * Absent for a kind whose runs have no such page (callback jobs run in the user's own system).
+   */
+  consoleUrl?(spec: z.infer<Schema>, runId: string, region: string): string;
   /** The SDK's service id for endpoints (AWS_ENDPOINT_URL_<SERVICE>) and request counts: "appflow", "sfn". */
   readonly sdkService: string;
   /** Other SDK services its starter calls that the local simulator plays too (their endpoints point at it locally). */
@@ -73,6 +78,15 @@ export interface KindDefinition<Kind extends string = string, Key extends string
    */
   readonly startRetryWindowSeconds?: number;
 }
+
+/** A page of the AWS console (commercial partition) in `region`: `path` under the console's host, `?region=` added. */
+export function awsConsole(region: string, path: string, fragment = ''): string {
+  const r = encodeURIComponent(region);
+  return `https://${r}.console.aws.amazon.com/${path}?region=${r}${fragment}`;
+}
+
+/** The region an ARN names (arn:partition:service:region:...), if it names one. */
+export const regionOfArn = (arn: string): string | undefined => arn.split(':')[3] || undefined;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySchema = z.ZodObject<any>;

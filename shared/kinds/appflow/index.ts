@@ -1,4 +1,4 @@
-import type { KindDefinition } from '../kindDefinition';
+import { awsConsole, type KindDefinition } from '../kindDefinition';
 import { appflowEvents } from './events';
 import { APPFLOW_KIND, AppFlowJobSchema } from './spec';
 import { APPFLOW_API_ERRORS } from './apiErrors';
@@ -25,4 +25,6 @@ export const appflow: KindDefinition<typeof APPFLOW_KIND, 'AppFlow', typeof AppF
   apiErrors: APPFLOW_API_ERRORS,
   /** StartFlow's client token is idempotent for 8 hours (API_StartFlow.html, clientToken): a later resumed start would start a second run. */
   startRetryWindowSeconds: 8 * 3600,
+  // The console has no page per run: the flow's run history, where the run is listed by its execution id.
+  consoleUrl: (spec, _runId, region) => awsConsole(region, 'appflow/home', `#/details/${encodeURIComponent(spec.flowName)}?tab=runHistory`),
 };

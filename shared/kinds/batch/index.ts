@@ -1,4 +1,4 @@
-import { ANY_RESOURCE, type KindDefinition } from '../kindDefinition';
+import { ANY_RESOURCE, awsConsole, type KindDefinition } from '../kindDefinition';
 import { batchEvents } from './events';
 import { BATCH_KIND, BatchJobSchema } from './spec';
 import { withRevision } from '../revisions';
@@ -64,4 +64,5 @@ export const batch: KindDefinition<typeof BATCH_KIND, 'Batch', typeof BatchJobSc
    * first submission could miss the earlier job and submit a second.
    */
   startRetryWindowSeconds: 24 * 3600,
+  consoleUrl: (_spec, runId, region) => awsConsole(region, 'batch/home', `#jobs/detail/${encodeURIComponent(runId)}`),
 };

@@ -1,4 +1,4 @@
-import type { KindDefinition } from '../kindDefinition';
+import { awsConsole, type KindDefinition, regionOfArn } from '../kindDefinition';
 import { ecsEvents } from './events';
 import { ECS_KIND, EcsJobSchema } from './spec';
 import { withRevision } from '../revisions';
@@ -84,4 +84,12 @@ export const ecs: KindDefinition<typeof ECS_KIND, 'Ecs', typeof EcsJobSchema> = 
   apiErrors: ECS_API_ERRORS,
   /** RunTask's client token is valid for 24 hours (API_RunTask.html, clientToken): a later resumed start would start a second task. */
   startRetryWindowSeconds: 24 * 3600,
+  // The run id is the task's ARN: arn:aws:ecs:<region>:<account>:task/<cluster>/<task id>.
+  consoleUrl: (_spec, runId, region) => {
+    const [, cluster = '', task = ''] = runId.slice(runId.indexOf(':task/') + 1).split('/');
+    return awsConsole(
+      regionOfArn(runId) ?? region,
+      `ecs/v2/clusters/${encodeURIComponent(cluster)}/tasks/${encodeURIComponent(task)}/configuration`,
+    );
+  },
 };

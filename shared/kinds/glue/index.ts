@@ -1,4 +1,4 @@
-import type { KindDefinition } from '../kindDefinition';
+import { awsConsole, type KindDefinition } from '../kindDefinition';
 import { glueEvents } from './events';
 import { GLUE_KIND, GlueJobSchema } from './spec';
 import { GLUE_API_ERRORS } from './apiErrors';
@@ -30,4 +30,6 @@ export const glue: KindDefinition<typeof GLUE_KIND, 'Glue', typeof GlueJobSchema
   },
   sdkService: 'glue',
   apiErrors: GLUE_API_ERRORS,
+  consoleUrl: (spec, runId, region) =>
+    awsConsole(region, 'gluestudio/home', `#/job/${encodeURIComponent(spec.jobName)}/run/${encodeURIComponent(runId)}`),
 };

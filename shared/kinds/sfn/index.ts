@@ -1,4 +1,4 @@
-import type { KindDefinition } from '../kindDefinition';
+import { awsConsole, type KindDefinition, regionOfArn } from '../kindDefinition';
 import { sfnEvents } from './events';
 import { SFN_KIND, SfnJobSchema } from './spec';
 import { SFN_API_ERRORS } from './apiErrors';
@@ -38,4 +38,6 @@ export const sfn: KindDefinition<typeof SFN_KIND, 'StepFunctions', typeof SfnJob
   apiErrors: SFN_API_ERRORS,
   /** An execution name stays taken for 90 days after the execution closed (API_StartExecution.html, name): a resumed start finds it that long. */
   startRetryWindowSeconds: 90 * 24 * 3600,
+  // The run id is the execution's ARN, which names its region.
+  consoleUrl: (_spec, runId, region) => awsConsole(regionOfArn(runId) ?? region, 'states/home', `#/v2/executions/details/${runId}`),
 };

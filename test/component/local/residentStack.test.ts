@@ -3,7 +3,11 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Browser } from 'playwright-core';
+import { expiresAfter, SECONDS_PER_DAY, toJobItem } from '../../../shared/adapters/dynamodb/jobItem';
+import type { JobRecord } from '../../../shared/ports/jobLedger';
 import { launchChromium } from '../../support/browser';
 import { cleanEnv, npmStart, type Resident, sluice, startResident } from '../../support/residentStack';
 import { waitFor } from '../../support/waitFor';
@@ -197,6 +201,122 @@ describe('the dashboard in headless Chromium', () => {
     await browser?.close();
     await stopDashboard?.();
   });
+  const setsFile = () => path.join(tmp, 'sets.yml');
+  const NIGHT = {
+    failed: ['nightly.now-n1.load-accounts', 'nightly.now-n1.load-orders'],
+    succeeded: ['nightly.now-n1.report-sales', 'nightly.now-n1.report-stock'],
+  };
+
+  /** Changes how the job API simulator ends the runs it starts from now on (its control route, as the fault tests use). */
+  const configureRuns = async (behaviour: { outcome?: 'succeeded' | 'failed'; durationMs?: number }) => {
+    const res = await fetch(`${resident.vars.AWS_ENDPOINT_URL_GLUE}/__sim/configure`, { method: 'POST', body: JSON.stringify(behaviour) });
+    expect(res.status).toBe(200);
+  };
+
+  /**
+   * Five hours of last night in pool etl (limit 4), as the ledger keeps them: the records of 4 slots' worth of Glue runs
+   * of 18 to 55 minutes, one in 7 failed, written as Sluice writes a finished job's item. The stack runs in minutes;
+   * these give the day's chart its shape.
+   */
+  const ETL = { limit: 4, succeeded: 0, failed: 0 };
+  async function writeLastNight(): Promise<void> {
+    const doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        region: resident.vars.AWS_REGION!,
+        endpoint: resident.vars.AWS_ENDPOINT_URL_DYNAMODB,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    const minutes = [25, 40, 18, 55, 32, 47, 21, 36, 29, 51];
+    const start = Date.now() - 8 * 3600_000;
+    const items: Array<Record<string, unknown>> = [];
+    for (let slot = 0; slot < ETL.limit; slot++) {
+      for (let at = start + slot * 180_000, n = slot; at < start + 5 * 3600_000; n++) {
+        const id = `etl-${slot}-${n}`;
+        const endedAt = at + minutes[n % minutes.length]! * 60_000;
+        const failed = items.length % 7 === 6;
+        const record: JobRecord = {
+          jobId: id,
+          pool: 'etl',
+          kind: 'glue',
+          state: failed ? 'failed' : 'succeeded',
+          spec: { kind: 'glue', id, pool: 'etl', jobName: `etl-${['orders', 'accounts', 'stock', 'invoices'][slot]}` },
+          version: 5,
+          attempts: 1,
+          firstSeenAt: at - 60_000,
+          firstStartAt: at,
+          startedAt: at,
+          endedAt,
+          updatedAt: endedAt,
+          executionId: `jr_${id}`,
+          startRequested: true,
+          ...(failed && { lastError: 'Glue job run failed: <b>OutOfMemoryError</b> \u001b[31min stage 3' }),
+        };
+        items.push({ ...toJobItem(record), expiresAt: expiresAfter(endedAt, 30 * SECONDS_PER_DAY) });
+        ETL[failed ? 'failed' : 'succeeded']++;
+        at = endedAt + 30_000;
+      }
+    }
+    for (let i = 0; i < items.length; i += 25)
+      await doc.send(
+        new BatchWriteCommand({
+          RequestItems: { [resident.vars.SLUICE_TABLE!]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+        }),
+      );
+    doc.destroy();
+  }
+
+  test('a night: a job set run whose first two jobs fail and last two succeed', async () => {
+    expect((await sluice(envFile, 'pool', 'set-limit', 'etl', String(ETL.limit), '--create')).code).toBe(0);
+    await writeLastNight();
+    // Two pools: the first two jobs start in night-a while the simulator fails every run; night-b, paused until runs
+    // succeed again, starts the other two. Which job fails is decided by the pools, not by timing.
+    expect((await sluice(envFile, 'pool', 'set-limit', 'night-a', '2', '--create')).code).toBe(0);
+    expect((await sluice(envFile, 'pool', 'set-limit', 'night-b', '0', '--create')).code).toBe(0);
+    await writeFile(
+      setsFile(),
+      [
+        'sets:',
+        '  - name: nightly',
+        '    schedule: cron(0 2 * * ? *)',
+        '    timezone: Europe/Paris',
+        '    jobs:',
+        '      - { kind: glue, jobName: load-accounts, pool: night-a }',
+        '      - { kind: glue, jobName: load-orders, pool: night-a }',
+        '      - { kind: glue, jobName: report-sales, pool: night-b }',
+        '      - { kind: glue, jobName: report-stock, pool: night-b }',
+      ].join('\n'),
+    );
+    await configureRuns({ outcome: 'failed', durationMs: 1_000 });
+    expect((await sluice(envFile, 'sets', 'run-now', 'nightly', '--id', 'n1', '--file', setsFile())).code).toBe(0);
+    const idsOf = async (pool: string, state: string) =>
+      json<Array<{ jobId: string }>>((await sluice(envFile, 'jobs', 'list', '--pool', pool, '--state', state, '--json')).stdout)
+        .map((j) => j.jobId)
+        .sort();
+    await waitFor('the night-a jobs to fail', async () => (await idsOf('night-a', 'failed')).join() === NIGHT.failed.join(), 90_000, 500);
+    await configureRuns({ outcome: 'succeeded', durationMs: 10_000 });
+    expect((await sluice(envFile, 'pool', 'set-limit', 'night-b', '2')).code).toBe(0);
+    await waitFor(
+      'the night-b jobs to succeed',
+      async () => {
+        const succeeded = await idsOf('night-b', 'succeeded');
+        return NIGHT.succeeded.every((id) => succeeded.includes(id));
+      },
+      120_000,
+      500,
+    );
+    // What `sluice sets` says of the run: the page must show the same.
+    await waitFor(
+      'the run counted to its end',
+      async () =>
+        /^now-n1 .*(4 of 4 jobs ended|2 succeeded, 2 failed of 4)/.test((await sluice(envFile, 'sets', 'runs', 'nightly')).stdout),
+      60_000,
+      500,
+    );
+    expect(
+      json<{ failedIds: string[] }>((await sluice(envFile, 'sets', 'failed', 'nightly', 'now-n1', '--json')).stdout).failedIds,
+    ).toEqual(NIGHT.failed);
+  }, 300_000);
 
   test('shows the pools, holders, waiting jobs and the DLQ; a limit change from the page, confirmed, takes effect', async () => {
     // A paused pool with three jobs waiting gives counts that hold still while the page is read.
@@ -219,7 +339,7 @@ describe('the dashboard in headless Chromium', () => {
     // `sluice dashboard` as a user starts it: its own process, the local stack found by itself, any free port.
     const child = spawn(process.execPath, [path.join(ROOT, 'bin/sluice.cjs'), 'dashboard', '--port', '0'], {
       cwd: ROOT,
-      env: cleanEnv({ SLUICE_LOCAL_ENV_FILE: envFile }),
+      env: cleanEnv({ SLUICE_LOCAL_ENV_FILE: envFile, SLUICE_JOB_SETS_FILE: setsFile() }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let dashboardErr = '';
@@ -236,7 +356,8 @@ describe('the dashboard in headless Chromium', () => {
     const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(line)![1]!;
 
     browser = await launchChromium();
-    const page = await browser.newPage();
+    // About as wide as a laptop's browser window: what docs/dashboard.png shows.
+    const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => {
       dialogs.push(dialog.message());
@@ -257,6 +378,74 @@ describe('the dashboard in headless Chromium', () => {
     expect(await page.locator('#dlq-count').textContent()).toMatch(/^\(0 messages in the queue;/);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+
+    // The night, as the morning sees it: the set run with its counts and failed jobs, as `sluice sets` has them.
+    const run = page.locator('#set-runs tr[data-set="nightly"][data-run="now-n1"]');
+    const counts = await Promise.all(['total', 'ended', 'succeeded', 'failed', 'open'].map((c) => run.locator(`.${c}`).textContent()));
+    expect(counts).toEqual(['4', '4', '2', '2', '0']);
+    expect(await run.locator('.ids').textContent()).toBe(NIGHT.failed.join(', '));
+    // The last 24 hours per pool from the job records: the step line of runs in progress under the limit line, the counts.
+    const nightA = page.locator('#day tr[data-pool="night-a"]');
+    expect(await nightA.locator('svg.day line.limit').getAttribute('data-limit')).toBe('2');
+    expect(await nightA.locator('svg.day').getAttribute('aria-label')).toBe(
+      'runs in progress in pool night-a over the last 24 h, at most 2 at once; limit 2',
+    );
+    expect(await nightA.locator('svg.day polyline.in-progress').getAttribute('points')).toMatch(/^(\d+\.\d,\d+\.\d ?){576}$/);
+    expect([await nightA.locator('.succeeded').textContent(), await nightA.locator('.failed').textContent()]).toEqual(['0', '2']);
+    const nightB = page.locator('#day tr[data-pool="night-b"]');
+    expect([await nightB.locator('.succeeded').textContent(), await nightB.locator('.failed').textContent()]).toEqual(['2', '0']);
+    // Runs of 10 s: the median is 10 s or more (how much more depends on the machine), in the histogram's first bins.
+    expect(Number(/^(\d+)s$/.exec((await nightB.locator('.p50').textContent())!)?.[1])).toBeGreaterThanOrEqual(10);
+    const bins = await nightB
+      .locator('svg.bins rect[data-count]')
+      .evaluateAll((bars) => bars.map((bar) => Number(bar.getAttribute('data-count'))));
+    expect(bins.reduce((a, b) => a + b, 0)).toBe(2);
+    // Last night in etl, hours ago: at its limit most of the night, its counts, its longest run.
+    const etl = page.locator('#day tr[data-pool="etl"]');
+    expect(await etl.locator('svg.day').getAttribute('aria-label')).toBe(
+      'runs in progress in pool etl over the last 24 h, at most 4 at once; limit 4',
+    );
+    expect([await etl.locator('.succeeded').textContent(), await etl.locator('.failed').textContent()]).toEqual([
+      String(ETL.succeeded),
+      String(ETL.failed),
+    ]);
+    expect(await etl.locator('.max').textContent()).toBe('55m');
+    // The state filter: only the failed jobs, then every state again.
+    await page.locator('#state-filter').selectOption('failed');
+    const failedStates = await page.locator('#jobs tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+    expect(new Set(failedStates)).toEqual(new Set(['failed']));
+    // A reason is text, whatever it holds: markup is not parsed, an escape sequence is not acted on.
+    const reason = page.locator('#jobs tr[data-job="etl-0-6"] .error');
+    expect(await reason.textContent()).toBe('Glue job run failed: <b>OutOfMemoryError</b> \u001b[31min stage 3');
+    expect(await reason.locator('b').count()).toBe(0);
+    expect(await page.locator('#jobs tbody tr td:first-child').allTextContents()).toEqual(expect.arrayContaining(NIGHT.failed));
+    await page.locator('#state-filter').selectOption('succeeded');
+    expect(await page.locator('#jobs tr[data-job="mine-1"] .state').textContent()).toBe('succeeded');
+    expect(await page.locator('#jobs tr[data-state="failed"]').count()).toBe(0);
+    // Each run links to its page in the AWS console of the stack's region (a Glue job run, an AppFlow flow's runs).
+    const region = resident.vars.AWS_REGION!;
+    const glueRun = page.locator('#jobs tr[data-job="mine-1"] a.console');
+    const runId = (await glueRun.textContent())!;
+    expect(runId).toMatch(/^jr_/);
+    expect(await glueRun.getAttribute('href')).toBe(
+      `https://${region}.console.aws.amazon.com/gluestudio/home?region=${region}#/job/nightly/run/${runId}`,
+    );
+    expect(await glueRun.getAttribute('rel')).toBe('noopener noreferrer');
+    expect(await page.locator('#jobs tr[data-job="mine-2"] a.console').getAttribute('href')).toBe(
+      `https://${region}.console.aws.amazon.com/appflow/home?region=${region}#/details/accounts?tab=runHistory`,
+    );
+    await page.locator('#state-filter').selectOption('');
+    // A closer look: the last hour, in buckets of 15 s.
+    await page.locator('#window').selectOption('1h');
+    expect(await nightA.locator('svg.day').getAttribute('aria-label')).toBe(
+      'runs in progress in pool night-a over the last 60 min, at most 2 at once; limit 2',
+    );
+    expect(await nightA.locator('svg.day polyline.in-progress').getAttribute('points')).toMatch(/^(\d+\.\d,\d+\.\d ?){480}$/);
+    expect(await nightA.locator('.failed').textContent()).toBe('2');
+    await page.locator('#window').selectOption('24h');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-night.png') });
+    // SLUICE_UPDATE_DOCS_SCREENSHOT=1: the copy README.md shows (docs/dashboard.png).
+    if (process.env.SLUICE_UPDATE_DOCS_SCREENSHOT) await page.screenshot({ path: path.join(ROOT, 'docs', 'dashboard.png') });
 
     // Raise batch's limit to 2 from the page: it asks first, and then the table has it and two jobs start.
     await batch.locator('input').fill('2');
