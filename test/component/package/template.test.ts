@@ -910,7 +910,7 @@ describe('alarms and the dashboard', () => {
     for (const [, a] of alarms) {
       expect((a.Properties!.AlarmActions as unknown[]).map(refName)).toEqual(['Ref AlarmTopic']);
       expect((a.Properties!.OKActions as unknown[]).map(refName)).toEqual(['Ref AlarmTopic']);
-      expect(a.Properties!.AlarmDescription).toEqual(expect.stringContaining('README'));
+      expect(a.Properties!.AlarmDescription).toEqual(expect.stringContaining('docs/operating.md, Alarms'));
     }
     expect(resource('AlarmTopic').Type).toBe('AWS::SNS::Topic');
   });
