@@ -816,13 +816,13 @@ function goals(r: BenchResults): Goal[] {
     out.push({
       goal: `weights: units in use never over the budget of ${r.weights.budget}`,
       target: `<= ${r.weights.budget}`,
-      measured: String(r.weights.maxUnitsInUse),
-      met: r.weights.maxUnitsInUse <= r.weights.budget,
+      measured: String(Math.max(r.weights.maxUnitsInUse, r.weights.strictOrder.maxUnitsInUse)),
+      met: Math.max(r.weights.maxUnitsInUse, r.weights.strictOrder.maxUnitsInUse) <= r.weights.budget,
     });
     out.push({
-      goal: 'weights: units used while jobs wait',
+      goal: 'weights: units used while jobs wait (jobs declaring run limits: backfill)',
       target: '>= 90%',
-      measured: `${(r.weights.unitUtilization * 100).toFixed(1)}%`,
+      measured: `${(r.weights.unitUtilization * 100).toFixed(1)}% (the same jobs without run limits, strict order: ${(r.weights.strictOrder.unitUtilization * 100).toFixed(1)}%)`,
       met: r.weights.unitUtilization >= 0.9,
     });
   }
