@@ -13,8 +13,17 @@ export const BACKFILL_LOOKAHEAD = 24;
 /** A pool with more holders than this keeps strict order (reading them all on each release would cost too much). */
 export const BACKFILL_MAX_HOLDERS = 200;
 
-/** The time between a backfill decision and the write that lets the job in, at most (see planBackfill). */
-export const BACKFILL_MARGIN_MS = 100;
+/**
+ * planBackfill's margin: none, since each pick is checked again against the clock just before its reserve, which stamps
+ * its slot with that same time (`startBy`).
+ */
+const BACKFILL_MARGIN_MS = 0;
+
+/** A waiter backfill lets in, and the latest time its slot may be taken for it to end by the head's shadow time. */
+export interface BackfillPick {
+  waiter: Waiter;
+  startBy: number;
+}
 
 /** Job records read at once for the holders' units and run limits. */
 const READ_PARALLEL = 16;
@@ -33,8 +42,8 @@ const MAX_REMEMBERED = 10_000;
 /**
  * Backfill on a pool (shared/domain/backfill.ts, the rule). `waiters` reads the pool's head and the waiters behind it,
  * its holders (the holders index, then each holder's record once for its weight and run limit) and its counter, and
- * returns the waiters that may start now without delaying the head, in wait order, for the caller to let in through
- * the usual reserve (which still checks every counter's room: backfill never over-admits).
+ * returns the waiters that may start now without delaying the head, in wait order, for the caller to let in (each
+ * by its `startBy`) through the usual reserve (which still checks every counter's room: backfill never over-admits).
  *
  * Strict order (nothing) when: the gate is a keyed limit (the holders index lists a pool's holders only), no waiter
  * behind the head declares a run limit and fits the free units, or the pool has too many holders to read.
@@ -46,7 +55,7 @@ export class Backfill {
   constructor(private readonly deps: BackfillDeps) {}
 
   /** `seen`: the gate's counter as the caller read it, its head not fitting; `skip`: waiters the caller tried already. */
-  async waiters(gate: string, seen: PoolSnapshot, skip: ReadonlySet<string>): Promise<Waiter[]> {
+  async waiters(gate: string, seen: PoolSnapshot, skip: ReadonlySet<string>): Promise<BackfillPick[]> {
     if (isKeyGate(gate)) return [];
     const { deps } = this;
     const { leases, clock } = deps;
@@ -81,7 +90,7 @@ export class Backfill {
         shadowInMs: plan.shadowAt! - now,
         jobIds: plan.picks.map((i) => waiters[i]!.jobId),
       });
-    return plan.picks.map((i) => waiters[i]!);
+    return plan.picks.map((i) => ({ waiter: waiters[i]!, startBy: plan.shadowAt! - waiting[i]!.runMs! }));
   }
 
   /** A holder's units and run limit, from its record (read once per slot it takes); undefined if it has none now. */

@@ -152,7 +152,9 @@ export class HandOff {
   /** Lets in the waiters behind the gate's head that cannot delay it (./backfill.ts), one after another. */
   private async backfill(gate: string, snapshot: PoolSnapshot, passed: Set<string>): Promise<number> {
     let admitted = 0;
-    for (const waiter of await this.backfiller.waiters(gate, snapshot, passed)) {
+    for (const { waiter, startBy } of await this.backfiller.waiters(gate, snapshot, passed)) {
+      // Its slot is stamped with the time admit reads next, in this same tick: past startBy it would end after the shadow time.
+      if (this.deps.clock.now() > startBy) continue;
       passed.add(waiter.waitKey);
       const outcome = await this.admit(waiter, gate, 1);
       admitted += outcome.admitted;
