@@ -138,9 +138,10 @@ export class HandOff {
   }
 
   /**
-   * After a hand-over: the units the receiver did not take (it is lighter, or does not name a limit the released job
-   * held) go to the next waiters of those limits. The slot is passed already: a failure here is logged, and the next
-   * release or the reconciler's fill lets them in.
+   * After a hand-over: units it leaves free (the receiver is lighter, or does not name a limit the released job held, or
+   * units idled before it, too few for the head) go to the next waiters of those limits (gatesLeftOver says which: only
+   * weighted hand-overs, and limits the receiver does not name, cost this fill). The slot is passed already: a failure
+   * here is logged, and the next release or the reconciler's fill lets them in.
    */
   private async fillLeftOver(from: Demand, to: Demand): Promise<void> {
     for (const gate of gatesLeftOver(from, to))
