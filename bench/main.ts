@@ -24,6 +24,9 @@ const USAGE = `npm run bench -- [options]
   --jobs N                jobs in the utilization run (default ${FULL.utilization.jobs})
   --median-ms N           median run time of the utilization run, ms: a 20-minute run (default ${FULL.utilization.runTimes.medianMs})
   --sigma X               log-normal shape of its run times (default ${FULL.utilization.runTimes.sigma})
+  --weights-jobs N        jobs in each round of the weights scenario (default ${FULL.weights.jobs})
+  --weights-median-ms N   median run time of its jobs, ms; shortest and longest scale with it (default ${FULL.weights.runTimes.medianMs})
+  --run-limit-factor X    its second round's jobs declare runSeconds = their run time x X (default ${FULL.weights.runLimitFactor})
   --backoff-s N           the counter gate's visibility backoff, whole seconds (default ${FULL.utilization.backoffSeconds})
   --backlogs LIST         backlogs for requests per job (default ${FULL.requests.backlogs.join(',')})
   --window N              jobs measured per backlog (default ${FULL.requests.window})
@@ -88,6 +91,9 @@ async function main(): Promise<number> {
       'median-ms': { type: 'string' },
       sigma: { type: 'string' },
       'backoff-s': { type: 'string' },
+      'weights-jobs': { type: 'string' },
+      'weights-median-ms': { type: 'string' },
+      'run-limit-factor': { type: 'string' },
       backlogs: { type: 'string' },
       window: { type: 'string' },
       'throughput-jobs': { type: 'string' },
@@ -115,6 +121,7 @@ async function main(): Promise<number> {
   const base = values.quick ? QUICK : FULL;
   const medianMs = num(values['median-ms'], base.utilization.runTimes.medianMs, 'median-ms');
   const scale = medianMs / base.utilization.runTimes.medianMs;
+  const weightsMedianMs = num(values['weights-median-ms'], base.weights.runTimes.medianMs, 'weights-median-ms');
   const params: BenchParams = {
     ...base,
     seed: num(values.seed, base.seed, 'seed'),
@@ -141,6 +148,17 @@ async function main(): Promise<number> {
       window: num(values.window, base.requests.window, 'window'),
     },
     throughput: { ...base.throughput, jobs: num(values['throughput-jobs'], base.throughput.jobs, 'throughput-jobs') },
+    weights: {
+      ...base.weights,
+      jobs: num(values['weights-jobs'], base.weights.jobs, 'weights-jobs'),
+      runTimes: {
+        ...base.weights.runTimes,
+        medianMs: weightsMedianMs,
+        minMs: Math.round((base.weights.runTimes.minMs * weightsMedianMs) / base.weights.runTimes.medianMs),
+        maxMs: Math.round((base.weights.runTimes.maxMs * weightsMedianMs) / base.weights.runTimes.medianMs),
+      },
+      runLimitFactor: num(values['run-limit-factor'], base.weights.runLimitFactor, 'run-limit-factor', false),
+    },
     schedule: {
       ...base.schedule,
       spreadJobs: num(values['schedule-jobs'], base.schedule.spreadJobs, 'schedule-jobs'),

@@ -1,3 +1,4 @@
+import type { WeightsRound } from './scenarios/flowControl';
 import type { ThroughputResult } from './scenarios/throughput';
 import type { BenchResults } from './runBench';
 import type { Scheduler } from './scenarios/utilization';
@@ -680,13 +681,18 @@ function flowControlSection(r: BenchResults): string[] {
       '',
     );
   const w = r.weights;
-  if (w)
+  if (w) {
+    const round = (x: WeightsRound) =>
+      `${(x.unitUtilization * 100).toFixed(1)}% of the budget used, the heaviest jobs waiting ${(x.heaviestMeanWaitMs / 1000).toFixed(1)} s on average (longest ${(x.heaviestLongestWaitMs / 1000).toFixed(1)} s), all done in ${(x.makespanMs / 1000).toFixed(1)} s`;
     out.push(
-      `**Weights.** ${w.jobs} jobs of weights ${w.weights.join(', ')} (drawn evenly) on a budget of ${w.budget} units, all sent at once: ` +
-        `at most ${w.maxUnitsInUse} units in progress at any moment (the simulator's record), ${(w.unitUtilization * 100).toFixed(1)}% of the budget used (time-weighted) from the first start to the last. ` +
-        'Waiting jobs keep strict order: a heavy job at the head is not overtaken by lighter ones, so units idle until enough are free for it; that idle share is what is missing from 100%.',
+      `**Weights.** ${w.jobs} jobs of weights ${w.weights.join(', ')} (drawn evenly) on a budget of ${w.budget} units, all sent at once, twice. ` +
+        `Without run limits (strict order: a heavy job at the head is not overtaken, units idle until enough are free for it): ${round(w.strictOrder)}. ` +
+        `Each declaring \`runSeconds\` of ${w.runLimitFactor} times its run time (backfill: a job behind the head starts when it ends before the head could start anyway): ${round(w.backfill)}. ` +
+        `At most ${Math.max(w.strictOrder.maxUnitsInUse, w.backfill.maxUnitsInUse)} units in progress at any moment (the simulator's record). ` +
+        'Utilization is time-weighted, from the first start to the last; on runs of a few hundred ms, the time between a run\'s end and the next start (its completion event, the hand-over, the start call) is much of what is missing from 100%.',
       '',
     );
+  }
   const q = r.rateLimit;
   if (q)
     out.push(

@@ -13,7 +13,15 @@ import { type BurstResult, runBurst } from './scenarios/burst';
 import { type HandoffResult, runHandoff } from './scenarios/handoff';
 import { type ReconcilerResult, runReconcilerCost } from './scenarios/reconciler';
 import type { CapacityAtLimit, CapacityParams, CapacityResult } from './scenarios/capacity';
-import { type FairnessResult, type RateResult, runFairness, runRateLimit, runWeights, type WeightsResult } from './scenarios/flowControl';
+import {
+  type FairnessResult,
+  type RateResult,
+  runFairness,
+  runRateLimit,
+  runWeights,
+  weightsBackfillPool,
+  type WeightsResult,
+} from './scenarios/flowControl';
 import { type BacklogResult, poolForBacklog, type RequestsResult, runRequests } from './scenarios/requests';
 import { runThroughput, type ThroughputResult } from './scenarios/throughput';
 import type { ScheduleParams, ScheduleResult } from './scenarios/schedule';
@@ -71,7 +79,8 @@ export interface BenchParams {
   reconciler: { runMs: number };
   /** Flow control (issue 14): two tenants sharing a pool, and weighted jobs on a budget of units. */
   fairness: { limit: number; bigJobs: number; smallJobs: number; runMinMs: number; runMaxMs: number };
-  weights: { budget: number; jobs: number; runTimes: RunTimes };
+  /** runLimitFactor: the backfill round's jobs declare runSeconds = their run time x this */
+  weights: { budget: number; jobs: number; runTimes: RunTimes; runLimitFactor: number };
   rateLimit: { limit: number; startsPerSecond: number; jobs: number; runMs: number };
   /**
    * Jobs that start at a time (issue 11), on a stack of its own with `pollers` pollers (Lambda runs a batch per
@@ -111,7 +120,7 @@ export const FULL: BenchParams = {
   // Runs of 1-3 s at limit 20 drain 10 jobs/s: the 2,500 arrive (over 100/s) much faster, so nearly all of them wait.
   fairness: { limit: 20, bigJobs: 2500, smallJobs: 10, runMinMs: 1000, runMaxMs: 3000 },
   // 200 jobs (400 before): about 30 s with jobs waiting throughout, the window the unit utilization is measured over.
-  weights: { budget: 20, jobs: 200, runTimes: { medianMs: 300, sigma: 0.5, minMs: 50, maxMs: 2000 } },
+  weights: { budget: 20, jobs: 200, runTimes: { medianMs: 300, sigma: 0.5, minMs: 50, maxMs: 2000 }, runLimitFactor: 1.5 },
   // 2 starts a second with 50 free slots, 40 jobs at once: 20 s.
   rateLimit: { limit: 50, startsPerSecond: 2, jobs: 40, runMs: 200 },
   // Issue 11 asks for 10,000 jobs over a minute and 10,000 due in one second: on this 2-core machine the local stack
@@ -180,7 +189,7 @@ export const QUICK: BenchParams = {
   throughput: { jobs: 100, limit: 1000, runMs: 0, hotItemSeconds: 0.3, hotItemConcurrency: 8, threads: 1 },
   reconciler: { runMs: 500 },
   fairness: { limit: 4, bigJobs: 60, smallJobs: 4, runMinMs: 200, runMaxMs: 400 },
-  weights: { budget: 20, jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 } },
+  weights: { budget: 20, jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 }, runLimitFactor: 1.5 },
   rateLimit: { limit: 50, startsPerSecond: 4, jobs: 10, runMs: 100 },
   schedule: { spreadJobs: 50, spreadMs: 5000, leadMs: 5000, openJobs: 500, hotspotJobs: 50, hotspotLeadMs: 5000, runMs: 100, pollers: 16 },
   // 10 completions/s: runs of 200 and 2,000 ms (at 25, its 70 jobs at limit 20 were mostly releasers racing).
@@ -329,6 +338,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     'bench-recon': p.limit,
     'bench-fair': p.fairness.limit,
     'bench-weights': p.weights.budget,
+    [weightsBackfillPool('bench-weights')]: p.weights.budget,
     'bench-rate': p.rateLimit.limit,
   };
   for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
@@ -806,13 +816,13 @@ function goals(r: BenchResults): Goal[] {
     out.push({
       goal: `weights: units in use never over the budget of ${r.weights.budget}`,
       target: `<= ${r.weights.budget}`,
-      measured: String(r.weights.maxUnitsInUse),
-      met: r.weights.maxUnitsInUse <= r.weights.budget,
+      measured: String(Math.max(r.weights.maxUnitsInUse, r.weights.strictOrder.maxUnitsInUse)),
+      met: Math.max(r.weights.maxUnitsInUse, r.weights.strictOrder.maxUnitsInUse) <= r.weights.budget,
     });
     out.push({
-      goal: 'weights: units used while jobs wait',
+      goal: 'weights: units used while jobs wait (jobs declaring run limits: backfill)',
       target: '>= 90%',
-      measured: `${(r.weights.unitUtilization * 100).toFixed(1)}%`,
+      measured: `${(r.weights.unitUtilization * 100).toFixed(1)}% (the same jobs without run limits, strict order: ${(r.weights.strictOrder.unitUtilization * 100).toFixed(1)}%)`,
       met: r.weights.unitUtilization >= 0.9,
     });
   }

@@ -10,8 +10,9 @@ import type { JobSpec } from '../../shared/kinds/registry';
  * - fairness: one tenant sends `bigJobs`, then (once they all wait) another sends `smallJobs`; how many starts (each a
  *   hand-off: the pool is full) happen from the small tenant's arrival until its last job started, against the bound
  *   `ceil(smallJobs / its share)` with two tenants sharing the pool;
- * - weights: jobs of weights 1, 2, 5 and 10 on a budget of `budget` units: the units of the runs in progress never
- *   pass it, and how much of it is used while jobs wait.
+ * - weights: jobs of weights 1, 2, 5 and 10 on a budget of `budget` units, without and with declared run limits
+ *   (strict order, backfill): the units of the runs in progress never pass it, how much of it is used while jobs wait,
+ *   and how long the heaviest jobs wait.
  */
 
 export interface FairnessParams {
@@ -84,35 +85,90 @@ export interface WeightsParams {
   runTimes: RunTimes;
   seed: number;
   timeoutMs: number;
+  /**
+   * The second round's jobs declare a run limit (`runSeconds`) of their run time times this, as a user who knows
+   * roughly how long each job takes would (runs do not reach their limit: the rule is checked against the limits).
+   */
+  runLimitFactor: number;
+}
+
+/** One round of the weighted jobs, measured from the simulator's own record. */
+export interface WeightsRound {
+  /** most units of runs in progress at any moment */
+  maxUnitsInUse: number;
+  /** time-weighted units in use over the budget, from the first start to the last start (jobs were waiting all along) */
+  unitUtilization: number;
+  /** first start call to last run end */
+  makespanMs: number;
+  /** the heaviest jobs' (weight 10) wait from being sent to their start call: mean and longest */
+  heaviestMeanWaitMs: number;
+  heaviestLongestWaitMs: number;
 }
 
 export interface WeightsResult {
   budget: number;
   jobs: number;
   weights: number[];
-  /** most units of runs in progress at any moment (the simulator's record) */
+  runLimitFactor: number;
+  /** of the round with declared run limits (backfill) */
   maxUnitsInUse: number;
-  /** time-weighted units in use over the budget, from the first start to the last start (jobs were waiting all along) */
   unitUtilization: number;
+  /** the same jobs without run limits (strict order), then with them (backfill), one after the other */
+  strictOrder: WeightsRound;
+  backfill: WeightsRound;
 }
 
 const WEIGHTS = [1, 2, 5, 10];
 
+/**
+ * The same jobs twice, one round after the other on pools of their own: first without run limits (strict order: a
+ * heavy job at the head keeps lighter ones behind it waiting), then each declaring one (backfill may let a lighter
+ * job ahead when it ends before the head could start anyway).
+ */
 export async function runWeights(h: Harness, p: WeightsParams): Promise<WeightsResult> {
+  const strictOrder = await weightsRound(h, p, p.pool, undefined);
+  const backfill = await weightsRound(h, p, weightsBackfillPool(p.pool), p.runLimitFactor);
+  return {
+    budget: p.budget,
+    jobs: p.jobs,
+    weights: WEIGHTS,
+    runLimitFactor: p.runLimitFactor,
+    maxUnitsInUse: backfill.maxUnitsInUse,
+    unitUtilization: backfill.unitUtilization,
+    strictOrder,
+    backfill,
+  };
+}
+
+/** The pool of the round with run limits. */
+export const weightsBackfillPool = (pool: string): string => `${pool}-bf`;
+
+async function weightsRound(h: Harness, p: WeightsParams, pool: string, runLimitFactor: number | undefined): Promise<WeightsRound> {
   const random = seededRandom(p.seed);
   const durations = logNormalRunTimes(p.jobs, p.runTimes, p.seed + 1);
   const weightOf = new Map<string, number>();
-  const jobs = makeJobs({ group: p.pool, pool: p.pool, durations, tag: 'w', glueEvery: 0 }).map((job) => {
+  const jobs = makeJobs({ group: pool, pool, durations, tag: 'w', glueEvery: 0 }).map((job) => {
     const weight = WEIGHTS[Math.floor(random() * WEIGHTS.length)]!;
     weightOf.set(job.name, weight);
-    return { ...job, spec: { ...job.spec, weight } as JobSpec };
+    const runSeconds = runLimitFactor === undefined ? undefined : Math.ceil(job.durationMs * runLimitFactor) / 1000;
+    return { ...job, spec: { ...job.spec, weight, ...(runSeconds !== undefined && { runSeconds }) } as JobSpec };
   });
+  const sentAt = Date.now();
   await h.enqueue(jobs);
-  await h.waitEnded(p.pool, p.jobs, p.pool, p.timeoutMs);
-  await h.settle(p.pool);
-  const runs = h.runsOf(p.pool);
+  await h.waitEnded(pool, p.jobs, pool, p.timeoutMs);
+  await h.settle(pool);
+  const runs = h.runsOf(pool);
   const { max, utilization } = unitsOverTime(runs, (run) => weightOf.get(run.name) ?? 1, p.budget);
-  return { budget: p.budget, jobs: p.jobs, weights: WEIGHTS, maxUnitsInUse: max, unitUtilization: utilization };
+  const heaviest = runs.filter((run) => weightOf.get(run.name) === Math.max(...WEIGHTS)).map((run) => run.startCallAt - sentAt);
+  const firstStart = Math.min(...runs.map((run) => run.startCallAt));
+  const lastEnd = Math.max(...runs.map((run) => run.endedAt ?? run.startedAt));
+  return {
+    maxUnitsInUse: max,
+    unitUtilization: utilization,
+    makespanMs: Math.round(lastEnd - firstStart),
+    heaviestMeanWaitMs: Math.round(heaviest.reduce((sum, wait) => sum + wait, 0) / Math.max(1, heaviest.length)),
+    heaviestLongestWaitMs: Math.round(Math.max(0, ...heaviest)),
+  };
 }
 
 /** The most units in progress at once, and the time-weighted mean over the budget from the first to the last start. */

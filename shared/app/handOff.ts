@@ -1,8 +1,10 @@
+import { fittingPrefix, gatesLeftOver } from '../domain/backfill';
 import { type Demand, gatesOf } from '../domain/limits';
-import { freeSlots } from '../domain/pool';
+import { freeSlots, type PoolSnapshot } from '../domain/pool';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
 import type { Move } from '../ports/jobLedger';
 import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore';
+import { Backfill } from './backfill';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
 import { ensureTick } from './ticks';
@@ -40,10 +42,14 @@ export type StartHandedOff = (waiter: Waiter, handedOffAt: number) => Promise<vo
  * so no list is ever scanned past jobs that cannot run.
  */
 export class HandOff {
+  private readonly backfiller: Backfill;
+
   constructor(
     private readonly deps: HandOffDeps,
     private readonly startHere?: StartHandedOff,
-  ) {}
+  ) {
+    this.backfiller = new Backfill(deps);
+  }
 
   /**
    * Applies `move` (a job giving up its slot: protocol steps complete, backoff, giveUp, giveBack), passing the slot to
@@ -70,6 +76,7 @@ export class HandOff {
         case PassOutcome.Passed:
           await this.dispatch(next);
           this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
+          await this.fillLeftOver(demand, waiterDemand(next));
           return true;
         case PassOutcome.Stale:
           return false;
@@ -106,7 +113,14 @@ export class HandOff {
         .filter((waiter) => !passed.has(waiter.waitKey))
         .map((waiter) => ({ ...waiter, gate: waiter.gate ?? gate }));
       if (waiters.length === 0) return admitted;
-      const candidates = waiters.slice(0, free);
+      // Strict order: the waiters from the head on that fit the free units one after another. When the head does not
+      // fit, the jobs behind it that cannot delay it (backfill) are let in instead.
+      const fitting = fittingPrefix(
+        waiters.map((waiter) => waiterDemand(waiter).units),
+        free,
+      );
+      if (fitting === 0) return admitted + (await this.backfill(gate, snapshot, passed));
+      const candidates = waiters.slice(0, fitting);
       // A rated gate books its starts one after another (each booking moves its tat): in parallel they would only
       // fence each other out.
       const parallel = snapshot.rate ? 1 : FILL_PARALLEL;
@@ -119,6 +133,33 @@ export class HandOff {
         // heavy jobs); the gate's next release tries it again.
         if (outcomes.some((outcome) => outcome.stop)) return admitted;
       }
+    }
+    return admitted;
+  }
+
+  /**
+   * After a hand-over: units it leaves free (the receiver is lighter, or does not name a limit the released job held, or
+   * units idled before it, too few for the head) go to the next waiters of those limits (gatesLeftOver says which: only
+   * weighted hand-overs, and limits the receiver does not name, cost this fill). The slot is passed already: a failure
+   * here is logged, and the next release or the reconciler's fill lets them in.
+   */
+  private async fillLeftOver(from: Demand, to: Demand): Promise<void> {
+    for (const gate of gatesLeftOver(from, to))
+      await this.fill(gate).catch((error: unknown) =>
+        this.deps.log.warn('could not let waiting jobs into units a hand-over left free', { gate, error: String(error) }),
+      );
+  }
+
+  /** Lets in the waiters behind the gate's head that cannot delay it (./backfill.ts), one after another. */
+  private async backfill(gate: string, snapshot: PoolSnapshot, passed: Set<string>): Promise<number> {
+    let admitted = 0;
+    for (const { waiter, startBy } of await this.backfiller.waiters(gate, snapshot, passed)) {
+      // Its slot is stamped with the time admit reads next, in this same tick: past startBy it would end after the shadow time.
+      if (this.deps.clock.now() > startBy) continue;
+      passed.add(waiter.waitKey);
+      const outcome = await this.admit(waiter, gate, 1);
+      admitted += outcome.admitted;
+      if (outcome.stop) break;
     }
     return admitted;
   }

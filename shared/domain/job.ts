@@ -4,6 +4,9 @@ import { MAX_PRIORITY } from './waiting';
 
 export const DEFAULT_POOL = 'default';
 
+/** The longest run limit a job may declare (runSeconds): 30 days. */
+export const MAX_RUN_SECONDS = 30 * 24 * 3600;
+
 /** Idempotency keys and pool names end up in DynamoDB keys, SQS attributes and AppFlow client tokens. */
 const KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$/;
 const key = (what: string) => z.string().regex(KEY_PATTERN, `${what} must be 1-128 characters of letters, digits, '.', '_', ':' or '-'`);
@@ -23,6 +26,12 @@ export const base = {
     .optional(),
   /** the units it takes from its pool and from each keyed limit (a Glue job of 10 DPUs in a budget of DPUs) */
   weight: z.number().int('weight must be a whole number').min(1).max(MAX_WEIGHT).optional(),
+  /**
+   * The longest the job holds its units, in seconds (fractions allowed): from being let in to its run's end. With it,
+   * the job may start ahead of a heavier job waiting before it when it ends before that job could start anyway
+   * (backfill, docs/protocol.md); without it, it keeps strict order.
+   */
+  runSeconds: z.number().positive().max(MAX_RUN_SECONDS, `runSeconds must be at most ${MAX_RUN_SECONDS} (30 days)`).optional(),
   /** higher starts first among the jobs waiting in its pool */
   priority: z.number().int('priority must be a whole number').min(-MAX_PRIORITY).max(MAX_PRIORITY).optional(),
   /** jobs with fairness keys take turns (round robin by key) among the waiting jobs of one priority */
@@ -75,4 +84,9 @@ export interface RunCompletion<Kind extends string = string> {
 /** What the job takes while it holds its slot: its weight in units, from its pool and from each of its keyed limits. */
 export function demandOf(spec: Pick<JobSpecBase, 'pool' | 'limits' | 'weight'>): Demand {
   return { pool: spec.pool, keys: spec.limits ?? [], units: spec.weight ?? 1 };
+}
+
+/** The job's declared run limit in ms (runSeconds), undefined when it declares none. */
+export function runLimitMsOf(spec: Pick<JobSpecBase, 'runSeconds'>): number | undefined {
+  return spec.runSeconds === undefined ? undefined : Math.ceil(spec.runSeconds * 1000);
 }

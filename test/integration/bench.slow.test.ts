@@ -139,6 +139,11 @@ test('flow control: the small tenant takes turns (within its bound); weighted un
   expect(w.maxUnitsInUse).toBeLessThanOrEqual(QUICK.weights.budget);
   expect(w.unitUtilization).toBeGreaterThan(0);
   expect(w.unitUtilization).toBeLessThanOrEqual(1);
+  // Both rounds ran every job, within the budget: without run limits (strict order) and with them (backfill).
+  for (const round of [w.strictOrder, w.backfill]) {
+    expect(round.maxUnitsInUse).toBeLessThanOrEqual(QUICK.weights.budget);
+    expect(round.makespanMs).toBeGreaterThan(0);
+  }
   const q = out.results.rateLimit!;
   expect(q.jobs).toBe(QUICK.rateLimit.jobs);
   expect(q.maxStartsInAnySecond).toBeGreaterThan(0);

@@ -906,11 +906,12 @@ function cliArgs(config: ExploreConfig): string {
 }
 
 /** The flow-control fields of a job's spec (none for a scenario without them). */
-function flowControlOf(job: JobDef): { limits?: string[]; weight?: number; priority?: number; fairnessKey?: string } {
+function flowControlOf(job: JobDef): { limits?: string[]; weight?: number; priority?: number; fairnessKey?: string; runSeconds?: number } {
   return {
     ...(job.keys?.length && { limits: job.keys.map(keyName) }),
     ...(job.weight !== undefined && { weight: job.weight }),
     ...(job.priority !== undefined && { priority: job.priority }),
     ...(job.tenant !== undefined && { fairnessKey: `t${job.tenant}` }),
+    ...(job.runSeconds !== undefined && { runSeconds: job.runSeconds }),
   };
 }

@@ -81,11 +81,15 @@ export interface JobDef {
   pool: number;
   /** messages sent for the job at the start: 2 = the client sent it twice */
   copies: number;
-  /** flow control: indexes into the scenario's keyed limits, the job's weight, priority and tenant (fairness key) */
+  /**
+   * flow control: indexes into the scenario's keyed limits, the job's weight, priority, tenant (fairness key) and
+   * declared run limit (runSeconds: it may backfill; the explored runs do not keep to it)
+   */
   keys?: number[];
   weight?: number;
   priority?: number;
   tenant?: number;
+  runSeconds?: number;
 }
 
 export interface Scenario {
@@ -212,6 +216,7 @@ export function scenarioArb(options: ScenarioOptions = {}): fc.Arbitrary<Scenari
         weight: fc.integer({ min: 1, max: 2 }),
         priority: fc.integer({ min: 0, max: 2 }),
         tenant: fc.nat(1),
+        runSeconds: fc.option(fc.constantFrom(1, 60), { nil: undefined }),
       })
     : fc.record(plain);
   return fc.record({
@@ -273,6 +278,7 @@ function describeFlowControl(job: JobDef): string {
     ...(job.weight !== undefined && job.weight > 1 ? [`weight ${job.weight}`] : []),
     ...(job.priority ? [`priority ${job.priority}`] : []),
     ...(job.tenant !== undefined ? [`tenant t${job.tenant}`] : []),
+    ...(job.runSeconds !== undefined ? [`runSeconds ${job.runSeconds}`] : []),
   ];
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
