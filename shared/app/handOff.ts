@@ -112,7 +112,9 @@ export class HandOff {
         case PassOutcome.TargetGone:
           // Reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died): releases of this
           // limit overlap, so this releaser spreads on it from its next release.
+          // It spreads for the rest of this release too: its next read takes the whole window.
           this.lostRaceAt.set(waiterGate(next), clock.now());
+          lists.find((list) => list.gate === waiterGate(next))!.widen(this.maxWidth);
           continue;
         case PassOutcome.TargetDone:
           await leases.removeWaiter(waiterGate(next), next.waitKey); // a crash left the item after its dispatch
@@ -268,7 +270,7 @@ class WaitList {
   constructor(
     private readonly leases: HandOffDeps['leases'],
     readonly gate: string,
-    private readonly width: number,
+    private width: number,
     private readonly spread: number,
     private readonly prefetched?: Prefetched,
   ) {}
@@ -286,6 +288,11 @@ class WaitList {
 
   skip(waiter: Waiter): void {
     this.passed.add(waiter.waitKey);
+  }
+
+  /** Spreads over `width` from the next read on (the waiters read already keep their order). */
+  widen(width: number): void {
+    this.width = Math.max(this.width, width);
   }
 
   private untried(): { first: Waiter; pick: Waiter } | undefined {

@@ -51,14 +51,16 @@ describe('hand-off with many releasers at once', () => {
     const { world, runs } = await busyPool(100);
     const releasers = Array.from({ length: RELEASERS }, () => new CompleteRun(world.deps));
     const first = await endTogether(world, runs, releasers);
-    // Every releaser read the same head: all but one lost at least once.
+    // Every releaser read the same head: all but one lost at least once (then spread: far fewer than strict order's 120).
     expect(first.lost).toBeGreaterThanOrEqual(RELEASERS - 1);
-    expect(first.letIn).toEqual(first.waitingBefore.slice(0, RELEASERS));
+    expect(first.lost).toBeLessThan(60);
+    expect(first.letIn).toHaveLength(RELEASERS);
     // Act: the 16 jobs let in end at once too.
     world.clock.advance(1_000);
     const second = await endTogether(world, runsOf(world, first.letIn), releasers);
-    // Assess: a uniform pick of 16 among 32 loses about 3.25 races; strict order would lose at least 15.
-    expect(second.lost).toBeLessThanOrEqual(6);
+    // Assess: 16 releasers reading at the same instant, picking uniformly among 32, lose about 3.25 races (then a few
+    // more falling back to a waiter another one picked: 6 with these ids); strict order loses 120 here.
+    expect(second.lost).toBeLessThanOrEqual(8);
     expect(second.letIn).toHaveLength(RELEASERS);
     // The bend: only the first SPREAD_WIDTH waiters were let in.
     const window = second.waitingBefore.slice(0, SPREAD_WIDTH);
