@@ -24,6 +24,8 @@ export interface Prefetched {
   /** the spread window the release is to use (fixed when the read was sized) */
   width: number;
   waiters: Promise<Waiter[]>;
+  /** a hand-off ticket, taken with the read when the release spreads */
+  ticket?: Promise<number | undefined>;
 }
 
 export interface HandOffOptions {
@@ -32,6 +34,8 @@ export interface HandOffOptions {
    * tries the head first, as Sluice did before; the bench compares the two).
    */
   spreadWidth?: number;
+  /** Spread by hand-off tickets (default true); false: by the releasing job's id alone (the bench compares the two). */
+  tickets?: boolean;
 }
 
 /**
@@ -56,6 +60,7 @@ export class HandOff {
   /** When this releaser (this container) last lost a hand-off race on each limit: it spreads there for a while. */
   private readonly lostRaceAt = new Map<string, number>();
   private readonly maxWidth: number;
+  private readonly tickets: boolean;
 
   constructor(
     private readonly deps: HandOffDeps,
@@ -63,6 +68,7 @@ export class HandOff {
     options: HandOffOptions = {},
   ) {
     this.maxWidth = options.spreadWidth ?? SPREAD_WIDTH;
+    this.tickets = options.tickets ?? true;
   }
 
   /** Reads the head of `gate`'s waiting list as a release of it will want it (the releaser reads it while it reads the job). */
@@ -71,7 +77,7 @@ export class HandOff {
     const asked = candidatesToRead(width);
     const waiters = this.deps.leases.oldestWaiters(gate, asked);
     waiters.catch(() => undefined); // awaited by the release; an early failure must not be reported as unhandled
-    return { gate, asked, width, waiters };
+    return { gate, asked, width, waiters, ...(width > 1 && this.tickets && { ticket: ticketOf(this.deps.leases, gate) }) };
   }
 
   /**
@@ -85,7 +91,7 @@ export class HandOff {
     const spread = spreadOf(move.jobId);
     const lists = gatesOf(demand).map((gate) => {
       const prefetched = oldest?.gate === gate ? oldest : undefined;
-      return new WaitList(leases, gate, prefetched?.width ?? this.widthFor(gate), spread, prefetched);
+      return new WaitList(leases, gate, prefetched?.width ?? this.widthFor(gate), spread, this.tickets, prefetched);
     });
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const heads = await Promise.all(lists.map((list) => list.next()));
@@ -110,14 +116,14 @@ export class HandOff {
         case PassOutcome.Stale:
           return false;
         case PassOutcome.TargetGone:
-          // Reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died): releases of this
-          // limit overlap, so this releaser spreads on it from its next release.
-          // It spreads for the rest of this release too: its next read takes the whole window.
-          this.lostRaceAt.set(waiterGate(next), clock.now());
-          lists.find((list) => list.gate === waiterGate(next))!.widen(this.maxWidth);
+          // Reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died).
+          this.lostRace(lists, next);
           continue;
         case PassOutcome.TargetDone:
-          await leases.removeWaiter(waiterGate(next), next.waitKey); // a crash left the item after its dispatch
+          // Started already by a concurrent hand-off that got there first (its item went with its reservation), or a
+          // crash left the item after its dispatch: removed (a no-op in the first case).
+          this.lostRace(lists, next);
+          await leases.removeWaiter(waiterGate(next), next.waitKey);
           continue;
         case PassOutcome.OverLimit:
         case PassOutcome.RateLimited:
@@ -236,6 +242,15 @@ export class HandOff {
     }
   }
 
+  /**
+   * Releases of this limit overlap: this releaser spreads on it from now on (for SPREAD_MEMORY_MS), for the rest of this
+   * release too (its next read takes the whole window).
+   */
+  private lostRace(lists: WaitList[], waiter: Waiter): void {
+    this.lostRaceAt.set(waiterGate(waiter), this.deps.clock.now());
+    lists.find((list) => list.gate === waiterGate(waiter))!.lost(this.maxWidth);
+  }
+
   private widthFor(gate: string): number {
     return spreadWidth(this.lostRaceAt.get(gate), this.deps.clock.now(), this.maxWidth);
   }
@@ -256,33 +271,45 @@ export function receiverOf(waiter: Waiter): Receiver {
   return { jobId: waiter.jobId, demand: waiterDemand(waiter), gate: waiterGate(waiter), waitKey: waiter.waitKey };
 }
 
+/** A hand-off ticket; undefined if the store could not give one (the release then spreads by its job's id). */
+function ticketOf(leases: HandOffDeps['leases'], gate: string): Promise<number | undefined> {
+  return leases.handOffTicket(gate).catch(() => undefined);
+}
+
 /**
  * One gate's waiting list as a release walks it: read `candidatesToRead(width)` waiters beyond those tried, tried in
  * the order the pick rule gives (shared/domain/handOffPick.ts), each at most once. A read that returned fewer waiters
- * than it asked for saw all of them.
+ * than it asked for saw all of them. A spreading release picks by a hand-off ticket of the gate (consecutive for
+ * releases at the same time), or by its job's id if it has none.
  */
 class WaitList {
   private readonly passed = new Set<string>();
   private read?: Waiter[];
   private order: Waiter[] = [];
+  /** the order is to be made again (a new read, or a new ticket) */
+  private stale = true;
   private sawAll = false;
+  private ticket?: Promise<number | undefined>;
 
   constructor(
     private readonly leases: HandOffDeps['leases'],
     readonly gate: string,
     private width: number,
-    private readonly spread: number,
+    private readonly jobSpread: number,
+    private readonly tickets: boolean,
     private readonly prefetched?: Prefetched,
-  ) {}
+  ) {
+    this.ticket = prefetched?.ticket;
+  }
 
   /** The first untried waiter in wait order, and the one to try next; undefined when none is left. */
   async next(): Promise<{ first: Waiter; pick: Waiter } | undefined> {
     if (!this.read && this.prefetched) this.remember(await this.prefetched.waiters, this.prefetched.asked);
-    let found = this.untried();
+    let found = await this.untried();
     if (found || this.sawAll) return found;
     const wanted = this.passed.size + candidatesToRead(this.width);
     this.remember(await this.leases.oldestWaiters(this.gate, wanted), wanted);
-    found = this.untried();
+    found = await this.untried();
     return found;
   }
 
@@ -290,12 +317,25 @@ class WaitList {
     this.passed.add(waiter.waitKey);
   }
 
-  /** Spreads over `width` from the next read on (the waiters read already keep their order). */
-  widen(width: number): void {
+  /**
+   * The waiter tried was taken by a concurrent release: spread over `width` from now on (the next read takes the whole
+   * window), with a new ticket (the one used was another release's too; a new one is past every release in flight).
+   */
+  lost(width: number): void {
     this.width = Math.max(this.width, width);
+    if (this.width > 1 && this.tickets) this.ticket = ticketOf(this.leases, this.gate);
+    this.stale = true;
   }
 
-  private untried(): { first: Waiter; pick: Waiter } | undefined {
+  private async untried(): Promise<{ first: Waiter; pick: Waiter } | undefined> {
+    if (this.stale && this.read) {
+      this.stale = false;
+      // The window is taken among the waiters not tried yet (those tried are gone, or not waiting).
+      const untried = this.read.filter((waiter) => !this.passed.has(waiter.waitKey));
+      if (this.width > 1 && this.tickets) this.ticket ??= ticketOf(this.leases, this.gate);
+      const spread = this.width > 1 ? ((await this.ticket) ?? this.jobSpread) : 0;
+      this.order = handOffOrder(untried, this.width, spread);
+    }
     const pick = this.order.find((waiter) => !this.passed.has(waiter.waitKey));
     const first = this.read?.find((waiter) => !this.passed.has(waiter.waitKey));
     return pick && first ? { first, pick } : undefined;
@@ -304,9 +344,7 @@ class WaitList {
   private remember(waiters: Waiter[], wanted: number): void {
     // Items written before keyed limits carry no gate: they are on this list.
     this.read = waiters.map((waiter) => ({ ...waiter, gate: waiter.gate ?? this.gate }));
-    // The window is taken among the waiters not tried yet (those tried are gone, or not waiting).
-    const untried = this.read.filter((waiter) => !this.passed.has(waiter.waitKey));
-    this.order = handOffOrder(untried, this.width, this.spread);
     this.sawAll = waiters.length < wanted;
+    this.stale = true;
   }
 }

@@ -4,10 +4,11 @@
  * Every releaser reads the head of the waiting list; those that read it at the same moment would all offer their slot
  * to the same first waiter, and all but one would lose the race (a cancelled transaction, then another try). A releaser
  * that has lost such a race on a limit lately (its releases of that limit overlap others') spreads instead: of the
- * first SPREAD_WIDTH waiters of the head's priority, it tries first the one its spread (a hash of the releasing job's
- * id) points at, then the ones after it, then the ones before, then the rest in wait order. Releasers finishing
- * together then mostly try different waiters. A releaser that has not lost a race lately tries the head first: strict
- * wait order whenever releases do not overlap.
+ * first SPREAD_WIDTH waiters of the head's priority, it tries first the one its spread points at, then the ones after
+ * it in the window, then the ones before, then the rest in wait order. Its spread is a hand-off ticket of the limit (a
+ * counter: releases in flight together hold consecutive tickets, so they point at different waiters whatever the
+ * list looks like when each reads it), or a hash of the releasing job's id when the store gave no ticket. A releaser
+ * that has not lost a race lately tries the head first: strict wait order whenever releases do not overlap.
  *
  * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority are ahead
  * of it on the list (as its releaser read it); a job of a lower priority is never let in while its releaser read one of
@@ -15,7 +16,7 @@
  */
 
 /** Waiters of the head's priority a spreading releaser picks among. */
-export const SPREAD_WIDTH = 32;
+export const SPREAD_WIDTH = 64;
 
 /** How long a lost race on a limit keeps this releaser spreading on it (no race lost for that long: head first again). */
 export const SPREAD_MEMORY_MS = 60_000;
@@ -55,7 +56,7 @@ export function handOffOrder<W extends { waitKey: string }>(waiters: readonly W[
 }
 
 /**
- * A releaser's spread: a 32-bit hash of the releasing job's id (FNV-1a, then murmur3's finaliser so that ids differing
+ * A releaser's spread when it has no ticket: a 32-bit hash of the releasing job's id (FNV-1a, then murmur3's finaliser so that ids differing
  * in their last characters land far apart). Deterministic, so a retried release tries the same waiter first.
  */
 export function spreadOf(jobId: string): number {

@@ -106,7 +106,7 @@ describe('CompleteRun', () => {
     const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
     // Assess: three waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb). w1 and w2 first
     // (both read first, in wait order); the releaser that lost twice spreads over what is left (docs/protocol.md: the
-    // order bends within the first 32 waiters of a priority when releases overlap): w3 or w4.
+    // order bends within the first 64 waiters of a priority when releases overlap): w3 or w4.
     expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
     const holders = Object.keys(world.leases.poolView('default')!.holders).sort();
     expect(holders.slice(0, 2)).toEqual(['w1', 'w2']);

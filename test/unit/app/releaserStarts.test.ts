@@ -82,7 +82,7 @@ describe('the releaser starts the job it hands a slot to', () => {
     const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
     expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
     // w1 and w2 (read first, in wait order), then w3 or w4: the releaser that lost twice spreads over what is left
-    // (docs/protocol.md: the order bends within the first 32 waiters of a priority when releases overlap).
+    // (docs/protocol.md: the order bends within the first 64 waiters of a priority when releases overlap).
     const left = world.leases.allWaiters().map((w) => w.jobId);
     expect(left).toHaveLength(1);
     expect(['w3', 'w4']).toContain(left[0]);
