@@ -18,7 +18,8 @@ ticket; on DynamoDB Local and dynalite.
   --limit N         pool limit (default 1000)
   --engines LIST    dynamodb-local,dynalite (default both)
   --modes LIST      of head,spread-by-id,spread (default head,spread)
-  --out FILE        write the results as JSON (default bench/handoff-race.json)`;
+  --out FILE        write the results as JSON (default bench/handoff-race.json)
+  --render FILE     print the table of results written before (no run)`;
 
 /** The hand-offs compared: strict head-first (as before the spread), the spread by job id only, the spread by tickets. */
 const MODES = {
@@ -70,10 +71,15 @@ async function main(): Promise<void> {
       engines: { type: 'string', default: 'dynamodb-local,dynalite' },
       modes: { type: 'string', default: 'head,spread' },
       out: { type: 'string', default: path.join(ROOT, 'bench/handoff-race.json') },
+      render: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return void console.log(USAGE);
+  if (values.render) {
+    const saved = JSON.parse(fs.readFileSync(values.render, 'utf8')) as { params: RaceParams; results: Record<string, Record<string, RaceLevel[][]>> };
+    return void console.log(renderTable(saved.results, saved.params.rates));
+  }
   const runs = Number(values.runs);
   const modes = values.modes!.split(',');
   const base: Omit<RaceParams, 'spreadWidth' | 'tickets' | 'seed'> = {
@@ -108,24 +114,30 @@ async function main(): Promise<void> {
       await started.stop();
     }
   }
-  // Median over runs of each figure, with its range.
+  fs.writeFileSync(values.out!, `${JSON.stringify({ params: { ...base, runs }, results }, null, 1)}\n`);
+  console.log(renderTable(results, base.rates));
+  log(`took ${Math.round((Date.now() - startedAt) / 1000)} s; wrote ${path.relative(process.cwd(), values.out!)}`);
+}
+
+/** The results as a Markdown table: the median over runs of each figure, with its range. */
+function renderTable(results: Record<string, Record<string, RaceLevel[][]>>, rates: number[]): string {
   const rows: string[] = [];
   rows.push(
-    '| engine | hand-off | completions/s | lost races per hand-off | their write units per hand-off | tickets per hand-off | hand-off p50 ms | hand-off p99 ms |',
+    '| engine | hand-off | completions/s | lost races per hand-off | of which before spreading | their write units per hand-off | tickets per hand-off | hand-off p50 ms | hand-off p99 ms |',
   );
-  rows.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  rows.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   const fig = (xs: number[]) => `${round(median(xs))} (${round(Math.min(...xs))}-${round(Math.max(...xs))})`;
   for (const [engine, modes] of Object.entries(results))
     for (const [mode, levelRuns] of Object.entries(modes))
-      for (const [i, rate] of base.rates.entries()) {
+      for (const [i, rate] of rates.entries()) {
         const at = levelRuns.map((levels) => levels[i]!);
+        if (at.length === 0) continue;
+        const before = mode === 'spread' && at.every((l) => l.lostWithoutTicketPerHandoff !== undefined);
         rows.push(
-          `| ${engine} | ${MODE_NAMES[mode]} | ${rate} | ${fig(at.map((l) => l.lostRacesPerHandoff))} | ${fig(at.map((l) => l.cancelledWriteUnitsPerHandoff))} | ${fig(at.map((l) => l.ticketsPerHandoff))} | ${fig(at.map((l) => l.handoffP50Ms))} | ${fig(at.map((l) => l.handoffP99Ms))} |`,
+          `| ${engine} | ${MODE_NAMES[mode]} | ${rate} | ${fig(at.map((l) => l.lostRacesPerHandoff))} | ${before ? fig(at.map((l) => l.lostWithoutTicketPerHandoff)) : ''} | ${fig(at.map((l) => l.cancelledWriteUnitsPerHandoff))} | ${fig(at.map((l) => l.ticketsPerHandoff))} | ${fig(at.map((l) => l.handoffP50Ms))} | ${fig(at.map((l) => l.handoffP99Ms))} |`,
         );
       }
-  fs.writeFileSync(values.out!, `${JSON.stringify({ params: { ...base, runs }, results }, null, 1)}\n`);
-  console.log(rows.join('\n'));
-  log(`took ${Math.round((Date.now() - startedAt) / 1000)} s; wrote ${path.relative(process.cwd(), values.out!)}`);
+  return rows.join('\n');
 }
 
 const round = (x: number) => (Math.abs(x) >= 10 ? Math.round(x) : Math.round(x * 1000) / 1000);

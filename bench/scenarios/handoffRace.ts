@@ -51,6 +51,11 @@ export interface RaceLevel {
   handoffs: number;
   lostRaces: number;
   lostRacesPerHandoff: number;
+  /**
+   * Of those, lost by a releaser with no ticket: one not spreading yet (it had lost no race on the pool in the last
+   * minute: each environment's first), or spreading by job id
+   */
+  lostWithoutTicketPerHandoff: number;
   /** write units of the cancelled transactions per hand-off (2 per item, as DynamoDB bills a transaction's items) */
   cancelledWriteUnitsPerHandoff: number;
   /** hand-off tickets taken per hand-off (one write unit each) */
@@ -258,6 +263,7 @@ export async function runHandoffRace(
       handoffs: level.passed,
       lostRaces: level.lost,
       lostRacesPerHandoff: r(level.lost / handoffs),
+      lostWithoutTicketPerHandoff: r(level.lostHeadFirst / handoffs),
       cancelledWriteUnitsPerHandoff: r((2 * (meter.cancelledItems - m0.cancelledItems)) / handoffs),
       ticketsPerHandoff: r(level.tickets / handoffs),
       conflictsPerHandoff: r((meter.conflicts - m0.conflicts) / handoffs),
