@@ -6,8 +6,8 @@
  * that has lost such a race on a limit lately (its releases of that limit overlap others') spreads instead: of the
  * first SPREAD_WIDTH waiters of the head's priority, it tries first the one its spread points at, then the ones after
  * it in the window, then the ones before, then the rest in wait order. Its spread is a hand-off ticket of the limit (a
- * counter: releases in flight together hold consecutive tickets, and consecutive tickets point at waiters far apart in
- * the window: see strideOf), or a hash of the releasing job's id when the store gave no ticket. A releaser
+ * counter: releases in flight together hold consecutive tickets, so they point at different waiters whatever the
+ * list looks like when each reads it), or a hash of the releasing job's id when the store gave no ticket. A releaser
  * that has not lost a race lately tries the head first: strict wait order whenever releases do not overlap.
  *
  * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority are ahead
@@ -51,27 +51,8 @@ export function handOffOrder<W extends { waitKey: string }>(waiters: readonly W[
   const priority = priorityPart(waiters[0]!.waitKey);
   let window = 1;
   while (window < Math.min(Math.floor(width), waiters.length) && priorityPart(waiters[window]!.waitKey) === priority) window++;
-  const pick = (((spread >>> 0) % window) * strideOf(window)) % window;
+  const pick = (spread >>> 0) % window;
   return [...waiters.slice(pick, window), ...waiters.slice(0, pick), ...waiters.slice(window)];
-}
-
-/**
- * How far apart consecutive spreads land in a window of `window` waiters: the whole number nearest window / golden ratio
- * that shares no factor with it. So `window` consecutive tickets still point at every waiter once (the head included),
- * and two tickets a few apart point at waiters far apart: a list that lost a few waiters between two releasers' reads
- * does not bring them onto the same one.
- */
-export function strideOf(window: number): number {
-  if (window <= 2) return 1;
-  const ideal = window / ((1 + Math.sqrt(5)) / 2);
-  let best = 1;
-  for (let candidate = 2; candidate < window; candidate++)
-    if (gcd(candidate, window) === 1 && Math.abs(candidate - ideal) < Math.abs(best - ideal)) best = candidate;
-  return best;
-}
-
-function gcd(a: number, b: number): number {
-  return b === 0 ? a : gcd(b, a % b);
 }
 
 /**
