@@ -6,8 +6,9 @@
  * that has lost such a race on a limit lately (its releases of that limit overlap others') spreads instead: of the
  * first SPREAD_WIDTH waiters of the head's priority, it tries first the one its spread points at, then the ones after
  * it in the window, then the ones before, then the rest in wait order. Its spread is a hand-off ticket of the limit (a
- * counter: releases in flight together hold consecutive tickets, so they point at different waiters whatever the
- * list looks like when each reads it), or a hash of the releasing job's id when the store gave no ticket. A releaser
+ * counter: releases in flight together hold consecutive tickets, so those that read the list in the same state point
+ * at different waiters; those that read it in turn too, unless one read later with an earlier ticket and exactly as
+ * many waiters ahead gone meanwhile), or a hash of the releasing job's id when the store gave no ticket. A releaser
  * that has not lost a race lately tries the head first: strict wait order whenever releases do not overlap.
  *
  * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority are ahead
