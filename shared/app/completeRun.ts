@@ -5,9 +5,8 @@ import { PROTOCOL } from '../domain/protocol';
 import { type JobRecord, moved, type RunRef } from '../ports/jobLedger';
 import { retryDelaySeconds, withinRetryBudget } from '../domain/backoff';
 import { encodeJobBody } from '../domain/jobBody';
-import type { Waiter } from '../domain/waiting';
 import { MetricName, type SluiceDeps } from './deps';
-import { HAND_OFF_CANDIDATES, HandOff, type StartHandedOff } from './handOff';
+import { HandOff, type HandOffOptions, type Prefetched, type StartHandedOff } from './handOff';
 import { jobEnded } from './jobSetEnds';
 
 export const CompletionResult = {
@@ -36,8 +35,9 @@ export class CompleteRun {
   constructor(
     private readonly deps: SluiceDeps,
     startHere?: StartHandedOff,
+    handOffOptions?: HandOffOptions,
   ) {
-    this.handOff = new HandOff(deps, startHere);
+    this.handOff = new HandOff(deps, startHere, handOffOptions);
   }
 
   /**
@@ -63,8 +63,7 @@ export class CompleteRun {
     }
     const keys = { jobId: run.jobId, pool: run.pool, kind: completion.kind, executionId: completion.executionId };
     // Who waits next is read while the job is read: one round trip less on the hand-off path.
-    const oldest = this.deps.leases.oldestWaiters(run.pool, HAND_OFF_CANDIDATES);
-    oldest.catch(() => undefined); // awaited below; an early failure must not be reported as unhandled
+    const oldest = this.handOff.prefetch(run.pool);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const record = await ledger.get(run.jobId);
       const decision = record ? onCompletion(record, completion.executionId) : { ignore: 'the job is unknown' };
@@ -118,7 +117,7 @@ export class CompleteRun {
   private async retryNotStarted(
     record: JobRecord,
     completion: RunCompletion,
-    oldest: Promise<Waiter[]> | undefined,
+    oldest: Prefetched | undefined,
   ): Promise<CompletionResult | undefined> {
     const { clock, settings, queue, log, metrics } = this.deps;
     const now = clock.now();

@@ -1,6 +1,7 @@
 import { fittingPrefix, gatesLeftOver } from '../domain/backfill';
 import { type Demand, gatesOf } from '../domain/limits';
 import { freeSlots, type PoolSnapshot } from '../domain/pool';
+import { candidatesToRead, handOffOrder, SPREAD_WIDTH, spreadOf, spreadWidth } from '../domain/handOffPick';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
 import type { Move } from '../ports/jobLedger';
 import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore';
@@ -15,13 +16,29 @@ const FILL_PARALLEL = 16;
 /** Bounds the retry loops below; each round makes progress unless other writers keep winning races. */
 const MAX_ROUNDS = 25;
 
-/**
- * Waiters read per query when handing a slot on: the oldest, and the next one for when a concurrent releaser has just
- * reserved the oldest (runs ending together), so the loser tries it without another query.
- */
-export const HAND_OFF_CANDIDATES = 2;
-
 type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>;
+
+/** A read of a limit's waiting list made ahead of a release (the releaser makes it while it reads the job). */
+export interface Prefetched {
+  gate: string;
+  /** how many waiters were asked for */
+  asked: number;
+  /** the spread window the release is to use (fixed when the read was sized) */
+  width: number;
+  waiters: Promise<Waiter[]>;
+  /** a hand-off ticket, taken with the read when the release spreads */
+  ticket?: Promise<number | undefined>;
+}
+
+export interface HandOffOptions {
+  /**
+   * The widest spread window (shared/domain/handOffPick.ts): default SPREAD_WIDTH; 1 never spreads (every releaser
+   * tries the head first, as Sluice did before; the bench compares the two).
+   */
+  spreadWidth?: number;
+  /** Spread by hand-off tickets (default true); false: by the releasing job's id alone (the bench compares the two). */
+  tickets?: boolean;
+}
 
 /**
  * Starts a job a slot was just reserved for, in this invocation (the acquirer's claim and start, fenced the same way):
@@ -43,29 +60,52 @@ export type StartHandedOff = (waiter: Waiter, handedOffAt: number) => Promise<vo
  */
 export class HandOff {
   private readonly backfiller: Backfill;
+  /** When this releaser (this container) last lost a hand-off race on each limit: it spreads there for a while. */
+  private readonly lostRaceAt = new Map<string, number>();
+  private readonly maxWidth: number;
+  private readonly tickets: boolean;
 
   constructor(
     private readonly deps: HandOffDeps,
     private readonly startHere?: StartHandedOff,
+    options: HandOffOptions = {},
   ) {
     this.backfiller = new Backfill(deps);
+    this.maxWidth = options.spreadWidth ?? SPREAD_WIDTH;
+    this.tickets = options.tickets ?? true;
+  }
+
+  /** Reads the head of `gate`'s waiting list as a release of it will want it (the releaser reads it while it reads the job). */
+  prefetch(gate: string): Prefetched {
+    const width = this.widthFor(gate);
+    const asked = candidatesToRead(width);
+    const waiters = this.deps.leases.oldestWaiters(gate, asked);
+    waiters.catch(() => undefined); // awaited by the release; an early failure must not be reported as unhandled
+    return { gate, asked, width, waiters, ...(width > 1 && this.tickets && { ticket: ticketOf(this.deps.leases, gate) }) };
   }
 
   /**
    * Applies `move` (a job giving up its slot: protocol steps complete, backoff, giveUp, giveBack), passing the slot to
    * the first waiter if there is one. Returns false, changing nothing, if the job's record changed since it was read.
-   * `oldest` is the result of `oldestWaiters(demand.pool, HAND_OFF_CANDIDATES)` when the caller fetched it already.
+   * `oldest` is `prefetch(demand.pool)` when the caller made it already. Which waiter is tried first: see
+   * shared/domain/handOffPick.ts (the head, unless this releaser lost a race on the limit lately).
    */
-  async release(demand: Demand, move: Move, oldest?: Promise<Waiter[]>): Promise<boolean> {
+  async release(demand: Demand, move: Move, oldest?: Prefetched): Promise<boolean> {
     const { leases, clock } = this.deps;
-    const lists = gatesOf(demand).map((gate, i) => new WaitList(leases, gate, i === 0 ? oldest : undefined));
+    const spread = spreadOf(move.jobId);
+    const lists = gatesOf(demand).map((gate) => {
+      const prefetched = oldest?.gate === gate ? oldest : undefined;
+      return new WaitList(leases, gate, prefetched?.width ?? this.widthFor(gate), spread, this.tickets, prefetched);
+    });
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const heads = await Promise.all(lists.map((list) => list.head()));
-      const next = heads.reduce<Waiter | undefined>(
-        (first, head) => (head && (!first || head.waitKey < first.waitKey) ? head : first),
+      const heads = await Promise.all(lists.map((list) => list.next()));
+      // The list whose first waiter comes first in wait order gives the slot (to the waiter its spread picks).
+      const best = heads.reduce<{ first: Waiter; pick: Waiter } | undefined>(
+        (best, head) => (head && (!best || head.first.waitKey < best.first.waitKey) ? head : best),
         undefined,
       );
-      if (!next) break;
+      if (!best) break;
+      const next = best.pick;
       lists.find((list) => list.gate === waiterGate(next))!.skip(next);
       if (next.jobId === move.jobId) {
         // The releasing job's own waiter item, left by a crash: it is not waiting.
@@ -81,9 +121,14 @@ export class HandOff {
         case PassOutcome.Stale:
           return false;
         case PassOutcome.TargetGone:
-          continue; // reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died)
+          // Reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died).
+          this.lostRace(lists, next);
+          continue;
         case PassOutcome.TargetDone:
-          await leases.removeWaiter(waiterGate(next), next.waitKey); // a crash left the item after its dispatch
+          // Started already by a concurrent hand-off that got there first (its item went with its reservation), or a
+          // crash left the item after its dispatch: removed (a no-op in the first case).
+          this.lostRace(lists, next);
+          await leases.removeWaiter(waiterGate(next), next.waitKey);
           continue;
         case PassOutcome.OverLimit:
         case PassOutcome.RateLimited:
@@ -236,6 +281,19 @@ export class HandOff {
     }
   }
 
+  /**
+   * Releases of this limit overlap: this releaser spreads on it from now on (for SPREAD_MEMORY_MS), for the rest of this
+   * release too (its next read takes the whole window).
+   */
+  private lostRace(lists: WaitList[], waiter: Waiter): void {
+    this.lostRaceAt.set(waiterGate(waiter), this.deps.clock.now());
+    lists.find((list) => list.gate === waiterGate(waiter))!.lost(this.maxWidth);
+  }
+
+  private widthFor(gate: string): number {
+    return spreadWidth(this.lostRaceAt.get(gate), this.deps.clock.now(), this.maxWidth);
+  }
+
   private async freeThenFill(demand: Demand, move: Move): Promise<boolean> {
     const freed = await this.deps.leases.free(demand, move, this.deps.clock.now());
     // A job may have parked after we looked for waiters and before the release, seeing the limit full: let it in.
@@ -252,38 +310,80 @@ export function receiverOf(waiter: Waiter): Receiver {
   return { jobId: waiter.jobId, demand: waiterDemand(waiter), gate: waiterGate(waiter), waitKey: waiter.waitKey };
 }
 
+/** A hand-off ticket; undefined if the store could not give one (the release then spreads by its job's id). */
+function ticketOf(leases: HandOffDeps['leases'], gate: string): Promise<number | undefined> {
+  return leases.handOffTicket(gate).catch(() => undefined);
+}
+
 /**
- * One gate's waiting list as a release walks it: read HAND_OFF_CANDIDATES at a time, each waiter tried at most once.
- * A read that returned fewer waiters than it asked for saw all of them.
+ * One gate's waiting list as a release walks it: read `candidatesToRead(width)` waiters beyond those tried, tried in
+ * the order the pick rule gives (shared/domain/handOffPick.ts), each at most once. A read that returned fewer waiters
+ * than it asked for saw all of them. A spreading release picks by a hand-off ticket of the gate (consecutive for
+ * releases at the same time), or by its job's id if it has none.
  */
 class WaitList {
   private readonly passed = new Set<string>();
   private read?: Waiter[];
+  private order: Waiter[] = [];
+  /** the order is to be made again (a new read, or a new ticket) */
+  private stale = true;
   private sawAll = false;
+  private ticket?: Promise<number | undefined>;
 
   constructor(
     private readonly leases: HandOffDeps['leases'],
     readonly gate: string,
-    private readonly prefetched?: Promise<Waiter[]>,
-  ) {}
+    private width: number,
+    private readonly jobSpread: number,
+    private readonly tickets: boolean,
+    private readonly prefetched?: Prefetched,
+  ) {
+    this.ticket = prefetched?.ticket;
+  }
 
-  async head(): Promise<Waiter | undefined> {
-    if (!this.read && this.prefetched) this.remember(await this.prefetched, HAND_OFF_CANDIDATES);
-    let next = this.read?.find((waiter) => !this.passed.has(waiter.waitKey));
-    if (next || this.sawAll) return next;
-    const wanted = this.passed.size + HAND_OFF_CANDIDATES;
+  /** The first untried waiter in wait order, and the one to try next; undefined when none is left. */
+  async next(): Promise<{ first: Waiter; pick: Waiter } | undefined> {
+    if (!this.read && this.prefetched) this.remember(await this.prefetched.waiters, this.prefetched.asked);
+    let found = await this.untried();
+    if (found || this.sawAll) return found;
+    const wanted = this.passed.size + candidatesToRead(this.width);
     this.remember(await this.leases.oldestWaiters(this.gate, wanted), wanted);
-    next = this.read!.find((waiter) => !this.passed.has(waiter.waitKey));
-    return next;
+    found = await this.untried();
+    return found;
   }
 
   skip(waiter: Waiter): void {
     this.passed.add(waiter.waitKey);
   }
 
+  /**
+   * The waiter tried was taken by a concurrent release: spread over `width` from now on (the next read takes the whole
+   * window), with a new ticket (the one used was another release's too; a new one is past every release in flight).
+   */
+  lost(width: number): void {
+    this.width = Math.max(this.width, width);
+    if (this.width > 1 && this.tickets) this.ticket = ticketOf(this.leases, this.gate);
+    this.stale = true;
+  }
+
+  private async untried(): Promise<{ first: Waiter; pick: Waiter } | undefined> {
+    if (this.stale && this.read) {
+      this.stale = false;
+      // The window is taken among the waiters not tried yet (those tried are gone, or not waiting).
+      const untried = this.read.filter((waiter) => !this.passed.has(waiter.waitKey));
+      if (this.width > 1 && this.tickets) this.ticket ??= ticketOf(this.leases, this.gate);
+      const spread = this.width > 1 ? ((await this.ticket) ?? this.jobSpread) : 0;
+      this.order = handOffOrder(untried, this.width, spread);
+    }
+    const pick = this.order.find((waiter) => !this.passed.has(waiter.waitKey));
+    const first = this.read?.find((waiter) => !this.passed.has(waiter.waitKey));
+    return pick && first ? { first, pick } : undefined;
+  }
+
   private remember(waiters: Waiter[], wanted: number): void {
     // Items written before keyed limits carry no gate: they are on this list.
     this.read = waiters.map((waiter) => ({ ...waiter, gate: waiter.gate ?? this.gate }));
     this.sawAll = waiters.length < wanted;
+    this.stale = true;
   }
 }

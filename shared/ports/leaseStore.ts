@@ -195,6 +195,11 @@ export interface LeaseStore {
   getWaiter(gate: string, waitKey: string): Promise<Waiter | undefined>;
   removeWaiter(gate: string, waitKey: string): Promise<void>;
   countWaiters(gate: string): Promise<number>;
+  /**
+   * A number for a release of the gate about to hand its slot on: one more than the last one the gate gave, so releases
+   * at the same time get consecutive numbers and pick different waiters (shared/domain/handOffPick.ts).
+   */
+  handOffTicket(gate: string): Promise<number>;
 
   /**
    * The fair-share round of a tenant's next waiting job in the pool: one after the tenant's last, or the pool's current

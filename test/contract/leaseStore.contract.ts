@@ -934,6 +934,16 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect((await store.oldestWaiters('p', 5)).map((w) => w.jobId)).toEqual(['b']);
       });
 
+      test('hand-off tickets: each gate counts its own, one more each time, also when taken at once; waiters untouched', async () => {
+        await store.addWaiter(waiter('p', 'a', T + 1));
+        const together = await Promise.all(Array.from({ length: 8 }, () => store.handOffTicket('p')));
+        expect([...together].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(await store.handOffTicket('p')).toBe(9);
+        expect(await store.handOffTicket('q')).toBe(1);
+        expect((await store.oldestWaiters('p', 5)).map((w) => w.jobId)).toEqual(['a']);
+        expect(await store.countWaiters('p')).toBe(1);
+      });
+
       test('waiters belong to their pool only, and do not touch the pool counter or the job records', async () => {
         // Prepare
         await store.createPool('p', 1);

@@ -110,6 +110,9 @@ export class DynamoLeaseStore implements LeaseStore {
   countWaiters(gate: string): Promise<number> {
     return this.waiters.countWaiters(gate);
   }
+  handOffTicket(gate: string): Promise<number> {
+    return this.waiters.handOffTicket(gate);
+  }
 
   fairRank(pool: string, tenant: string): Promise<number> {
     return this.rounds.fairRank(pool, tenant);

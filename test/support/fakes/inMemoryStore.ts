@@ -53,6 +53,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   private readonly waiters = new Map<string, Map<string, Waiter>>();
   /** fairness: each pool's current round, and each (pool, tenant)'s last round */
   private readonly rounds = new Map<string, number>();
+  private readonly tickets = new Map<string, number>();
   private readonly tenantRounds = new Map<string, number>();
   /** the due index: job id -> its bucket and sort key (only scheduled jobs due beyond the horizon) */
   private readonly dueIndex = new Map<string, { bucket: string; sortKey: string }>();
@@ -387,6 +388,13 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   async countWaiters(pool: string): Promise<number> {
     await this.enter();
     return this.waiters.get(pool)?.size ?? 0;
+  }
+
+  async handOffTicket(gate: string): Promise<number> {
+    await this.enter();
+    const ticket = (this.tickets.get(gate) ?? 0) + 1;
+    this.tickets.set(gate, ticket);
+    return ticket;
   }
 
   async fairRank(pool: string, tenant: string): Promise<number> {

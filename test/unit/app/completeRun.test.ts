@@ -104,11 +104,15 @@ describe('CompleteRun', () => {
     }
     // Act
     const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
-    // Assess: the three oldest waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb)
+    // Assess: three waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb). w1 and w2 first
+    // (both read first, in wait order); the releaser that lost twice spreads over what is left (docs/protocol.md: the
+    // order bends within the first 64 waiters of a priority when releases overlap): w3 or w4.
     expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
-    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
-    expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2', 'w3']);
-    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w4']);
+    const holders = Object.keys(world.leases.poolView('default')!.holders).sort();
+    expect(holders.slice(0, 2)).toEqual(['w1', 'w2']);
+    expect(['w3', 'w4']).toContain(holders[2]);
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(holders);
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w3', 'w4'].filter((id) => id !== holders[2]));
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Started]);
   });
 

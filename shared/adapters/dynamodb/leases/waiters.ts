@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, paginateQuery, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Waiter, waiterDemand, waiterGate } from '../../../domain/waiting';
 import type { JobKind } from '../../../kinds/registry';
 import type { JobRecord } from '../../../ports/jobLedger';
@@ -8,8 +8,12 @@ import type { LeaseTable } from './leaseTable';
 
 /**
  * Waiting lists: a waiter item (pk POOL#<gate>, sk WAIT#<wait key>) for each job parked on the list of the gate that
- * had no room for it, in wait order. It carries the job's body and demand.
+ * had no room for it, in wait order. It carries the job's body and demand. A gate's hand-off tickets: one counter item
+ * (pk HANDOFF#<gate>, sk TICKET, attribute `ticket`), in a partition of its own: the pool's partition already takes
+ * every hand-off's counter check and waiter delete.
  */
+
+const ticketKey = (gate: string) => ({ pk: `HANDOFF#${gate}`, sk: 'TICKET' });
 
 interface WaiterItem {
   sk: string;
@@ -68,6 +72,19 @@ export class Waiters {
 
   async removeWaiter(pool: string, waitKey: string): Promise<void> {
     await this.table.send(new DeleteCommand({ TableName: this.table.tableName, Key: waiterKey(pool, waitKey) }));
+  }
+
+  async handOffTicket(gate: string): Promise<number> {
+    const { Attributes } = await this.table.send(
+      new UpdateCommand({
+        TableName: this.table.tableName,
+        Key: ticketKey(gate),
+        UpdateExpression: 'ADD ticket :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(Attributes?.ticket ?? 0);
   }
 
   async countWaiters(pool: string): Promise<number> {

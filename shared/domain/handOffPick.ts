@@ -1,0 +1,75 @@
+/**
+ * Which waiter a releaser hands its slot to first, when several releasers of one pool finish at once.
+ *
+ * Every releaser reads the head of the waiting list; those that read it at the same moment would all offer their slot
+ * to the same first waiter, and all but one would lose the race (a cancelled transaction, then another try). A releaser
+ * that has lost such a race on a limit lately (its releases of that limit overlap others') spreads instead: of the
+ * first SPREAD_WIDTH waiters of the head's priority, it tries first the one its spread points at, then the ones after
+ * it in the window, then the ones before, then the rest in wait order. Its spread is a hand-off ticket of the limit (a
+ * counter: releases in flight together hold consecutive tickets, so those that read the list in the same state point
+ * at different waiters; those that read it in turn too, unless one read later with an earlier ticket and exactly as
+ * many waiters ahead gone meanwhile), or a hash of the releasing job's id when the store gave no ticket. A releaser
+ * that has not lost a race lately tries the head first: strict wait order whenever releases do not overlap.
+ *
+ * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority are ahead
+ * of it on the list (as its releaser read it); a job of a lower priority is never let in while its releaser read one of
+ * a higher priority still waiting. Fair rounds and arrival order are kept only up to that window.
+ */
+
+/** Waiters of the head's priority a spreading releaser picks among. */
+export const SPREAD_WIDTH = 64;
+
+/** How long a lost race on a limit keeps this releaser spreading on it (no race lost for that long: head first again). */
+export const SPREAD_MEMORY_MS = 60_000;
+
+/** Waiters a releaser reads of a list: a spreading one its whole window, else the head and the next one. */
+export function candidatesToRead(width: number): number {
+  return Math.max(2, width);
+}
+
+/**
+ * The window a releaser picks in now: SPREAD_WIDTH if it lost a hand-off race on the limit less than SPREAD_MEMORY_MS
+ * ago, else 1 (the head). `maxWidth` is the widest allowed (1: never spread).
+ */
+export function spreadWidth(lastLostRaceAt: number | undefined, now: number, maxWidth = SPREAD_WIDTH): number {
+  if (lastLostRaceAt === undefined || now - lastLostRaceAt >= SPREAD_MEMORY_MS) return 1;
+  return Math.max(1, Math.floor(maxWidth));
+}
+
+/** The priority part of a wait key (its first field: see waitKey in ./waiting.ts; keys of one priority share it). */
+function priorityPart(waitKey: string): string {
+  const end = waitKey.indexOf('#');
+  return end < 0 ? waitKey : waitKey.slice(0, end);
+}
+
+/**
+ * The order in which to try `waiters` (as read: in wait order, ascending wait key): the one `spread` points at among
+ * the first `width` of the first one's priority, then the rest of that window after it, then the window before it, then
+ * everything after the window in wait order. Width 1 (or a window of one) is wait order exactly.
+ */
+export function handOffOrder<W extends { waitKey: string }>(waiters: readonly W[], width: number, spread: number): W[] {
+  if (waiters.length === 0) return [];
+  const priority = priorityPart(waiters[0]!.waitKey);
+  let window = 1;
+  while (window < Math.min(Math.floor(width), waiters.length) && priorityPart(waiters[window]!.waitKey) === priority) window++;
+  const pick = (spread >>> 0) % window;
+  return [...waiters.slice(pick, window), ...waiters.slice(0, pick), ...waiters.slice(window)];
+}
+
+/**
+ * A releaser's spread when it has no ticket: a 32-bit hash of the releasing job's id (FNV-1a, then murmur3's finaliser so that ids differing
+ * in their last characters land far apart). Deterministic, so a retried release tries the same waiter first.
+ */
+export function spreadOf(jobId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < jobId.length; i++) {
+    h ^= jobId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}

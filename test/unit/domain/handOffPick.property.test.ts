@@ -1,0 +1,132 @@
+import fc from 'fast-check';
+import { candidatesToRead, handOffOrder, SPREAD_MEMORY_MS, SPREAD_WIDTH, spreadOf, spreadWidth } from '../../../shared/domain/handOffPick';
+import { waitKey } from '../../../shared/domain/waiting';
+
+/** A waiting list as a releaser reads it: wait keys ascending (priority, round, arrival, id), with the job's priority. */
+const waitingList = fc
+  .array(
+    fc.record({
+      priority: fc.constantFrom(0, 0, 0, 5, -3),
+      rank: fc.integer({ min: 0, max: 4 }),
+      at: fc.integer({ min: 0, max: 1_000 }),
+    }),
+    { minLength: 1, maxLength: 80 },
+  )
+  .map((entries) =>
+    entries
+      .map((e, i) => ({ priority: e.priority, waitKey: waitKey(e.at, `w${i}`, { priority: e.priority, rank: e.rank }) }))
+      .sort((a, b) => (a.waitKey < b.waitKey ? -1 : 1)),
+  );
+const width = fc.integer({ min: 1, max: 64 });
+const spread = fc.integer({ min: 0, max: 2 ** 32 - 1 });
+
+describe('the hand-off pick', () => {
+  test('every waiter read is tried once: the order is a permutation of the list', () => {
+    fc.assert(
+      fc.property(waitingList, width, spread, (list, w, s) => {
+        const order = handOffOrder(list, w, s);
+        expect([...order].sort((a, b) => (a.waitKey < b.waitKey ? -1 : 1))).toEqual(list);
+      }),
+    );
+  });
+
+  test('width 1 is wait order exactly', () => {
+    fc.assert(fc.property(waitingList, spread, (list, s) => expect(handOffOrder(list, 1, s)).toEqual(list)));
+  });
+
+  test('never picks below a higher priority: the first tried has the head priority', () => {
+    fc.assert(
+      fc.property(waitingList, width, spread, (list, w, s) => {
+        expect(handOffOrder(list, w, s)[0]!.priority).toBe(list[0]!.priority);
+      }),
+    );
+  });
+
+  test('bounded overtaking: each waiter tried has fewer than `width` untried waiters ahead of it, all of its priority', () => {
+    fc.assert(
+      fc.property(waitingList, width, spread, (list, w, s) => {
+        const order = handOffOrder(list, w, s);
+        const tried = new Set<string>();
+        for (const waiter of order) {
+          const ahead = list.filter((other) => other.waitKey < waiter.waitKey && !tried.has(other.waitKey));
+          // Within the window: fewer than width ahead, none of another priority. Past it (fallback): wait order.
+          if (ahead.length > 0) {
+            expect(ahead.length).toBeLessThan(w);
+            expect(ahead.every((other) => other.priority === waiter.priority)).toBe(true);
+          }
+          tried.add(waiter.waitKey);
+        }
+      }),
+    );
+  });
+
+  test('after the pick, its window goes on cyclically, then the rest in wait order', () => {
+    const list = Array.from({ length: 10 }, (_, i) => ({ waitKey: waitKey(i, `w${i}`) }));
+    expect(handOffOrder(list, 4, 6).map((w) => w.waitKey.split('#')[3])).toEqual([
+      'w2',
+      'w3',
+      'w0',
+      'w1',
+      'w4',
+      'w5',
+      'w6',
+      'w7',
+      'w8',
+      'w9',
+    ]);
+    // A window cut short by a lower priority.
+    const mixed = [...list.slice(0, 3), { waitKey: waitKey(0, 'low', { priority: -1 }) }];
+    expect(handOffOrder(mixed, 8, 4).map((w) => w.waitKey.split('#')[3])).toEqual(['w1', 'w2', 'w0', 'low']);
+    expect(handOffOrder([], 8, 4)).toEqual([]);
+  });
+
+  test('collisions bounded: n releasers (distinct job ids) reading the same >= n waiters lose about what a uniform pick loses', () => {
+    // Expected losers when n releasers each pick uniformly among k: n - k * (1 - (1 - 1/k)^n).
+    const n = 16;
+    const k = SPREAD_WIDTH;
+    const uniform = n - k * (1 - (1 - 1 / k) ** n);
+    const list = Array.from({ length: 200 }, (_, i) => ({ waitKey: waitKey(i, `w${i}`) }));
+    fc.assert(
+      fc.property(fc.array(fc.uniqueArray(fc.uuid(), { minLength: n, maxLength: n }), { minLength: 300, maxLength: 300 }), (groups) => {
+        let losers = 0;
+        for (const ids of groups) {
+          const firsts = new Set(ids.map((id) => handOffOrder(list, k, spreadOf(id))[0]!.waitKey));
+          losers += n - firsts.size;
+        }
+        // 300 bursts: the mean's standard deviation is about 0.1, the margin about 8 of them.
+        expect(losers / groups.length).toBeLessThan(uniform * 1.25);
+      }),
+      { numRuns: 5 },
+    );
+  });
+
+  test('releasers holding consecutive tickets that read the same list pick distinct waiters while the window has room', () => {
+    fc.assert(
+      fc.property(waitingList, fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 40 }), width, (list, first, n, w) => {
+        const window = handOffOrder(list, w, 0).length === 0 ? 0 : Math.min(w, list.filter((x) => x.priority === list[0]!.priority).length);
+        fc.pre(n <= window && list.slice(0, window).every((x) => x.priority === list[0]!.priority));
+        const picks = Array.from({ length: n }, (_, i) => handOffOrder(list, w, first + i)[0]!.waitKey);
+        expect(new Set(picks).size).toBe(n);
+      }),
+    );
+  });
+
+  test('the spread of job ids that differ only in their last characters is uniform over the window', () => {
+    const buckets = new Array<number>(SPREAD_WIDTH).fill(0);
+    const ids = 64_000;
+    for (let i = 0; i < ids; i++) buckets[spreadOf(`job-${i}`) % SPREAD_WIDTH]!++;
+    const mean = ids / SPREAD_WIDTH;
+    for (const count of buckets) expect(Math.abs(count - mean)).toBeLessThan(mean * 0.15); // 4.7 standard deviations of a uniform spread
+    expect(spreadOf('job-1')).toBe(spreadOf('job-1'));
+  });
+
+  test('a releaser spreads only for a while after it lost a race on the limit; it reads its whole window then', () => {
+    expect(spreadWidth(undefined, 1_000)).toBe(1);
+    expect(spreadWidth(1_000, 1_000)).toBe(SPREAD_WIDTH);
+    expect(spreadWidth(1_000, 1_000 + SPREAD_MEMORY_MS - 1)).toBe(SPREAD_WIDTH);
+    expect(spreadWidth(1_000, 1_000 + SPREAD_MEMORY_MS)).toBe(1);
+    expect(spreadWidth(1_000, 1_000, 1)).toBe(1);
+    expect(spreadWidth(1_000, 1_000, 8)).toBe(8);
+    expect([candidatesToRead(1), candidatesToRead(SPREAD_WIDTH)]).toEqual([2, SPREAD_WIDTH]);
+  });
+});
