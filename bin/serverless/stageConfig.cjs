@@ -6,6 +6,11 @@
  * a map where a JSON string is expected would land in a function's environment. Each is refused here, naming the file,
  * the setting and the fix.
  */
+// On Node 20 the AWS SDK inside the framework prints an 8-line notice on every deploy that its releases after January
+// 2027 need Node 22; the lock file pins releases that run on Node 20 (docs/operating.md, "Node versions"). As `sluice`
+// does: SLUICE_SDK_NODE_WARNING=1 lets it through.
+if (!process.env.SLUICE_SDK_NODE_WARNING) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 const fs = require('node:fs');
 const path = require('node:path');
 const { parse } = require('yaml');
@@ -80,12 +85,15 @@ function stageFile(serviceDir, stage, env = process.env) {
 
 class StageConfig {
   constructor(serverless, options) {
+    let said = false; // a deploy runs both hooks: the notice once
     const check = () => {
       const serviceDir = serverless.serviceDir ?? serverless.config.servicePath;
       const stage = options.stage ?? serverless.service.provider.stage ?? 'dev';
       const file = stageFile(serviceDir, stage);
       const shown = path.relative(serviceDir, file).startsWith('..') ? file : path.relative(serviceDir, file);
       if (!fs.existsSync(file)) {
+        if (said) return;
+        said = true;
         // Not an error (a stage may take every default), but never silent: a misspelt stage name looks the same.
         process.stderr.write(
           `Sluice: no ${shown}: stage '${stage}' is packaged with every setting at its default (serverless.yml, params.default)\n`,

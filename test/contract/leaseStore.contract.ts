@@ -254,7 +254,9 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 2);
         const record = await queued('j1');
         // Act
-        const outcome = (await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5)).outcome;
+        const outcome = (
+          await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5)
+        ).outcome;
         // Assess
         expect(outcome).toBe(TakeOutcome.Taken);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
@@ -293,7 +295,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const full = await store.take(unit('p'), from(late, 'starting'), T + 9);
         expect(full).toEqual({ outcome: TakeOutcome.Full, seen: { counter: { name: 'p', limit: 1, inUse: 1 } } });
         const lost = await queued('c', 'ghost');
-        expect(await store.take(unit('ghost'), from(lost, 'starting'), T + 9)).toEqual({ outcome: TakeOutcome.NoPool, seen: { counter: undefined } });
+        expect(await store.take(unit('ghost'), from(lost, 'starting'), T + 9)).toEqual({
+          outcome: TakeOutcome.NoPool,
+          seen: { counter: undefined },
+        });
       });
 
       test('a pool with limit 0 is paused: take is Full', async () => {
@@ -460,7 +465,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const inQ = await holding('c', 'q');
         const before = { p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) };
         // Act
-        const results = [await store.free(unit('p'), from(free, 'dead'), T + 9), await store.free(unit('p'), from(inQ, 'succeeded'), T + 9)];
+        const results = [
+          await store.free(unit('p'), from(free, 'dead'), T + 9),
+          await store.free(unit('p'), from(inQ, 'succeeded'), T + 9),
+        ];
         // Assess
         expect(results).toEqual([false, false]);
         expect({ p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) }).toEqual(before);
@@ -1054,7 +1062,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.countWaiters('p')).toBe(0);
       });
 
-      test('moveWaiter moves a waiter to another gate\'s list in one step, and refuses one no longer on its list', async () => {
+      test("moveWaiter moves a waiter to another gate's list in one step, and refuses one no longer on its list", async () => {
         await store.createPool('p', 1);
         await store.createPool(org, 1);
         const parked = { ...waiter('p', 'w', T, 'appflow'), demand: demand(1) };
@@ -1068,7 +1076,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.countWaiters('p')).toBe(0);
       });
 
-      test('fair rounds: a tenant\'s jobs take rounds one after another; a new tenant starts at the pool\'s round', async () => {
+      test("fair rounds: a tenant's jobs take rounds one after another; a new tenant starts at the pool's round", async () => {
         await store.createPool('p', 1);
         expect([await store.fairRank('p', 'big'), await store.fairRank('p', 'big'), await store.fairRank('p', 'big')]).toEqual([0, 1, 2]);
         await store.advanceRound('p', 1);
@@ -1113,7 +1121,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.take(unit('p'), from(jobs[5]!, 'starting'), T + 600)).toEqual({ outcome: TakeOutcome.Taken, startAt: T + 2510 });
       });
 
-      test('a reserve and a pass book the receiver\'s start too, written on its record', async () => {
+      test("a reserve and a pass book the receiver's start too, written on its record", async () => {
         await store.createPool('p', 2);
         const done = await holding('done', 'p', T + 2);
         await store.setRate('p', 1000);
@@ -1190,15 +1198,20 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       );
 
       test(
-        'concurrent takes of one read of one job: one Taken, the others Stale, one slot',
+        'concurrent takes of one read of one job: one Taken, the others Stale (or Contended, having written nothing), one slot',
         async () => {
           await store.createPool('p', 5);
           const record = await queued('j1');
           const outcomes = await Promise.all(
-            Array.from({ length: 6 }, async (_, i) => (await store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)).outcome),
+            Array.from(
+              { length: 6 },
+              async (_, i) => (await store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)).outcome,
+            ),
           );
           expect(outcomes.filter((o) => o === TakeOutcome.Taken)).toHaveLength(1);
-          expect(outcomes.filter((o) => o === TakeOutcome.Stale)).toHaveLength(5);
+          // A take that lost every race for the counter (DynamoDB answers a transaction on an item another one holds
+          // with a conflict; a loaded engine holds it longer) gives up Contended, writing nothing: the caller reads again.
+          expect(outcomes.filter((o) => o !== TakeOutcome.Taken && o !== TakeOutcome.Stale && o !== TakeOutcome.Contended)).toEqual([]);
           expect(await store.getPool('p')).toEqual({ name: 'p', limit: 5, inUse: 1 });
           expect(await read('j1')).toMatchObject({ state: 'starting', version: 2, lease: { pool: 'p' } });
         },

@@ -72,3 +72,27 @@ test('a misspelt setting, or a map where JSON text is expected, is refused with 
   expect(output).toContain("'overrides': OVERRIDES: glue has no setting 'scriptLocation'");
   expect(output).not.toMatch(/^\s+at /m);
 }, 300_000);
+
+test("the framework's own AWS calls print no Node version notice on Node 20, as sluice does", async () => {
+  // What a deployer's shell has: credentials, and none of the settings the tests set (jest.config.ts turns it off).
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AWS_ACCESS_KEY_ID: 'x',
+    AWS_SECRET_ACCESS_KEY: 'y',
+    // `info` asks CloudFormation for the stack: here a closed port, so the SDK's call is made and refused at once.
+    AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+    AWS_MAX_ATTEMPTS: '1',
+  };
+  delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+  delete env.SLUICE_SDK_NODE_WARNING;
+  const output = await new Promise<string>((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/osls/bin/serverless.js'), 'info', '--stage', 'dev'],
+      { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 },
+      (_error, stdout, stderr) => resolve(stdout + stderr),
+    );
+  });
+  expect(output).toContain('ECONNREFUSED 127.0.0.1:9');
+  expect(output).not.toContain('NodeVersionSupportWarning');
+}, 120_000);
