@@ -4,6 +4,7 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
+import { heldDemand } from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
@@ -91,7 +92,9 @@ export class Reconciler {
         .sweep()
         .catch((error: unknown) => this.deps.log.error('reconciler could not check job set runs', { error: String(error) }));
     }
-    const turns = (await leases.listPools()).map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
+    // The unlimited pools too: their jobs take no counter, so none lists them, but their holders are checked as any.
+    const pools = new Set([...(await leases.listPools()), ...(settings.unlimitedPools ?? [])]);
+    const turns = [...pools].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
     report.pools = turns.length;
     while (turns.length > 0) {
       const turn = turns.shift()!;
@@ -257,7 +260,7 @@ export class Reconciler {
       to: JobState.Failed,
       patch: { executionId: record.executionId, endedAt: now, lastError: reason },
     };
-    if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move))) return undefined;
     await jobEnded(this.deps, moved(record, move, now));
     this.deps.log.info('run ended by its deadline, slot released', {
       jobId: record.jobId,
@@ -298,7 +301,7 @@ export class Reconciler {
       return undefined;
     }
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.giveBack.to };
-    if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move))) return undefined;
     this.deps.log.info('kept slot given back', { jobId: record.jobId, pool: record.pool, kind: record.kind, why: decision.why });
     return Drift.KeptSlotFreed;
   }

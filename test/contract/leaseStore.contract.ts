@@ -254,7 +254,9 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('p', 2);
         const record = await queued('j1');
         // Act
-        const outcome = (await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5)).outcome;
+        const outcome = (
+          await store.take(unit('p'), from(record, 'starting', { attempt: 'msg-1', attempts: 1, lastError: undefined }), T + 5)
+        ).outcome;
         // Assess
         expect(outcome).toBe(TakeOutcome.Taken);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 1 });
@@ -293,7 +295,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const full = await store.take(unit('p'), from(late, 'starting'), T + 9);
         expect(full).toEqual({ outcome: TakeOutcome.Full, seen: { counter: { name: 'p', limit: 1, inUse: 1 } } });
         const lost = await queued('c', 'ghost');
-        expect(await store.take(unit('ghost'), from(lost, 'starting'), T + 9)).toEqual({ outcome: TakeOutcome.NoPool, seen: { counter: undefined } });
+        expect(await store.take(unit('ghost'), from(lost, 'starting'), T + 9)).toEqual({
+          outcome: TakeOutcome.NoPool,
+          seen: { counter: undefined },
+        });
       });
 
       test('a pool with limit 0 is paused: take is Full', async () => {
@@ -401,6 +406,94 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
       });
     });
 
+    // ---- uncounted slots (an unlimited pool's job with no start rate and no keyed limit) ---------------------------
+
+    describe('uncounted slots', () => {
+      const uncounted = (pool = 'u'): Demand => ({ ...unit(pool), uncounted: true });
+
+      test('take: the record only (no pool, no counter, no registry entry), marked uncounted and listed as a holder', async () => {
+        const record = await queued('j1', 'u');
+        const outcome = await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-1' }), T + 5);
+        expect(outcome).toEqual({ outcome: TakeOutcome.Taken });
+        expect(await read('j1')).toEqual({
+          ...record,
+          state: 'starting',
+          version: record.version + 1,
+          updatedAt: T + 5,
+          attempt: 'msg-1',
+          lease: { pool: 'u', since: T + 5, uncounted: true },
+        });
+        expect(await store.getPool('u')).toBeUndefined();
+        expect(await store.listPools()).toEqual([]);
+        expect(await allHolders('u')).toEqual(['j1']);
+      });
+
+      test('take creating the record (a first delivery): created already moved; Stale if the job has a record', async () => {
+        const record = registeredRecord(appflow('j1', 'u'), T);
+        expect((await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-1' }), T + 5, record)).outcome).toBe(
+          TakeOutcome.Taken,
+        );
+        expect(await read('j1')).toMatchObject({ state: 'starting', version: 2, lease: { pool: 'u', since: T + 5, uncounted: true } });
+        const before = await read('j1');
+        expect((await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-2' }), T + 6, record)).outcome).toBe(
+          TakeOutcome.Stale,
+        );
+        expect(await read('j1')).toEqual(before);
+      });
+
+      test('take is fenced: a stale version, or a job holding a slot already, is Stale and changes nothing', async () => {
+        const current = await queued('j1', 'u');
+        expect((await store.take(uncounted(), { ...from(current, 'starting'), version: current.version + 1 }, T + 5)).outcome).toBe(
+          TakeOutcome.Stale,
+        );
+        expect(await read('j1')).toEqual(current);
+        expect((await store.take(uncounted(), from(current, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        expect(await ledger.move(from(held, 'queued'), T + 7)).toBe(true);
+        const queuedHolding = await read('j1');
+        expect((await store.take(uncounted(), from(queuedHolding, 'starting'), T + 8)).outcome).toBe(TakeOutcome.Stale);
+        expect(await read('j1')).toEqual(queuedHolding);
+      });
+
+      test('free: the record only, fenced; a counted free of an uncounted slot, or the reverse, frees nothing', async () => {
+        await store.createPool('u', 5);
+        await store.createPool('p', 5);
+        const record = await queued('j1', 'u');
+        expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        const counted = await holding('c1', 'p');
+        // The wrong kind of release, either way: nothing moves (a counter given a unit it never had, or one never given back).
+        expect(await store.free(unit('u'), from(held, 'succeeded'), T + 9)).toBe(false);
+        expect(await store.free(uncounted('p'), from(counted, 'succeeded'), T + 9)).toBe(false);
+        expect(await store.getPool('u')).toMatchObject({ inUse: 0 });
+        expect(await store.getPool('p')).toMatchObject({ inUse: 1 });
+        // A stale version frees nothing; the version read frees the record only.
+        expect(await store.free(uncounted(), { ...from(held, 'succeeded'), version: held.version - 1 }, T + 9)).toBe(false);
+        expect(await store.free(uncounted(), from(held, 'succeeded', { endedAt: T + 10 }), T + 10)).toBe(true);
+        const { lease: _lease, ...rest } = held;
+        expect(await read('j1')).toEqual({ ...rest, state: 'succeeded', version: held.version + 1, updatedAt: T + 10, endedAt: T + 10 });
+        expect(await fixture.expiresAtOf('j1')).toBe(expiryOf(T + 10, fixture.retentionDays));
+        expect(await store.getPool('u')).toMatchObject({ inUse: 0 });
+        expect(await allHolders('u')).toEqual([]);
+      });
+
+      test('a refused start gives the uncounted slot back and queues the job again (no expiresAt)', async () => {
+        const record = await queued('j1', 'u');
+        expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        expect(await store.free(uncounted(), from(held, 'queued', { lastError: 'refused' }), T + 9)).toBe(true);
+        expect(await read('j1')).toMatchObject({ state: 'queued', lastError: 'refused', version: held.version + 1 });
+        expect(await read('j1')).not.toHaveProperty('lease');
+        expect(await fixture.expiresAtOf('j1')).toBeUndefined();
+        // ...and takes again, counted now if configuration says so.
+        await store.createPool('u', 1);
+        expect((await store.take(unit('u'), from(await read('j1'), 'starting'), T + 10)).outcome).toBe(TakeOutcome.Taken);
+        expect(await read('j1')).toMatchObject({ lease: { pool: 'u', since: T + 10 } });
+        expect((await read('j1')).lease).not.toHaveProperty('uncounted');
+        expect(await store.getPool('u')).toMatchObject({ inUse: 1 });
+      });
+    });
+
     // ---- free and freeOverLimit ---------------------------------------------------------------------------------
 
     describe('free', () => {
@@ -460,7 +553,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const inQ = await holding('c', 'q');
         const before = { p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) };
         // Act
-        const results = [await store.free(unit('p'), from(free, 'dead'), T + 9), await store.free(unit('p'), from(inQ, 'succeeded'), T + 9)];
+        const results = [
+          await store.free(unit('p'), from(free, 'dead'), T + 9),
+          await store.free(unit('p'), from(inQ, 'succeeded'), T + 9),
+        ];
         // Assess
         expect(results).toEqual([false, false]);
         expect({ p: await observe('p', ['a', 'b', 'c']), q: await observe('q', ['a', 'b', 'c']) }).toEqual(before);
@@ -1044,7 +1140,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.countWaiters('p')).toBe(0);
       });
 
-      test('moveWaiter moves a waiter to another gate\'s list in one step, and refuses one no longer on its list', async () => {
+      test("moveWaiter moves a waiter to another gate's list in one step, and refuses one no longer on its list", async () => {
         await store.createPool('p', 1);
         await store.createPool(org, 1);
         const parked = { ...waiter('p', 'w', T, 'appflow'), demand: demand(1) };
@@ -1058,7 +1154,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.countWaiters('p')).toBe(0);
       });
 
-      test('fair rounds: a tenant\'s jobs take rounds one after another; a new tenant starts at the pool\'s round', async () => {
+      test("fair rounds: a tenant's jobs take rounds one after another; a new tenant starts at the pool's round", async () => {
         await store.createPool('p', 1);
         expect([await store.fairRank('p', 'big'), await store.fairRank('p', 'big'), await store.fairRank('p', 'big')]).toEqual([0, 1, 2]);
         await store.advanceRound('p', 1);
@@ -1103,7 +1199,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.take(unit('p'), from(jobs[5]!, 'starting'), T + 600)).toEqual({ outcome: TakeOutcome.Taken, startAt: T + 2510 });
       });
 
-      test('a reserve and a pass book the receiver\'s start too, written on its record', async () => {
+      test("a reserve and a pass book the receiver's start too, written on its record", async () => {
         await store.createPool('p', 2);
         const done = await holding('done', 'p', T + 2);
         await store.setRate('p', 1000);
@@ -1185,7 +1281,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
           await store.createPool('p', 5);
           const record = await queued('j1');
           const outcomes = await Promise.all(
-            Array.from({ length: 6 }, async (_, i) => (await store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)).outcome),
+            Array.from(
+              { length: 6 },
+              async (_, i) => (await store.take(unit('p'), from(record, 'starting', { attempt: `m${i}` }), T + i)).outcome,
+            ),
           );
           expect(outcomes.filter((o) => o === TakeOutcome.Taken)).toHaveLength(1);
           expect(outcomes.filter((o) => o === TakeOutcome.Stale)).toHaveLength(5);

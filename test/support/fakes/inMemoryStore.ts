@@ -274,7 +274,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     const stored = create ? { record: structuredClone(create) } : this.fenced(move);
     if (!stored || stored.record.lease) return { outcome: TakeOutcome.Stale };
     const changes = exchange(undefined, demand);
-    if (this.contended) return { outcome: TakeOutcome.Contended, gate: this.contendedGate(changes) };
+    // An uncounted take (an unlimited pool's job) writes no counter: there is nothing to contend for.
+    if (this.contended && changes.length > 0) return { outcome: TakeOutcome.Contended, gate: this.contendedGate(changes) };
     // One gate: the counter as the failed write saw it, as DynamoDB's ALL_OLD gives it.
     const seen = () => (changes.length === 1 ? { seen: { counter: this.peekPool(demand.pool) } } : {});
     const missing = this.firstMissing(changes);
@@ -284,7 +285,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
     this.applyCounters(changes, startAt);
     if (create) this.jobs.set(create.jobId, stored);
-    stored.record.lease = { pool: demand.pool, since: now };
+    stored.record.lease = { pool: demand.pool, since: now, ...(demand.uncounted && { uncounted: true }) };
     this.apply(stored, move, now);
     if (startAt !== undefined) stored.record.startAt = startAt;
     return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
@@ -474,6 +475,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     const changes = exchange(demand, undefined);
     const stored = this.fenced(move);
     if (this.firstMissing(changes) || !allowed() || !stored || stored.record.lease?.pool !== demand.pool) return false;
+    // A slot is given back as it was taken: an uncounted one (an unlimited pool's) moves no counter, a counted one does.
+    if ((stored.record.lease.uncounted === true) !== (demand.uncounted === true)) return false;
     this.applyCounters(changes);
     delete stored.record.lease;
     this.apply(stored, move, now);
