@@ -4,7 +4,7 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
-import { heldDemand } from '../domain/unlimited';
+import { heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
@@ -92,10 +92,12 @@ export class Reconciler {
         .sweep()
         .catch((error: unknown) => this.deps.log.error('reconciler could not check job set runs', { error: String(error) }));
     }
-    // The unlimited pools too: their jobs take no counter, so none lists them, but their holders are checked as any.
-    const pools = new Set([...(await leases.listPools()), ...(settings.unlimitedPools ?? [])]);
-    const turns = [...pools].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
-    report.pools = turns.length;
+    // The unlimited pools too: their uncounted slots are listed under the pool's shards (no counter lists them), and
+    // checked as any.
+    const shards = new Set((settings.unlimitedPools ?? []).flatMap(uncountedHolderKeys));
+    const listed = await leases.listPools();
+    const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
+    report.pools = new Set([...listed, ...(settings.unlimitedPools ?? [])]).size;
     while (turns.length > 0) {
       const turn = turns.shift()!;
       if (clock.now() >= deadline) {
@@ -110,9 +112,9 @@ export class Reconciler {
           report.holdersChecked++;
           try {
             const drift = await this.checkHolder(jobId, report);
-            if (drift) note(drift, turn.pool, { jobId });
+            if (drift) note(drift, poolOfHolderKey(turn.pool), { jobId });
           } catch (error) {
-            this.deps.log.error('reconciler could not check a slot', { pool: turn.pool, jobId, error: String(error) });
+            this.deps.log.error('reconciler could not check a slot', { pool: poolOfHolderKey(turn.pool), jobId, error: String(error) });
           }
         },
       );
@@ -122,6 +124,7 @@ export class Reconciler {
         continue;
       }
       this.resumeAfter.delete(turn.pool);
+      if (shards.has(turn.pool)) continue; // no counter, no waiting list: nothing to fill
       const admitted = await this.handOff.fill(turn.pool);
       if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
     }

@@ -44,3 +44,33 @@ export function heldDemand(spec: Parameters<typeof demandOf>[0], lease: { uncoun
   const demand = demandOf(spec);
   return lease?.uncounted ? { ...demand, uncounted: true } : demand;
 }
+
+/**
+ * Shards of an unlimited pool's entries in the holders index. A counted slot is listed under its pool's name, one index
+ * partition key that every take and release of the pool writes (an index partition takes about 1,000 writes a second,
+ * and a throttled index write throttles the table write that made it). An uncounted slot is listed under
+ * `<pool>/<shard>` (pool names cannot contain '/'), its shard a hash of its job id: a hotspot of one unlimited pool
+ * spreads over this many index partition keys.
+ */
+export const UNCOUNTED_HOLDER_SHARDS = 16;
+
+/** The holders index key of an uncounted slot of `pool` held by `jobId`. */
+export function uncountedHolderKey(pool: string, jobId: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < jobId.length; i++) {
+    hash ^= jobId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `${pool}/${hash % UNCOUNTED_HOLDER_SHARDS}`;
+}
+
+/** Every holders index key an unlimited pool's uncounted slots may be listed under. */
+export function uncountedHolderKeys(pool: string): string[] {
+  return Array.from({ length: UNCOUNTED_HOLDER_SHARDS }, (_, shard) => `${pool}/${shard}`);
+}
+
+/** The pool of a holders index key (a pool's own name, or an uncounted shard's `<pool>/<shard>`). */
+export function poolOfHolderKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash);
+}

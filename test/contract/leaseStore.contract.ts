@@ -1,3 +1,4 @@
+import { uncountedHolderKey, uncountedHolderKeys } from '../../shared/domain/unlimited';
 import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
@@ -425,7 +426,9 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         });
         expect(await store.getPool('u')).toBeUndefined();
         expect(await store.listPools()).toEqual([]);
-        expect(await allHolders('u')).toEqual(['j1']);
+        // Listed as a holder under its shard of the pool, not under the pool's own key (every other job's).
+        expect(await allHolders(uncountedHolderKey('u', 'j1'))).toEqual(['j1']);
+        expect(await allHolders('u')).toEqual([]);
       });
 
       test('take creating the record (a first delivery): created already moved; Stale if the job has a record', async () => {
@@ -474,7 +477,17 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await read('j1')).toEqual({ ...rest, state: 'succeeded', version: held.version + 1, updatedAt: T + 10, endedAt: T + 10 });
         expect(await fixture.expiresAtOf('j1')).toBe(expiryOf(T + 10, fixture.retentionDays));
         expect(await store.getPool('u')).toMatchObject({ inUse: 0 });
-        expect(await allHolders('u')).toEqual([]);
+        expect(await allHolders(uncountedHolderKey('u', 'j1'))).toEqual([]);
+      });
+
+      test('a hotspot spreads over the shards: 64 uncounted holders of one pool, listed by shard, each once', async () => {
+        for (let i = 0; i < 64; i++) {
+          const record = await queued(`h${i}`, 'u');
+          expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        }
+        const byShard = await Promise.all(uncountedHolderKeys('u').map((key) => allHolders(key)));
+        expect(byShard.flat().sort()).toEqual(Array.from({ length: 64 }, (_, i) => `h${i}`).sort());
+        expect(Math.max(...byShard.map((shard) => shard.length))).toBeLessThan(16);
       });
 
       test('a refused start gives the uncounted slot back and queues the job again (no expiresAt)', async () => {

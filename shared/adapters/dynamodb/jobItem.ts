@@ -1,3 +1,4 @@
+import { poolOfHolderKey, uncountedHolderKey } from '../../domain/unlimited';
 import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import { SAME_VERSION } from './conditions';
@@ -29,13 +30,18 @@ export function expiresAfter(now: number, seconds: number): number {
   return Math.floor(now / 1000) + seconds;
 }
 
+/** The slot's key in the holders index: its pool, or for an uncounted slot its shard of the pool (uncountedHolderKey). */
+export function holderKeyOf(lease: { pool: string; uncounted?: boolean }, jobId: string): string {
+  return lease.uncounted ? uncountedHolderKey(lease.pool, jobId) : lease.pool;
+}
+
 export function toJobItem(record: JobRecord): JobItem {
   const { spec, lease, ...rest } = record;
   return {
     ...jobKey(record.jobId),
     ...rest,
     spec: JSON.stringify(spec),
-    ...(lease && { holderPool: lease.pool, leaseSince: lease.since }),
+    ...(lease && { holderPool: holderKeyOf(lease, record.jobId), leaseSince: lease.since }),
     ...(lease?.uncounted && { leaseUncounted: true }),
   };
 }
@@ -57,7 +63,7 @@ export function fromJobItem(item: Record<string, unknown>): JobRecord {
     ...(rest as Omit<JobRecord, 'spec'>),
     spec: JSON.parse(spec) as JobSpec,
     ...(holderPool !== undefined && {
-      lease: { pool: holderPool, since: Number(leaseSince), ...(leaseUncounted === true && { uncounted: true }) },
+      lease: { pool: poolOfHolderKey(holderPool), since: Number(leaseSince), ...(leaseUncounted === true && { uncounted: true }) },
     }),
   };
 }
@@ -99,7 +105,7 @@ export function moveUpdate(
   if (move.to !== JobState.Scheduled) removes.push('dueBucket', 'dueSk');
   if (lease === 'free') removes.push('holderPool', 'leaseSince', 'leaseUncounted');
   else if (lease !== 'keep') {
-    values[':holderPool'] = lease.take.pool;
+    values[':holderPool'] = holderKeyOf(lease.take, move.jobId);
     values[':leaseSince'] = lease.take.since;
     sets.push('holderPool = :holderPool', 'leaseSince = :leaseSince');
     if (lease.take.uncounted) {

@@ -1,3 +1,4 @@
+import { uncountedHolderKey } from '../../../shared/domain/unlimited';
 import { demandOf, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
@@ -258,7 +259,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     const all = [...this.jobs.values()]
       .map((stored) => stored.record)
-      .filter((record) => record.lease?.pool === pool && (options.after === undefined || record.jobId > options.after))
+      // Listed under its index key: its pool, or an uncounted slot's shard of it (as the DynamoDB adapter writes it).
+      .filter((record) => record.lease && holderKey(record) === pool && (options.after === undefined || record.jobId > options.after))
       .sort((a, b) => byCodeUnit(a.jobId, b.jobId))
       .map((record) => ({ jobId: record.jobId, kind: record.kind, since: record.lease!.since }));
     const max = options.max ?? 100;
@@ -576,4 +578,9 @@ const runKey = (kind: string, executionId: string) => `${kind}#${executionId}`;
 /** DynamoDB orders string sort keys by UTF-8 bytes; for the ASCII keys Sluice uses that is code-unit order. */
 function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A held slot's key in the holders index (shared/domain/unlimited.ts: an uncounted slot is listed under its shard). */
+function holderKey(record: JobRecord): string {
+  return record.lease!.uncounted ? uncountedHolderKey(record.lease!.pool, record.jobId) : record.lease!.pool;
 }

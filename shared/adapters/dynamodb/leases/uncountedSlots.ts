@@ -1,3 +1,4 @@
+import { uncountedHolderKey } from '../../../domain/unlimited';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Demand } from '../../../domain/limits';
 import { type JobRecord, type Lease, type Move, moved } from '../../../ports/jobLedger';
@@ -12,7 +13,8 @@ import type { LeaseTable } from './leaseTable';
  * Slots no counter counts: a job of an unlimited pool with no start rate and no keyed limit (shared/domain/unlimited.ts).
  * Its take and its release are one conditional write of its own record each (no transaction, no item another job
  * writes), fenced by the version read as every move is; the slot is marked `leaseUncounted`, and its release requires
- * the mark, so no release of it ever moves a counter and no counted slot is ever given back here.
+ * the mark, so no release of it ever moves a counter and no counted slot is ever given back here. Its holders index
+ * key is its shard of the pool (`<pool>/<shard>`, shared/domain/unlimited.ts): no index partition is every job's either.
  */
 export class UncountedSlots {
   constructor(private readonly table: LeaseTable) {}
@@ -39,7 +41,7 @@ export class UncountedSlots {
 
   async free(demand: Demand, move: Move, now: number): Promise<boolean> {
     const update = moveUpdate(move, now, 'free', this.table.retentionDays, SAME_VERSION_HOLDING_UNCOUNTED);
-    update.ExpressionAttributeValues[':pool'] = demand.pool;
+    update.ExpressionAttributeValues[':pool'] = uncountedHolderKey(demand.pool, move.jobId);
     update.ExpressionAttributeValues[':uncounted'] = true;
     return applied(this.table.send(new UpdateCommand({ TableName: this.table.tableName, Key: jobKey(move.jobId), ...update })));
   }
