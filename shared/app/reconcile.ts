@@ -10,7 +10,7 @@ import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
-import { overLimitGate } from './gates';
+import { createConfiguredGate, overLimitGate } from './gates';
 import { HandOff } from './handOff';
 import { inParallel } from './inParallel';
 import { jobEnded } from './jobSetEnds';
@@ -96,6 +96,13 @@ export class Reconciler {
     // checked as any.
     const shards = new Set((settings.unlimitedPools ?? []).flatMap(uncountedHolderKeys));
     const listed = await leases.listPools();
+    // An unlimited pool's counter is created (never full, written only by its rated or keyed jobs) so that the CLI,
+    // which does not know the stage's configuration, lists the pool and its holders (shared/inspect/pools.ts).
+    for (const pool of settings.unlimitedPools ?? [])
+      if (!listed.includes(pool))
+        await createConfiguredGate(this.deps, pool).catch((error: unknown) =>
+          this.deps.log.error('reconciler could not create an unlimited pool', { pool, error: String(error) }),
+        );
     const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
     report.pools = new Set([...listed, ...(settings.unlimitedPools ?? [])]).size;
     while (turns.length > 0) {

@@ -85,7 +85,7 @@ function chart(history, pools) {
   // From the first sample of the last hour to now: a dashboard started a minute ago shows that minute, not a flat hour.
   const t1 = history[history.length - 1].at, t0 = Math.min(t1 - 60000, Math.max(history[0].at, t1 - 3600000));
   const names = pools.map((p) => p.name);
-  const top = Math.max(1, ...pools.map((p) => p.limit), ...history.flatMap((s) => Object.values(s.inUse)));
+  const top = Math.max(1, ...pools.map((p) => (p.unlimited ? 0 : p.limit)), ...history.flatMap((s) => Object.values(s.inUse)));
   const x = (t) => pad + ((t - t0) / (t1 - t0)) * (W - 2 * pad), y = (v) => H - pad - (v / top) * (H - 2 * pad);
   const label = (text, lx, ly) => { const t = document.createElementNS(NS, 'text'); t.setAttribute('x', lx); t.setAttribute('y', ly); t.setAttribute('font-size', '11'); t.textContent = text; svg.append(t); };
   label(String(top), 2, 14); label('0', 2, H - pad); label(new Date(t0).toLocaleTimeString(), pad, H - 6); label('now', W - pad - 20, H - 6);

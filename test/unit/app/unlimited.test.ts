@@ -1,4 +1,6 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
+import { formatPoolDetails } from '../../../shared/cli/formatInspect';
+import { poolDetails } from '../../../shared/inspect/pools';
 import { Drift } from '../../../shared/app/reconcile';
 import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { RunStatus } from '../../../shared/ports/jobStarter';
@@ -69,7 +71,19 @@ describe('an unlimited pool', () => {
     const report = await world.reconciler.run();
     expect(report).toMatchObject({ pools: 1, holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
     expect(world.ledger.peek('lost')!.state).toBe('succeeded');
-    expect(world.leases.peekPool('fanout')).toBeUndefined();
+    // It creates the pool's counter (never full; no job of the pool wrote it) so that the CLI lists the pool.
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0 });
+  });
+
+  test('sluice top and pool list show it as unlimited, its jobs in use its holders (the counter counts none of them)', async () => {
+    const world = unlimited();
+    for (const id of ['a', 'b', 'c']) await world.acquirer.process(messageOf(fanout(id)));
+    await world.reconciler.run();
+    const [detail] = (await poolDetails({ leases: world.leases })).filter((p) => p.name === 'fanout');
+    expect(detail).toMatchObject({ name: 'fanout', unlimited: true, inUse: 3, waiting: 0 });
+    expect(detail!.held.map((h) => h.jobId).sort()).toEqual(['a', 'b', 'c']);
+    const table = formatPoolDetails([detail!], world.clock.now()).split('\n');
+    expect(table[1]).toMatch(/^fanout\s+unlimited\s+3\s+-\s+0$/);
   });
 
   test('with a start rate: its jobs book starts on the pool counter, which is never full', async () => {
