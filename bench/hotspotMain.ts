@@ -51,7 +51,7 @@ async function main(): Promise<void> {
         unlimitedPool: 'bench-hot-unlimited',
         leadMs: options.leadMs ?? 5000,
         runMs: options.runMs ?? 1000,
-        timeoutMs: options.timeoutMs ?? Math.max(120_000, jobs * 100),
+        timeoutMs: options.timeoutMs ?? Math.max(600_000, jobs * 300),
         ...(options.unlimitedFirst && { unlimitedFirst: true }),
       });
       process.stdout.write(`${JSON.stringify({ result, handlerErrors: h.handlerErrors.length })}\n`);
