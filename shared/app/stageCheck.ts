@@ -22,10 +22,12 @@ export interface StageSettings {
  */
 export function stageSettingsOf(stage: string, params: Readonly<Record<string, unknown>>): StageSettings {
   const text = (name: string, fallback: string) => (typeof params[name] === 'string' ? (params[name] as string) : fallback);
+  const pools = parsePoolSetting(text('pools', '{}'));
   return {
     stage,
     params,
-    ...(({ limits, unlimited }) => ({ pools: limits, unlimitedPools: unlimited }))(parsePoolSetting(text('pools', '{}'))),
+    pools: pools.limits,
+    unlimitedPools: pools.unlimited,
     keyLimits: parsePools(text('keyLimits', '{}'), 'KEY_LIMITS', 'key prefix'),
     overrides: parseOverrides(text('overrides', '{}')),
   };
