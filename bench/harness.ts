@@ -23,6 +23,8 @@ export interface HarnessOptions {
   nameSuffix?: string;
   /** Every pool the bench uses, with its initial limit (0: paused until the bench raises it). */
   pools: Record<string, number>;
+  /** Pools configured "unlimited" (POOLS): no counter to create, their jobs take none. */
+  unlimitedPools?: readonly string[];
   /** Parallel pollers of the acquirer's queue (the stack's default is 4; Lambda scales its own). */
   pollerConcurrency?: number;
   /** More environment for the functions, as stage parameters would set it (POOLS comes from `pools`). */
@@ -168,7 +170,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     schedules: false, // the bench runs the reconciler itself, only where it belongs (see reconcileEvery)
     // The functions' calls in worker threads reach the tracer as the calls of this thread's clients do.
     ...(options.functionWorkers ? { functionWorkers: options.functionWorkers, onWorkerCall: (call) => tracer.ingest(call) } : {}),
-    env: { ...options.env, POOLS: JSON.stringify(options.pools) },
+    env: {
+      ...options.env,
+      POOLS: JSON.stringify({ ...options.pools, ...Object.fromEntries((options.unlimitedPools ?? []).map((pool) => [pool, 'unlimited'])) }),
+    },
     simulator: { durationMs: (_kind, name) => durations.get(name) ?? 1000, group: (_kind, name) => groupOf(name) },
     bus: { onDeliver: (attempt) => tracer.onDeliver(attempt) },
     // Sluice's clients are process-wide singletons: the same objects the stack, its pollers and the handlers use. Traced

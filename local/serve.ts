@@ -12,6 +12,7 @@ import { startLocalStack, type LocalStack } from './stack';
 import type { StartOptions } from './startArgs';
 import { describeRunTimes, makeWorkload } from './workload';
 import { loadServiceDefinition } from '../shared/config/serviceDefinition';
+import { parsePoolSetting } from '../shared/config/settings';
 import { stageSettingsOf } from '../shared/app/stageCheck';
 
 /**
@@ -53,7 +54,8 @@ export async function serve(options: StartOptions): Promise<number> {
       },
     });
     // The pools exist in the table from the start, so `sluice pool list` shows them before any job arrives.
-    const pools = JSON.parse(process.env.POOLS ?? '{}') as Record<string, number>;
+    // (An unlimited pool has no counter to show: its jobs take none.)
+    const pools = parsePoolSetting(process.env.POOLS ?? '{}').limits;
     const leases = new DynamoLeaseStore(stack.doc, stack.tableName);
     for (const [pool, limit] of Object.entries(pools)) await leases.createPool(pool, limit);
 

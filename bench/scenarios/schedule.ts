@@ -135,7 +135,7 @@ async function holdOpenJobs(h: Harness, count: number): Promise<{ jobs: number; 
 export const leadFor = (jobs: number, leadMs: number): number => Math.max(leadMs, jobs * 6);
 
 /** Sends `jobs` jobs with notBefore `dueAt(t0, i)`, waits until every one started, and measures their lateness. */
-async function timed(
+export async function timed(
   h: Harness,
   o: { group: string; pool: string; jobs: number; dueAt: (t0: number, i: number) => number; runMs: number; timeoutMs: number },
 ): Promise<Distribution & { registeredInMs: number; startedLate1s: number; startedEarly: number }> {

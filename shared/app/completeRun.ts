@@ -1,7 +1,8 @@
 import { onCompletion } from '../domain/decisions';
-import { demandOf, type RunCompletion, RunOutcome } from '../domain/job';
+import { type RunCompletion, RunOutcome } from '../domain/job';
 import { JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
+import { heldDemand, isUnlimitedPool } from '../domain/unlimited';
 import { type JobRecord, moved, type RunRef } from '../ports/jobLedger';
 import { retryDelaySeconds, withinRetryBudget } from '../domain/backoff';
 import { encodeJobBody } from '../domain/jobBody';
@@ -62,8 +63,10 @@ export class CompleteRun {
       if (!run) throw new Error(`run ${completion.kind} ${completion.executionId} is recorded but cannot be read`);
     }
     const keys = { jobId: run.jobId, pool: run.pool, kind: completion.kind, executionId: completion.executionId };
-    // Who waits next is read while the job is read: one round trip less on the hand-off path.
-    const oldest = this.handOff.prefetch(run.pool);
+    // Who waits next is read while the job is read: one round trip less on the hand-off path. Not for an unlimited
+    // pool: its jobs never wait on it, and that read is of the pool's own partition, which every ending job would hit
+    // (a slot counted after all, taken before the pool was made unlimited, has its waiters read by the release).
+    const oldest = isUnlimitedPool(run.pool, this.deps.settings) ? undefined : this.handOff.prefetch(run.pool);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const record = await ledger.get(run.jobId);
       const decision = record ? onCompletion(record, completion.executionId) : { ignore: 'the job is unknown' };
@@ -94,7 +97,7 @@ export class CompleteRun {
           lastError: failed && decision.step === 'complete' ? (completion.detail ?? 'run failed') : undefined,
         },
       };
-      if (await this.handOff.release(demandOf(record!.spec), move, round === 0 ? oldest : undefined)) {
+      if (await this.handOff.release(heldDemand(record!.spec, record!.lease), move, round === 0 ? oldest : undefined)) {
         log.info('run ended, slot released', { ...keys, outcome: completion.outcome });
         // A job of a set counts itself on its run (a dead job was counted when it was dead-lettered).
         if (decision.step === 'complete') await jobEnded(this.deps, moved(record!, move, now));
@@ -130,7 +133,7 @@ export class CompleteRun {
         to: JobState.Failed,
         patch: { executionId: completion.executionId, endedAt: now, lastError: `${detail} (retries used up)` },
       };
-      if (!(await this.handOff.release(demandOf(record.spec), move, oldest))) return undefined;
+      if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move, oldest))) return undefined;
       log.warn('run never started and the job is out of retries: failed', keys);
       await jobEnded(this.deps, moved(record, move, now));
       return CompletionResult.Released;
@@ -144,7 +147,7 @@ export class CompleteRun {
       to: PROTOCOL.notStarted.to,
       patch: { attempts, lastError: detail, replacesRun: completion.executionId, startRequested: false },
     };
-    if (!(await this.handOff.release(demandOf(record.spec), move, oldest))) return undefined;
+    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move, oldest))) return undefined;
     metrics.count(MetricName.Retries, 1, record.pool);
     log.warn('run never started (no capacity): the job is retried', { ...keys, attempts, delaySeconds: delay, detail });
     return CompletionResult.Released;

@@ -57,6 +57,11 @@ export interface SluiceSettings {
   /** Pools known without a table entry, with their initial limit. */
   pools: Readonly<Record<string, number>>;
   /**
+   * Pools with no concurrency limit (POOLS: "unlimited"): a job of one with no start rate and no keyed limit takes no
+   * counter, only its own record (shared/domain/unlimited.ts).
+   */
+  unlimitedPools?: readonly string[];
+  /**
    * The maximum a keyed limit gets when a job first names it, by the key's prefix ("org" for "org:acme"). A key whose
    * prefix has none must be set (`sluice limit set`) before jobs name it; such a job is dead-lettered.
    */

@@ -1,3 +1,4 @@
+import { isUnlimitedPool, UNLIMITED_COUNTER_LIMIT } from '../domain/unlimited';
 import { type Demand, defaultKeyLimit, gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { isValidLimit, type PoolSnapshot } from '../domain/pool';
 import { book, intervalOf } from '../domain/rate';
@@ -64,8 +65,13 @@ export async function overLimitGate(leases: SluiceDeps['leases'], demand: Demand
  * from its prefix's default. False when configuration has none (the job can never run: dead-lettered).
  */
 export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'settings'>, gate: string): Promise<boolean> {
-  const limit = isKeyGate(gate) ? defaultKeyLimit(keyOf(gate), deps.settings.keyLimits ?? {}) : deps.settings.pools[gate];
-  if (limit === undefined || !isValidLimit(limit)) return false;
+  // An unlimited pool's counter, where one is needed (a start rate's tat, or a job naming keyed limits): never full.
+  const limit = isKeyGate(gate)
+    ? defaultKeyLimit(keyOf(gate), deps.settings.keyLimits ?? {})
+    : isUnlimitedPool(gate, deps.settings)
+      ? UNLIMITED_COUNTER_LIMIT
+      : deps.settings.pools[gate];
+  if (limit === undefined || (limit !== UNLIMITED_COUNTER_LIMIT && !isValidLimit(limit))) return false;
   const rate = configuredRate(gate, deps.settings.rates ?? {});
   // With its rate in the same write: a job admitted between a creation and a later setRate would start unrated.
   await deps.leases.createPool(gate, limit, rate === undefined ? undefined : intervalOf(rate));

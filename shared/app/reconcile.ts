@@ -4,12 +4,13 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
+import { heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
-import { overLimitGate } from './gates';
+import { createConfiguredGate, overLimitGate } from './gates';
 import { HandOff } from './handOff';
 import { inParallel } from './inParallel';
 import { jobEnded } from './jobSetEnds';
@@ -91,8 +92,19 @@ export class Reconciler {
         .sweep()
         .catch((error: unknown) => this.deps.log.error('reconciler could not check job set runs', { error: String(error) }));
     }
-    const turns = (await leases.listPools()).map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
-    report.pools = turns.length;
+    // The unlimited pools too: their uncounted slots are listed under the pool's shards (no counter lists them), and
+    // checked as any.
+    const shards = new Set((settings.unlimitedPools ?? []).flatMap(uncountedHolderKeys));
+    const listed = await leases.listPools();
+    // An unlimited pool's counter is created (never full, written only by its rated or keyed jobs) so that the CLI,
+    // which does not know the stage's configuration, lists the pool and its holders (shared/inspect/pools.ts).
+    for (const pool of settings.unlimitedPools ?? [])
+      if (!listed.includes(pool))
+        await createConfiguredGate(this.deps, pool).catch((error: unknown) =>
+          this.deps.log.error('reconciler could not create an unlimited pool', { pool, error: String(error) }),
+        );
+    const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
+    report.pools = new Set([...listed, ...(settings.unlimitedPools ?? [])]).size;
     while (turns.length > 0) {
       const turn = turns.shift()!;
       if (clock.now() >= deadline) {
@@ -107,9 +119,9 @@ export class Reconciler {
           report.holdersChecked++;
           try {
             const drift = await this.checkHolder(jobId, report);
-            if (drift) note(drift, turn.pool, { jobId });
+            if (drift) note(drift, poolOfHolderKey(turn.pool), { jobId });
           } catch (error) {
-            this.deps.log.error('reconciler could not check a slot', { pool: turn.pool, jobId, error: String(error) });
+            this.deps.log.error('reconciler could not check a slot', { pool: poolOfHolderKey(turn.pool), jobId, error: String(error) });
           }
         },
       );
@@ -119,6 +131,7 @@ export class Reconciler {
         continue;
       }
       this.resumeAfter.delete(turn.pool);
+      if (shards.has(turn.pool)) continue; // no counter, no waiting list: nothing to fill
       const admitted = await this.handOff.fill(turn.pool);
       if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
     }
@@ -257,7 +270,7 @@ export class Reconciler {
       to: JobState.Failed,
       patch: { executionId: record.executionId, endedAt: now, lastError: reason },
     };
-    if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move))) return undefined;
     await jobEnded(this.deps, moved(record, move, now));
     this.deps.log.info('run ended by its deadline, slot released', {
       jobId: record.jobId,
@@ -298,7 +311,7 @@ export class Reconciler {
       return undefined;
     }
     const move = { jobId: record.jobId, version: record.version, to: PROTOCOL.giveBack.to };
-    if (!(await this.handOff.release(demandOf(record.spec), move))) return undefined;
+    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move))) return undefined;
     this.deps.log.info('kept slot given back', { jobId: record.jobId, pool: record.pool, kind: record.kind, why: decision.why });
     return Drift.KeptSlotFreed;
   }

@@ -2,7 +2,7 @@ import { matchesNamePattern } from '../domain/namePattern';
 import { dueAtOf, notBeforeTooFar } from '../domain/notBefore';
 import { describeRefusedOverrides, type OverridePolicy, refusedOverrides } from '../domain/overridePolicy';
 import { describeIssues } from '../domain/zodIssues';
-import { parseOverrides, parsePools } from '../config/settings';
+import { parseOverrides, parsePoolSetting, parsePools } from '../config/settings';
 import { type JobSpec, JobSpecSchema, kindOf } from '../kinds/registry';
 
 /** A stage's settings as deployed (params.default of serverless.yml under its shared/config/stages/<stage>.yml), read once. */
@@ -10,6 +10,8 @@ export interface StageSettings {
   stage: string;
   params: Readonly<Record<string, unknown>>;
   pools: Readonly<Record<string, number>>;
+  /** pools configured "unlimited" */
+  unlimitedPools?: readonly string[];
   keyLimits: Readonly<Record<string, number>>;
   overrides: OverridePolicy;
 }
@@ -20,10 +22,12 @@ export interface StageSettings {
  */
 export function stageSettingsOf(stage: string, params: Readonly<Record<string, unknown>>): StageSettings {
   const text = (name: string, fallback: string) => (typeof params[name] === 'string' ? (params[name] as string) : fallback);
+  const pools = parsePoolSetting(text('pools', '{}'));
   return {
     stage,
     params,
-    pools: parsePools(text('pools', '{}')),
+    pools: pools.limits,
+    unlimitedPools: pools.unlimited,
     keyLimits: parsePools(text('keyLimits', '{}'), 'KEY_LIMITS', 'key prefix'),
     overrides: parseOverrides(text('overrides', '{}')),
   };
@@ -36,7 +40,11 @@ export function stageSettingsOf(stage: string, params: Readonly<Record<string, u
  * keyed limit with no default. Each says which setting to change. Empty: the stage would run it as far as its
  * configuration goes (a pool created at run time, `sluice pool set-limit --create`, is not known here).
  */
-export function stageRefusals(spec: JobSpec, { stage, params, pools, keyLimits, overrides }: StageSettings, now: number): string[] {
+export function stageRefusals(
+  spec: JobSpec,
+  { stage, params, pools, unlimitedPools = [], keyLimits, overrides }: StageSettings,
+  now: number,
+): string[] {
   const kind = kindOf(spec.kind);
   const file = `shared/config/stages/${stage}.yml`;
   const refusals: string[] = [];
@@ -49,9 +57,9 @@ export function stageRefusals(spec: JobSpec, { stage, params, pools, keyLimits, 
   if (tooFar) refusals.push(tooFar);
   const refused = refusedOverrides(spec.kind, kind.overrides?.(spec as never) ?? [], overrides);
   if (refused.length > 0) refusals.push(`${describeRefusedOverrides(refused)} (in ${file})`);
-  if (!(spec.pool in pools))
+  if (!(spec.pool in pools) && !unlimitedPools.includes(spec.pool))
     refusals.push(
-      `pool '${spec.pool}' is not among the stage's pools (${Object.keys(pools).join(', ') || 'none'}): its jobs are dead-lettered unless it is created first (add it to pools in ${file}, or sluice pool set-limit ${spec.pool} N --create)`,
+      `pool '${spec.pool}' is not among the stage's pools (${[...Object.keys(pools), ...unlimitedPools].join(', ') || 'none'}): its jobs are dead-lettered unless it is created first (add it to pools in ${file}, or sluice pool set-limit ${spec.pool} N --create)`,
     );
   for (const key of spec.limits ?? []) {
     const prefix = key.split(':')[0]!;

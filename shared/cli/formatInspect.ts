@@ -41,9 +41,9 @@ export function formatPoolDetails(pools: readonly PoolDetail[], now: number): st
     ['POOL', 'LIMIT', 'IN USE', 'FREE', 'WAITING', ...(rated ? ['RATE'] : [])],
     pools.map((p) => [
       p.name,
-      String(p.limit),
+      p.unlimited ? 'unlimited' : String(p.limit),
       String(p.inUse),
-      String(Math.max(0, p.limit - p.inUse)),
+      p.unlimited ? '-' : String(Math.max(0, p.limit - p.inUse)),
       String(p.waiting),
       ...(rated ? [p.startsPerSecond === undefined ? '-' : `${p.startsPerSecond}/s`] : []),
     ]),

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { HandOffStart, type SluiceSettings } from '../app/deps';
 import { MAX_POOL_LIMIT } from '../domain/pool';
+import { UNLIMITED } from '../domain/unlimited';
 import { parseRate } from '../domain/rate';
 import { SQS_MAX_DELAY_SECONDS } from '../domain/backoff';
 import { ConfigurationError, RetryWindowTooLongError } from '../errors';
@@ -20,7 +21,10 @@ const EnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
   QUEUE_URL: z.string().min(1),
   DLQ_URL: z.string().min(1),
-  /** JSON map of pool name to its initial limit; limits then live in the table and change at run time. */
+  /**
+   * JSON map of pool name to its initial limit (limits then live in the table and change at run time), or to
+   * "unlimited": a pool with no concurrency limit, whose jobs take no counter (shared/domain/unlimited.ts).
+   */
   POOLS: z.string().default('{"default":8}'),
   /** JSON map of keyed-limit prefix ("org" for "org:acme") to the maximum a key gets when a job first names it. */
   KEY_LIMITS: z.preprocess(blankAsUnset, z.string().default('{}')),
@@ -67,6 +71,36 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): SluiceEnv {
     throw new ConfigurationError(`bad configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
   return parsed.data;
+}
+
+/** The stage's pools: the limited ones with their initial limit, and the ones configured "unlimited". */
+export interface PoolSetting {
+  limits: Record<string, number>;
+  unlimited: string[];
+}
+
+const PoolSettingSchema = z.record(z.string().min(1), z.union([z.number().int().min(0).max(MAX_POOL_LIMIT), z.literal(UNLIMITED)]));
+
+/** POOLS: each pool's initial limit (0..MAX_POOL_LIMIT) or "unlimited"; anything else is refused, naming the pool. */
+export function parsePoolSetting(json: string): PoolSetting {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch {
+    throw new ConfigurationError(`POOLS must be a JSON object of pool name to a limit or "${UNLIMITED}", got ${json}`);
+  }
+  const parsed = PoolSettingSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new ConfigurationError(
+      `POOLS is invalid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: a limit 0..${MAX_POOL_LIMIT} or "${UNLIMITED}"`).join('; ')}`,
+    );
+  const limits: Record<string, number> = {};
+  const unlimited: string[] = [];
+  for (const [pool, value] of Object.entries(parsed.data)) {
+    if (value === UNLIMITED) unlimited.push(pool);
+    else limits[pool] = value;
+  }
+  return { limits, unlimited };
 }
 
 export function parsePools(json: string, variable = 'POOLS', what = 'pool name'): Record<string, number> {
@@ -159,10 +193,14 @@ export function parseOverrides(json: string): OverridePolicy {
   return parsed.data;
 }
 
+function poolSettings({ limits, unlimited }: PoolSetting): Pick<SluiceSettings, 'pools' | 'unlimitedPools'> {
+  return { pools: limits, ...(unlimited.length > 0 && { unlimitedPools: unlimited }) };
+}
+
 export function settingsFrom(env: SluiceEnv): SluiceSettings {
   checkRetryWindow(env.RETRY_FOR_SECONDS, env.RETRY_MAX_SECONDS);
   return {
-    pools: parsePools(env.POOLS),
+    ...poolSettings(parsePoolSetting(env.POOLS)),
     keyLimits: parsePools(env.KEY_LIMITS, 'KEY_LIMITS', 'key prefix'),
     rates: parseRates(env.RATES),
     overrides: parseOverrides(env.OVERRIDES),

@@ -92,15 +92,16 @@ function svgOf(tag, attributes, text) {
 // Runs in progress over the window (the most at once in each of its buckets), as a step line, and the pool's limit.
 function dayChart(pool, limit) {
   const [whole, half] = WINDOWS[historyWindow];
-  const n = pool.inProgress.length, top = Math.max(1, limit, ...pool.inProgress), pad = 4;
+  const n = pool.inProgress.length, top = Math.max(1, limit ?? 0, ...pool.inProgress), pad = 4;
+  const limitText = limit === undefined ? 'unlimited' : 'limit ' + limit;
   const x = (i) => (pad + (i / n) * (DAY_W - 2 * pad)).toFixed(1), y = (v) => (DAY_H - pad - (v / top) * (DAY_H - 2 * pad)).toFixed(1);
   const svg = svgOf('svg', { width: DAY_W, height: DAY_H, class: 'day', role: 'img', 'data-pool': pool.pool,
-    'aria-label': 'runs in progress in pool ' + pool.pool + ' over the last ' + whole + ', at most ' + Math.max(0, ...pool.inProgress) + ' at once; limit ' + limit });
-  svg.append(svgOf('title', {}, pool.pool + ': at most ' + Math.max(0, ...pool.inProgress) + ' at once in the last ' + whole + ' (limit now ' + limit + ')'));
+    'aria-label': 'runs in progress in pool ' + pool.pool + ' over the last ' + whole + ', at most ' + Math.max(0, ...pool.inProgress) + ' at once; ' + limitText });
+  svg.append(svgOf('title', {}, pool.pool + ': at most ' + Math.max(0, ...pool.inProgress) + ' at once in the last ' + whole + ' (' + (limit === undefined ? 'unlimited' : 'limit now ' + limit) + ')'));
   const points = pool.inProgress.flatMap((v, i) => [x(i) + ',' + y(v), x(i + 1) + ',' + y(v)]);
   svg.append(svgOf('polyline', { class: 'in-progress', fill: 'none', stroke: '#1f77b4', 'stroke-width': 1.5, points: points.join(' ') }));
-  svg.append(svgOf('line', { class: 'limit', 'data-limit': limit, x1: pad, x2: DAY_W - pad, y1: y(limit), y2: y(limit), stroke: '#d62728', 'stroke-dasharray': '4 3' }));
-  svg.append(svgOf('text', { x: pad + 2, y: Math.max(10, Math.min(DAY_H - 18, Number(y(limit)) - 2)), 'font-size': 10, fill: '#d62728' }, 'limit ' + limit));
+  if (limit !== undefined) svg.append(svgOf('line', { class: 'limit', 'data-limit': limit, x1: pad, x2: DAY_W - pad, y1: y(limit), y2: y(limit), stroke: '#d62728', 'stroke-dasharray': '4 3' }));
+  if (limit !== undefined) svg.append(svgOf('text', { x: pad + 2, y: Math.max(10, Math.min(DAY_H - 18, Number(y(limit)) - 2)), 'font-size': 10, fill: '#d62728' }, limitText));
   svg.append(svgOf('text', { x: pad, y: DAY_H - 6, 'font-size': 9, fill: '#777' }, '-' + whole));
   svg.append(svgOf('text', { x: DAY_W / 2, y: DAY_H - 6, 'font-size': 9, fill: '#777', 'text-anchor': 'middle' }, '-' + half));
   svg.append(svgOf('text', { x: DAY_W - pad - 2, y: DAY_H - 6, 'font-size': 9, fill: '#777', 'text-anchor': 'end' }, 'now'));
@@ -154,10 +155,11 @@ function renderJobs(state) {
   }), stateFilter ? 'no ' + stateFilter + ' job among the latest' : 'no jobs yet', 9);
 }
 function renderHistory(state) {
-  const limits = Object.fromEntries(state.pools.map((p) => [p.name, p.limit]));
+  // An unlimited pool's chart has no limit line.
+  const limits = Object.fromEntries(state.pools.map((p) => [p.name, p.unlimited ? undefined : p.limit]));
   fill('day', state.history[historyWindow].pools.map((h) => {
     const tr = document.createElement('tr'); tr.dataset.pool = h.pool; const d = h.durations;
-    const chartCell = document.createElement('td'); chartCell.append(dayChart(h, limits[h.pool] ?? 0));
+    const chartCell = document.createElement('td'); chartCell.append(dayChart(h, limits[h.pool]));
     const binsCell = document.createElement('td'); binsCell.append(binsChart(d));
     tr.append(cell(h.pool), chartCell, cell(h.succeeded, 'n succeeded'), cell(h.failed, 'n failed'), cell(h.dead, 'n dead'), cell(duration(d && d.p50), 'n p50'), cell(duration(d && d.p90), 'n p90'), cell(duration(d && d.max), 'n max'), binsCell);
     return tr;
@@ -167,7 +169,7 @@ function render(state) {
   const now = state.at;
   fill('pools', state.pools.map((p) => {
     const tr = document.createElement('tr'); tr.dataset.pool = p.name;
-    tr.append(cell(p.name), cell(p.limit, 'n limit'), cell(p.inUse, 'n in-use'), cell(Math.max(0, p.limit - p.inUse), 'n free'), cell(p.waiting, 'n waiting'), cell(p.startsPerSecond === undefined ? '-' : p.startsPerSecond + '/s', 'n rate'));
+    tr.append(cell(p.name), cell(p.unlimited ? 'unlimited' : p.limit, 'n limit'), cell(p.inUse, 'n in-use'), cell(p.unlimited ? '-' : Math.max(0, p.limit - p.inUse), 'n free'), cell(p.waiting, 'n waiting'), cell(p.startsPerSecond === undefined ? '-' : p.startsPerSecond + '/s', 'n rate'));
     const td = document.createElement('td'); const input = document.createElement('input'); input.type = 'number'; input.min = '0'; input.value = p.limit;
     input.setAttribute('aria-label', 'new limit for ' + p.name); input.onfocus = () => (editing = true); input.onblur = () => (editing = false);
     const button = document.createElement('button'); button.textContent = 'set'; button.className = 'set-limit'; button.onclick = () => setLimit(p.name, input);

@@ -12,6 +12,11 @@ export interface Demand {
   /** keyed limits, without the `key/` prefix, unique */
   keys: readonly string[];
   units: number;
+  /**
+   * Takes no counter at all: a job of an unlimited pool with no start rate and no keyed limit (shared/domain/unlimited.ts).
+   * Its slot is its own record only; it has no gate.
+   */
+  uncounted?: boolean;
 }
 
 export const KEY_GATE_PREFIX = 'key/';
@@ -34,8 +39,9 @@ export function keyPrefix(key: string): string {
   return colon < 0 ? key : key.slice(0, colon);
 }
 
-/** Every gate of the demand: its pool first, then its keyed limits in the order given. */
+/** Every gate of the demand: its pool first, then its keyed limits in the order given (none for an uncounted demand). */
 export function gatesOf(demand: Demand): string[] {
+  if (demand.uncounted) return [];
   return [demand.pool, ...demand.keys.map(keyGate)];
 }
 

@@ -31,7 +31,8 @@ const { Scheduled, Queued, Waiting, Reserved, Starting, Running, Succeeded, Fail
 /**
  * The lease protocol: every write Sluice makes to a job record, as one table (docs/protocol.md shows the same rows;
  * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `schedule`, `receive` and `heartbeat` is conditioned on the
- * version of the record its writer read; slot changes move the record and the pool's counter in one transaction.
+ * version of the record its writer read; slot changes move the record and the pool's counter in one transaction (an
+ * unlimited pool's uncounted slot: the record alone, one conditional write; shared/domain/unlimited.ts).
  */
 export const PROTOCOL = {
   register: {
@@ -60,7 +61,7 @@ export const PROTOCOL = {
     from: [Scheduled, Queued],
     to: Starting,
     slot: SlotEffect.Take,
-    when: 'a delivery finds a free slot (a scheduled job: once due)',
+    when: "a delivery finds a free slot (a scheduled job: once due); a job of an unlimited pool with no start rate and no keyed limit takes no limit's units, its record only (leaseUncounted), so it always finds one",
   },
   park: {
     by: 'acquirer',

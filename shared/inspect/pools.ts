@@ -1,3 +1,4 @@
+import { UNLIMITED_COUNTER_LIMIT, uncountedHolderKeys } from '../domain/unlimited';
 import { allHolders } from '../app/holders';
 import type { JobLedger } from '../ports/jobLedger';
 import type { LeaseStore } from '../ports/leaseStore';
@@ -28,7 +29,10 @@ export interface WaiterDetail {
 
 export interface PoolDetail {
   name: string;
+  /** the counter's limit (an unlimited pool's: UNLIMITED_COUNTER_LIMIT, see `unlimited`) */
   limit: number;
+  /** a pool configured "unlimited": `inUse` counts its holders, those its counter counts and those it does not */
+  unlimited?: true;
   inUse: number;
   /** the start rate, starts per second, if the limit has one */
   startsPerSecond?: number;
@@ -57,8 +61,12 @@ export async function poolDetails(
   for (const name of await deps.leases.listPools()) {
     const pool = await deps.leases.getPool(name);
     if (!pool) continue;
+    // An unlimited pool's uncounted slots are listed under its shards (shared/domain/unlimited.ts), not under its name.
+    const unlimited = pool.limit >= UNLIMITED_COUNTER_LIMIT;
     const [holders, waiting, waiters] = await Promise.all([
-      allHolders(deps.leases, name),
+      unlimited
+        ? Promise.all([name, ...uncountedHolderKeys(name)].map((key) => allHolders(deps.leases, key))).then((lists) => lists.flat())
+        : allHolders(deps.leases, name),
       deps.leases.countWaiters(name),
       options.waiters ? deps.leases.oldestWaiters(name, options.waiters) : Promise.resolve([]),
     ]);
@@ -81,7 +89,9 @@ export async function poolDetails(
     pools.push({
       name,
       limit: pool.limit,
-      inUse: pool.inUse,
+      // Uncounted slots move no counter: an unlimited pool's jobs in use are its holders.
+      inUse: unlimited ? held.length : pool.inUse,
+      ...(unlimited && { unlimited: true as const }),
       ...(pool.rate && { startsPerSecond: Math.round((1000 / pool.rate.intervalMs) * 1000) / 1000 }),
       waiting,
       held: held.sort((a, b) => a.since - b.since || a.jobId.localeCompare(b.jobId)),

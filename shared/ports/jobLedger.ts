@@ -7,6 +7,8 @@ export interface Lease {
   pool: string;
   /** epoch ms the slot was taken or handed over */
   since: number;
+  /** taken by a job of an unlimited pool without any counter (shared/domain/unlimited.ts): giving it back moves none */
+  uncounted?: boolean;
 }
 
 /** One record per job: where it is in its life, the slot it holds, and the version that fences every write. */

@@ -1,3 +1,4 @@
+import { uncountedHolderKey, uncountedHolderKeys } from '../../shared/domain/unlimited';
 import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
@@ -403,6 +404,106 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const before = await observe('p', ['a', 'b']);
         expect((await store.take(unit('p'), from(stale, 'starting'), T + 2)).outcome).toBe(TakeOutcome.Stale);
         expect(await observe('p', ['a', 'b'])).toEqual(before);
+      });
+    });
+
+    // ---- uncounted slots (an unlimited pool's job with no start rate and no keyed limit) ---------------------------
+
+    describe('uncounted slots', () => {
+      const uncounted = (pool = 'u'): Demand => ({ ...unit(pool), uncounted: true });
+
+      test('take: the record only (no pool, no counter, no registry entry), marked uncounted and listed as a holder', async () => {
+        const record = await queued('j1', 'u');
+        const outcome = await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-1' }), T + 5);
+        expect(outcome).toEqual({ outcome: TakeOutcome.Taken });
+        expect(await read('j1')).toEqual({
+          ...record,
+          state: 'starting',
+          version: record.version + 1,
+          updatedAt: T + 5,
+          attempt: 'msg-1',
+          lease: { pool: 'u', since: T + 5, uncounted: true },
+        });
+        expect(await store.getPool('u')).toBeUndefined();
+        expect(await store.listPools()).toEqual([]);
+        // Listed as a holder under its shard of the pool, not under the pool's own key (every other job's).
+        expect(await allHolders(uncountedHolderKey('u', 'j1'))).toEqual(['j1']);
+        expect(await allHolders('u')).toEqual([]);
+      });
+
+      test('take creating the record (a first delivery): created already moved; Stale if the job has a record', async () => {
+        const record = registeredRecord(appflow('j1', 'u'), T);
+        expect((await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-1' }), T + 5, record)).outcome).toBe(
+          TakeOutcome.Taken,
+        );
+        expect(await read('j1')).toMatchObject({ state: 'starting', version: 2, lease: { pool: 'u', since: T + 5, uncounted: true } });
+        const before = await read('j1');
+        expect((await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-2' }), T + 6, record)).outcome).toBe(
+          TakeOutcome.Stale,
+        );
+        expect(await read('j1')).toEqual(before);
+      });
+
+      test('take is fenced: a stale version, or a job holding a slot already, is Stale and changes nothing', async () => {
+        const current = await queued('j1', 'u');
+        expect((await store.take(uncounted(), { ...from(current, 'starting'), version: current.version + 1 }, T + 5)).outcome).toBe(
+          TakeOutcome.Stale,
+        );
+        expect(await read('j1')).toEqual(current);
+        expect((await store.take(uncounted(), from(current, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        expect(await ledger.move(from(held, 'queued'), T + 7)).toBe(true);
+        const queuedHolding = await read('j1');
+        expect((await store.take(uncounted(), from(queuedHolding, 'starting'), T + 8)).outcome).toBe(TakeOutcome.Stale);
+        expect(await read('j1')).toEqual(queuedHolding);
+      });
+
+      test('free: the record only, fenced; a counted free of an uncounted slot, or the reverse, frees nothing', async () => {
+        await store.createPool('u', 5);
+        await store.createPool('p', 5);
+        const record = await queued('j1', 'u');
+        expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        const counted = await holding('c1', 'p');
+        // The wrong kind of release, either way: nothing moves (a counter given a unit it never had, or one never given back).
+        expect(await store.free(unit('u'), from(held, 'succeeded'), T + 9)).toBe(false);
+        expect(await store.free(uncounted('p'), from(counted, 'succeeded'), T + 9)).toBe(false);
+        expect(await store.getPool('u')).toMatchObject({ inUse: 0 });
+        expect(await store.getPool('p')).toMatchObject({ inUse: 1 });
+        // A stale version frees nothing; the version read frees the record only.
+        expect(await store.free(uncounted(), { ...from(held, 'succeeded'), version: held.version - 1 }, T + 9)).toBe(false);
+        expect(await store.free(uncounted(), from(held, 'succeeded', { endedAt: T + 10 }), T + 10)).toBe(true);
+        const { lease: _lease, ...rest } = held;
+        expect(await read('j1')).toEqual({ ...rest, state: 'succeeded', version: held.version + 1, updatedAt: T + 10, endedAt: T + 10 });
+        expect(await fixture.expiresAtOf('j1')).toBe(expiryOf(T + 10, fixture.retentionDays));
+        expect(await store.getPool('u')).toMatchObject({ inUse: 0 });
+        expect(await allHolders(uncountedHolderKey('u', 'j1'))).toEqual([]);
+      });
+
+      test('a hotspot spreads over the shards: 64 uncounted holders of one pool, listed by shard, each once', async () => {
+        for (let i = 0; i < 64; i++) {
+          const record = await queued(`h${i}`, 'u');
+          expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        }
+        const byShard = await Promise.all(uncountedHolderKeys('u').map((key) => allHolders(key)));
+        expect(byShard.flat().sort()).toEqual(Array.from({ length: 64 }, (_, i) => `h${i}`).sort());
+        expect(Math.max(...byShard.map((shard) => shard.length))).toBeLessThan(16);
+      });
+
+      test('a refused start gives the uncounted slot back and queues the job again (no expiresAt)', async () => {
+        const record = await queued('j1', 'u');
+        expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        expect(await store.free(uncounted(), from(held, 'queued', { lastError: 'refused' }), T + 9)).toBe(true);
+        expect(await read('j1')).toMatchObject({ state: 'queued', lastError: 'refused', version: held.version + 1 });
+        expect(await read('j1')).not.toHaveProperty('lease');
+        expect(await fixture.expiresAtOf('j1')).toBeUndefined();
+        // ...and takes again, counted now if configuration says so.
+        await store.createPool('u', 1);
+        expect((await store.take(unit('u'), from(await read('j1'), 'starting'), T + 10)).outcome).toBe(TakeOutcome.Taken);
+        expect(await read('j1')).toMatchObject({ lease: { pool: 'u', since: T + 10 } });
+        expect((await read('j1')).lease).not.toHaveProperty('uncounted');
+        expect(await store.getPool('u')).toMatchObject({ inUse: 1 });
       });
     });
 

@@ -15,6 +15,12 @@ export const SAME_VERSION_LEASED = `${SAME_VERSION} AND attribute_exists(holderP
 /** ... and holds a slot of this pool (keeping or giving it up). */
 export const SAME_VERSION_HOLDING = `${SAME_VERSION} AND holderPool = :pool`;
 
+/** ... and holds a slot of this pool that its counters count (giving it back moves them; an uncounted one would not). */
+export const SAME_VERSION_HOLDING_COUNTED = `${SAME_VERSION_HOLDING} AND attribute_not_exists(leaseUncounted)`;
+
+/** ... and holds a slot of this pool that no counter counts (an unlimited pool's: giving it back moves none). */
+export const SAME_VERSION_HOLDING_UNCOUNTED = `${SAME_VERSION_HOLDING} AND leaseUncounted = :uncounted`;
+
 /** ... holding a slot of this pool in `reserved` (claiming a reservation). */
 export const SAME_VERSION_RESERVED = `${SAME_VERSION_HOLDING} AND #state = :reserved`;
 

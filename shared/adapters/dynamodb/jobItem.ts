@@ -1,3 +1,4 @@
+import { poolOfHolderKey, uncountedHolderKey } from '../../domain/unlimited';
 import { isTerminal, JobState } from '../../domain/jobState';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import { SAME_VERSION } from './conditions';
@@ -14,6 +15,8 @@ export interface JobItem extends Omit<JobRecord, 'spec' | 'lease'> {
   spec: string;
   holderPool?: string;
   leaseSince?: number;
+  /** the slot was taken without a counter (an unlimited pool's job): set and removed with holderPool */
+  leaseUncounted?: boolean;
   /** a scheduled job due beyond 15 minutes: the keys of the sparse `due` index */
   dueBucket?: string;
   dueSk?: string;
@@ -27,13 +30,19 @@ export function expiresAfter(now: number, seconds: number): number {
   return Math.floor(now / 1000) + seconds;
 }
 
+/** The slot's key in the holders index: its pool, or for an uncounted slot its shard of the pool (uncountedHolderKey). */
+export function holderKeyOf(lease: { pool: string; uncounted?: boolean }, jobId: string): string {
+  return lease.uncounted ? uncountedHolderKey(lease.pool, jobId) : lease.pool;
+}
+
 export function toJobItem(record: JobRecord): JobItem {
   const { spec, lease, ...rest } = record;
   return {
     ...jobKey(record.jobId),
     ...rest,
     spec: JSON.stringify(spec),
-    ...(lease && { holderPool: lease.pool, leaseSince: lease.since }),
+    ...(lease && { holderPool: holderKeyOf(lease, record.jobId), leaseSince: lease.since }),
+    ...(lease?.uncounted && { leaseUncounted: true }),
   };
 }
 
@@ -47,17 +56,20 @@ export function fromJobItem(item: Record<string, unknown>): JobRecord {
     spec,
     holderPool,
     leaseSince,
+    leaseUncounted,
     ...rest
   } = item as unknown as JobItem;
   return {
     ...(rest as Omit<JobRecord, 'spec'>),
     spec: JSON.parse(spec) as JobSpec,
-    ...(holderPool !== undefined && { lease: { pool: holderPool, since: Number(leaseSince) } }),
+    ...(holderPool !== undefined && {
+      lease: { pool: poolOfHolderKey(holderPool), since: Number(leaseSince), ...(leaseUncounted === true && { uncounted: true }) },
+    }),
   };
 }
 
 /** What a move does to the slot on the record: `take` sets it, `free` removes it, `keep` leaves it. */
-export type LeaseChange = { take: { pool: string; since: number } } | 'free' | 'keep';
+export type LeaseChange = { take: { pool: string; since: number; uncounted?: boolean } } | 'free' | 'keep';
 
 export interface UpdateParts {
   UpdateExpression: string;
@@ -91,11 +103,15 @@ export function moveUpdate(
   }
   // Every move out of scheduled takes the job off the due index (absent attributes: nothing is written to the index).
   if (move.to !== JobState.Scheduled) removes.push('dueBucket', 'dueSk');
-  if (lease === 'free') removes.push('holderPool', 'leaseSince');
+  if (lease === 'free') removes.push('holderPool', 'leaseSince', 'leaseUncounted');
   else if (lease !== 'keep') {
-    values[':holderPool'] = lease.take.pool;
+    values[':holderPool'] = holderKeyOf(lease.take, move.jobId);
     values[':leaseSince'] = lease.take.since;
     sets.push('holderPool = :holderPool', 'leaseSince = :leaseSince');
+    if (lease.take.uncounted) {
+      values[':uncounted'] = true;
+      sets.push('leaseUncounted = :uncounted');
+    }
   }
   if (expires) {
     values[':expiresAt'] = expiresAfter(now, retentionDays * SECONDS_PER_DAY);

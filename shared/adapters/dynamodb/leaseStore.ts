@@ -11,6 +11,7 @@ import { LeaseTable } from './leases/leaseTable';
 import { type RateBeliefs, RateBookings } from './leases/rateBookings';
 import { FairRounds } from './leases/rounds';
 import { Slots } from './leases/slots';
+import { UncountedSlots } from './leases/uncountedSlots';
 import { Waiters } from './leases/waiters';
 
 export { HOLDERS_INDEX } from './leases/slots';
@@ -34,6 +35,7 @@ export class DynamoLeaseStore implements LeaseStore {
   private readonly counters: Counters;
   private readonly rates: RateBookings;
   private readonly slots: Slots;
+  private readonly uncounted: UncountedSlots;
   private readonly waiters: Waiters;
   private readonly rounds: FairRounds;
 
@@ -43,6 +45,7 @@ export class DynamoLeaseStore implements LeaseStore {
     this.counters = new Counters(table, beliefs);
     this.rates = new RateBookings(table, beliefs);
     this.slots = new Slots(table, new CounterWrites(table, beliefs));
+    this.uncounted = new UncountedSlots(table);
     this.waiters = new Waiters(table);
     this.rounds = new FairRounds(table);
   }
@@ -74,10 +77,11 @@ export class DynamoLeaseStore implements LeaseStore {
     return this.slots.holders(pool, options);
   }
   take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
-    return this.slots.take(demand, move, now, create);
+    // An unlimited pool's job with nothing else to count: its own record only (./leases/uncountedSlots.ts).
+    return demand.uncounted ? this.uncounted.take(demand, move, now, create) : this.slots.take(demand, move, now, create);
   }
   free(demand: Demand, move: Move, now: number): Promise<boolean> {
-    return this.slots.free(demand, move, now);
+    return demand.uncounted ? this.uncounted.free(demand, move, now) : this.slots.free(demand, move, now);
   }
   freeOverLimit(demand: Demand, overGate: string, move: Move, now: number): Promise<boolean> {
     return this.slots.freeOverLimit(demand, overGate, move, now);

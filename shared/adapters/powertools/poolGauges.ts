@@ -1,3 +1,4 @@
+import { UNLIMITED_COUNTER_LIMIT, uncountedHolderKeys } from '../../domain/unlimited';
 import { type Metrics as PowertoolsMetrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SluiceDeps } from '../../app/deps';
 import { allHolders } from '../../app/holders';
@@ -51,9 +52,13 @@ export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
     // A slot may be kept through the whole retry budget (a start of unknown outcome), then for the longest run.
     const deadline = (kind: JobKind) =>
       settings.maxRunMs[kind] + settings.backoff.retryForSeconds * 1000 + settings.startGraceMs + settings.reservationGraceMs;
-    const overdue = (await allHolders(leases, pool))
-      .filter((holder) => clock.now() - holder.since > deadline(holder.kind))
-      .map((holder) => holder.jobId);
+    // An unlimited pool (its counter never full): its uncounted slots are listed under its shards and move no counter,
+    // so its slots in use are its holders, and it reports no limit (a limit of a billion would swamp the totals).
+    const unlimited = snapshot.limit >= UNLIMITED_COUNTER_LIMIT;
+    const holders = unlimited
+      ? (await Promise.all([pool, ...uncountedHolderKeys(pool)].map((key) => allHolders(leases, key)))).flat()
+      : await allHolders(leases, pool);
+    const overdue = holders.filter((holder) => clock.now() - holder.since > deadline(holder.kind)).map((holder) => holder.jobId);
     const waiting = await leases.countWaiters(pool);
     // The first in line only (one item): how long it waited says whether anything is let in.
     const [first] = waiting > 0 ? await leases.oldestWaiters(pool, 1) : [];
@@ -69,8 +74,8 @@ export async function readPoolGauges(deps: GaugeDeps): Promise<PoolGauge[]> {
     );
     gauges.push({
       pool,
-      limit: snapshot.limit,
-      inUse: snapshot.inUse,
+      limit: unlimited ? 0 : snapshot.limit,
+      inUse: unlimited ? holders.length : snapshot.inUse,
       waiting,
       overdue,
       ...(wait && { wait }),

@@ -4,10 +4,10 @@
  */
 import { retryDelaySeconds, withinRetryBudget } from '../../domain/backoff';
 import { onStartFailure, type StartFailureStep } from '../../domain/decisions';
-import { demandOf } from '../../domain/job';
 import { encodeJobBody } from '../../domain/jobBody';
 import { JobState } from '../../domain/jobState';
 import { PROTOCOL } from '../../domain/protocol';
+import { heldDemand } from '../../domain/unlimited';
 import { PermanentStartError, type TransientStartError } from '../../errors';
 import { type JobRecord, type Move, moved, type RecordPatch } from '../../ports/jobLedger';
 import { MetricName } from '../deps';
@@ -70,7 +70,9 @@ export async function failed(
     case 'hold': {
       const retry = step === 'backoff' ? move({}) : move({ claimableAt: retryDue });
       const applied =
-        step === 'backoff' ? await acq.handOff.release(demandOf(spec), retry) : retrySent || (await acq.deps.ledger.move(retry, now));
+        step === 'backoff'
+          ? await acq.handOff.release(heldDemand(spec, record.lease), retry)
+          : retrySent || (await acq.deps.ledger.move(retry, now));
       if (!applied && !(await wroteItself(acq, record, retry))) return duplicate(acq, record, 'moved on while its start failed');
       if (!retrySent) await acq.deps.queue.send(encodeJobBody(spec), delay);
       metrics.count(MetricName.Retries, 1, spec.pool);
@@ -84,7 +86,7 @@ export async function failed(
       const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
       if (step === 'giveUp') {
         const giveUp = move({ lastError: reason });
-        if (!(await acq.handOff.release(demandOf(spec), giveUp)) && !(await wroteItself(acq, record, giveUp)))
+        if (!(await acq.handOff.release(heldDemand(spec, record.lease), giveUp)) && !(await wroteItself(acq, record, giveUp)))
           return duplicate(acq, record, 'moved on while its start failed');
         return sendToDlq(acq, { ...record, state: JobState.Dead, version: record.version + 1 }, reason);
       }

@@ -1,10 +1,13 @@
 /**
  * Protocol row `take` (shared/domain/protocol.ts): a queued (or due scheduled) job takes its units from every limit of
  * its demand and moves to starting (a first delivery: registered by the same write), then starts. A take that fails
- * for want of room leads to `park` or `reject` (./cannotTake.ts).
+ * for want of room leads to `park` or `reject` (./cannotTake.ts). A job of an unlimited pool with no start rate and no
+ * keyed limit takes no counter (shared/domain/unlimited.ts): its take is a fenced write of its own record, which never
+ * finds a limit full, so it never parks.
  */
 import { demandOf } from '../../domain/job';
 import { gatesOf } from '../../domain/limits';
+import { takeDemand } from '../../domain/unlimited';
 import { moved } from '../../ports/jobLedger';
 import { TakeOutcome } from '../../ports/leaseStore';
 import { cannotTake } from './cannotTake';
@@ -12,7 +15,7 @@ import { MOVED, type StepHandler, TAKE_AGAIN } from './context';
 import { start } from './start';
 
 export const take: StepHandler = async (acq, delivery, record, move, now) => {
-  const demand = demandOf(record.spec);
+  const demand = takeDemand(demandOf(record.spec), acq.deps.settings);
   const { unsaved, message, via } = delivery;
   // A first delivery for a pool this environment just saw full parks at once (no take bound to fail); the look at
   // the counter after parking lets it in if a slot was free after all.
@@ -25,7 +28,14 @@ export const take: StepHandler = async (acq, delivery, record, move, now) => {
   const { outcome, startAt, seen, gate } = await acq.deps.leases.take(demand, move, now, unsaved ? record : undefined);
   if (outcome === TakeOutcome.Taken) {
     acq.fullHints.forget(demand.pool);
-    return start(acq, { ...moved(record, move, now), ...(startAt !== undefined && { startAt }) }, record.startRequested === true, via);
+    // The slot as the store wrote it: a release in this invocation gives it back as it was taken (counted or not).
+    const lease = { pool: demand.pool, since: now, ...(demand.uncounted && { uncounted: true }) };
+    return start(
+      acq,
+      { ...moved(record, move, now), lease, ...(startAt !== undefined && { startAt }) },
+      record.startRequested === true,
+      via,
+    );
   }
   if (outcome === TakeOutcome.Full && seen?.counter) acq.fullHints.noteFull(demand.pool, seen.counter, demand.units, now);
   if (outcome === TakeOutcome.Stale) return MOVED;

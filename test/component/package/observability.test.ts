@@ -11,6 +11,7 @@ import { startGlueJob } from '../../support/fakes/drive';
 import { Reconciler } from '../../../shared/app/reconcile';
 import type { JobSpec } from '../../../shared/kinds/registry';
 import { WaitCause } from '../../../shared/domain/stuckPools';
+import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { waitKey } from '../../../shared/domain/waiting';
 
 /**
@@ -186,6 +187,26 @@ describe('pool gauges', () => {
         wait: { gate: 'etl', cause: WaitCause.SlotsFree, waitSeconds: 1800 },
       },
     ]);
+  });
+
+  test('an unlimited pool: its holders from every shard are its slots in use (overdue ones named), and it reports no limit', async () => {
+    const deps = await world();
+    const settings = { ...deps.settings, unlimitedPools: ['fanout'] };
+    const leases = deps.leases as InMemoryStore;
+    await leases.createPool('fanout', UNLIMITED_COUNTER_LIMIT);
+    const graces = settings.backoff.retryForSeconds * 1000 + settings.startGraceMs + settings.reservationGraceMs;
+    const now = deps.clock.now();
+    for (const [jobId, since] of [
+      ['f1', now],
+      ['f2', now],
+      ['f-stuck', now - settings.maxRunMs.glue - graces - 1],
+    ] as const) {
+      const { record } = await leases.register({ id: jobId, pool: 'fanout', kind: 'glue', jobName: `job-${jobId}` } as JobSpec, since);
+      const taken = await leases.take({ ...unit('fanout'), uncounted: true }, { jobId, version: record.version, to: 'starting' }, since);
+      expect(taken.outcome).toBe('taken');
+    }
+    const fanout = (await readPoolGauges({ ...deps, settings })).find((g) => g.pool === 'fanout');
+    expect(fanout).toEqual({ pool: 'fanout', limit: 0, inUse: 3, waiting: 0, overdue: ['f-stuck'] });
   });
 
   test('publishes one line per pool and one for the service, with the names the dashboard and the alarm read', async () => {

@@ -24,6 +24,7 @@ import {
   type ScenarioOptions,
   type StartFault,
   type Step,
+  unlimitedPoolOf,
 } from './scenario';
 import {
   type ExploreServices,
@@ -138,8 +139,10 @@ export class ExploreRun {
       ...(scenario.keyLimits && { [`key/${keyPrefix(keyName(1))}:*`]: 1000 / RATED_INTERVAL_MS }),
       ...(scenario.ratedPools && Object.fromEntries(this.pools.map((pool) => [pool, 1000 / RATED_POOL_INTERVAL_MS]))),
     };
+    const unlimited = unlimitedPoolOf(scenario);
     this.worldOptions = {
-      pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit])),
+      pools: Object.fromEntries(scenario.limits.map((limit, i) => [poolName(i), limit]).filter(([pool]) => pool !== unlimited)),
+      ...(unlimited && { settings: { unlimitedPools: [unlimited] } }),
       keyLimits: Object.fromEntries((scenario.keyLimits ?? []).map((limit, i) => [keyPrefix(keyName(i)), limit])),
       rates,
     };
@@ -167,13 +170,19 @@ export class ExploreRun {
     return this.dynamo ? this.dynamo.within(inv, work) : work();
   }
 
-  /** What each job takes, from the scenario (never from the stores). */
+  /**
+   * What each job takes, from the scenario (never from the stores): what its take counts (a job of the unlimited pool
+   * with no keyed limit and no rate counts against no limit, so its runs are not held to the pool counter's limit).
+   */
   private demands(): Map<string, Demand> {
+    // Written out here rather than asked of shared/domain/unlimited.ts: the oracle does not trust the code it checks.
+    const unlimited = unlimitedPoolOf(this.scenario);
     return new Map(
-      this.scenario.jobs.map((job, i) => [
-        jobName(i),
-        demandOf({ pool: poolName(job.pool % this.scenario.limits.length), ...flowControlOf(job) }),
-      ]),
+      this.scenario.jobs.map((job, i) => {
+        const demand = demandOf({ pool: poolName(job.pool % this.scenario.limits.length), ...flowControlOf(job) });
+        const uncounted = demand.pool === unlimited && demand.keys.length === 0 && !this.scenario.ratedPools;
+        return [jobName(i), uncounted ? { ...demand, uncounted: true } : demand];
+      }),
     );
   }
 

@@ -96,6 +96,11 @@ export interface Scenario {
   limits: number[];
   /** every pool has a start rate (RATED_POOL_INTERVAL_MS) */
   ratedPools?: boolean;
+  /**
+   * The last pool is configured "unlimited" (POOLS): its jobs take no counter, unless they name keyed limits or the
+   * pools are rated (then its counter is created with a limit never reached). `limits` keeps a number for it, unused.
+   */
+  unlimitedPool?: boolean;
   /** keyed limits (their default maximum, by prefix): `k<i+1>:x` */
   keyLimits?: number[];
   jobs: JobDef[];
@@ -125,6 +130,9 @@ export interface ScenarioOptions {
 }
 
 export const poolName = (index: number): string => `p${index + 1}`;
+/** The scenario's unlimited pool (its last), if it has one. */
+export const unlimitedPoolOf = (scenario: Pick<Scenario, 'limits' | 'unlimitedPool'>): string | undefined =>
+  scenario.unlimitedPool ? poolName(scenario.limits.length - 1) : undefined;
 export const keyName = (index: number): string => `k${index + 1}:x`;
 /** With flow control, the second keyed limit has a start rate: one start per RATED_INTERVAL_MS. */
 export const RATED_INTERVAL_MS = 10_000;
@@ -222,6 +230,8 @@ export function scenarioArb(options: ScenarioOptions = {}): fc.Arbitrary<Scenari
   return fc.record({
     ...(options.ratedPools && { ratedPools: fc.constant(true) }),
     limits: fc.array(fc.integer({ min: 1, max: options.flowControl ? 3 : 2 }), { minLength: 1, maxLength: 2 }),
+    // One scenario in three has an unlimited pool beside (or instead of) a limited one.
+    unlimitedPool: fc.constantFrom(false, false, true),
     ...(options.flowControl && { keyLimits: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 2 }) }),
     jobs: fc.array(job, { minLength: 1, maxLength: options.maxJobs ?? 4 }),
     waves: fc.array(wave, { minLength: 1, maxLength: options.maxWaves ?? 4 }),
@@ -285,7 +295,7 @@ function describeFlowControl(job: JobDef): string {
 
 export function describeScenario(scenario: Scenario): string {
   const lines = [
-    `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${limit}`).join(', ')}${scenario.ratedPools ? ` (each ${1000 / RATED_POOL_INTERVAL_MS} starts/s)` : ''}`,
+    `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${unlimitedPoolOf(scenario) === poolName(i) ? 'unlimited' : limit}`).join(', ')}${scenario.ratedPools ? ` (each ${1000 / RATED_POOL_INTERVAL_MS} starts/s)` : ''}`,
     ...(scenario.keyLimits ? [`keyed limits: ${scenario.keyLimits.map((limit, i) => `${keyName(i)}=${limit}`).join(', ')}`] : []),
     `jobs: ${scenario.jobs
       .map(

@@ -1,3 +1,4 @@
+import { uncountedHolderKey } from '../../../shared/domain/unlimited';
 import { demandOf, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
@@ -259,7 +260,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     const all = [...this.jobs.values()]
       .map((stored) => stored.record)
-      .filter((record) => record.lease?.pool === pool && (options.after === undefined || record.jobId > options.after))
+      // Listed under its index key: its pool, or an uncounted slot's shard of it (as the DynamoDB adapter writes it).
+      .filter((record) => record.lease && holderKey(record) === pool && (options.after === undefined || record.jobId > options.after))
       .sort((a, b) => byCodeUnit(a.jobId, b.jobId))
       .map((record) => ({ jobId: record.jobId, kind: record.kind, since: record.lease!.since }));
     const max = options.max ?? 100;
@@ -275,7 +277,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     const stored = create ? { record: structuredClone(create) } : this.fenced(move);
     if (!stored || stored.record.lease) return { outcome: TakeOutcome.Stale };
     const changes = exchange(undefined, demand);
-    if (this.contended) return { outcome: TakeOutcome.Contended, gate: this.contendedGate(changes) };
+    // An uncounted take (an unlimited pool's job) writes no counter: there is nothing to contend for.
+    if (this.contended && changes.length > 0) return { outcome: TakeOutcome.Contended, gate: this.contendedGate(changes) };
     // One gate: the counter as the failed write saw it, as DynamoDB's ALL_OLD gives it.
     const seen = () => (changes.length === 1 ? { seen: { counter: this.peekPool(demand.pool) } } : {});
     const missing = this.firstMissing(changes);
@@ -285,7 +288,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
     this.applyCounters(changes, startAt);
     if (create) this.jobs.set(create.jobId, stored);
-    stored.record.lease = { pool: demand.pool, since: now };
+    stored.record.lease = { pool: demand.pool, since: now, ...(demand.uncounted && { uncounted: true }) };
     this.apply(stored, move, now);
     if (startAt !== undefined) stored.record.startAt = startAt;
     return { outcome: TakeOutcome.Taken, ...(startAt !== undefined && { startAt }) };
@@ -487,6 +490,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     const changes = exchange(demand, undefined);
     const stored = this.fenced(move);
     if (this.firstMissing(changes) || !allowed() || !stored || stored.record.lease?.pool !== demand.pool) return false;
+    // A slot is given back as it was taken: an uncounted one (an unlimited pool's) moves no counter, a counted one does.
+    if ((stored.record.lease.uncounted === true) !== (demand.uncounted === true)) return false;
     this.applyCounters(changes);
     delete stored.record.lease;
     this.apply(stored, move, now);
@@ -586,4 +591,9 @@ const runKey = (kind: string, executionId: string) => `${kind}#${executionId}`;
 /** DynamoDB orders string sort keys by UTF-8 bytes; for the ASCII keys Sluice uses that is code-unit order. */
 function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A held slot's key in the holders index (shared/domain/unlimited.ts: an uncounted slot is listed under its shard). */
+function holderKey(record: JobRecord): string {
+  return record.lease!.uncounted ? uncountedHolderKey(record.lease!.pool, record.jobId) : record.lease!.pool;
 }

@@ -37,3 +37,12 @@ test("settings the stage's functions could not read are a configuration error, n
   expect(() => stage({ overrides: '{"glue":{"arguments":true}' })).toThrow(ConfigurationError);
   expect(() => stage({ pools: 'not json' })).toThrow(ConfigurationError);
 });
+
+test('a pool the stage configures "unlimited" is one of its pools; an unknown one is named with the others', () => {
+  const fanout = stage({ pools: '{"default":1,"fanout":"unlimited"}' });
+  const glue = (pool: string) => spec({ kind: 'glue', id: 'g', jobName: 'sluice-x', pool });
+  expect(stageRefusals(glue('fanout'), fanout, NOW)).toEqual([]);
+  expect(stageRefusals(glue('other'), fanout, NOW)).toEqual([
+    expect.stringMatching(/^pool 'other' is not among the stage's pools \(default, fanout\)/),
+  ]);
+});

@@ -1,5 +1,6 @@
 import {
   longestRetryForSeconds,
+  parsePoolSetting,
   parsePools,
   readEnv,
   RETRY_DELIVERY_MARGIN_SECONDS,
@@ -75,7 +76,14 @@ describe('settings', () => {
       backoff: { baseSeconds: 1, maxSeconds: 30, retryForSeconds: 4 },
       startGraceMs: 3000,
       reservationGraceMs: 2500,
-      maxRunMs: { appflow: 120_000, glue: 60_000, sfn: 24 * 3600_000, ecs: 24 * 3600_000, batch: 48 * 3600_000, callback: 7 * 24 * 3600_000 },
+      maxRunMs: {
+        appflow: 120_000,
+        glue: 60_000,
+        sfn: 24 * 3600_000,
+        ecs: 24 * 3600_000,
+        batch: 48 * 3600_000,
+        callback: 7 * 24 * 3600_000,
+      },
       stopOverdueRuns: true,
       reconcileBudgetMs: 2000,
       reconcileConcurrency: 3,
@@ -83,12 +91,14 @@ describe('settings', () => {
     });
   });
 
-  test("a retry budget a resumed AppFlow start would outlive (its client token lasts 8 hours) is refused at load", () => {
+  test('a retry budget a resumed AppFlow start would outlive (its client token lasts 8 hours) is refused at load', () => {
     // The last retry can arrive RETRY_MAX_SECONDS after the budget ends, and delivery takes up to 15 minutes more.
     const longest = 8 * 3600 - 900 - RETRY_DELIVERY_MARGIN_SECONDS;
     expect(settingsFrom(readEnv({ ...required, RETRY_FOR_SECONDS: String(longest) })).backoff.retryForSeconds).toBe(longest);
-    const load = (retryFor: number, maxDelay = 900) =>
-      () => settingsFrom(readEnv({ ...required, RETRY_FOR_SECONDS: String(retryFor), RETRY_MAX_SECONDS: String(maxDelay) }));
+    const load =
+      (retryFor: number, maxDelay = 900) =>
+      () =>
+        settingsFrom(readEnv({ ...required, RETRY_FOR_SECONDS: String(retryFor), RETRY_MAX_SECONDS: String(maxDelay) }));
     expect(load(longest + 1)).toThrow(RetryWindowTooLongError);
     expect(load(longest + 1)).toThrow(ConfigurationError);
     expect(load(9 * 3600)).toThrow(/RETRY_FOR_SECONDS .* is 32400 s, but a resumed start of AppFlow flows .* Set it to at most 27000 s/);
@@ -140,6 +150,19 @@ describe('settings', () => {
     test('a JSON object of pool name to limit', () => {
       expect(parsePools('{"a":1,"b":1000,"c":0}')).toEqual({ a: 1, b: 1000, c: 0 });
       expect(parsePools('{}')).toEqual({});
+    });
+
+    test('a pool may be "unlimited": no concurrency limit; anything else but a limit is refused, naming the pool', () => {
+      expect(parsePoolSetting('{"a":1,"fanout":"unlimited"}')).toEqual({ limits: { a: 1 }, unlimited: ['fanout'] });
+      expect(settingsFrom(readEnv({ ...required, POOLS: '{"a":1,"fanout":"unlimited"}' }))).toMatchObject({
+        pools: { a: 1 },
+        unlimitedPools: ['fanout'],
+      });
+      expect(settingsFrom(readEnv({ ...required, POOLS: '{"a":1}' })).unlimitedPools).toBeUndefined();
+      for (const value of ['"none"', '"Unlimited"', 'null', 'true', '-1', '10001'])
+        expect(() => parsePoolSetting(`{"fanout":${value}}`)).toThrow(/^POOLS is invalid: fanout: a limit 0\.\.10000 or "unlimited"/);
+      // Keyed limits have no unlimited: a key without a limit is simply not named.
+      expect(() => parsePools('{"org":"unlimited"}', 'KEY_LIMITS', 'key prefix')).toThrow(/^KEY_LIMITS is invalid/);
     });
 
     test('not JSON: the message shows what was given', () => {

@@ -12,7 +12,7 @@ import {
   type TakeResult,
 } from '../../../ports/leaseStore';
 import type { JobKind } from '../../../kinds/registry';
-import { ADMITTABLE, SAME_VERSION_FREE, SAME_VERSION_HOLDING, SAME_VERSION_RESERVED } from '../conditions';
+import { ADMITTABLE, SAME_VERSION_FREE, SAME_VERSION_HOLDING_COUNTED, SAME_VERSION_RESERVED } from '../conditions';
 import { type CancellationReason, failedCondition } from '../errors';
 import { moveUpdate, type UpdateParts } from '../jobItem';
 import { jobKey, waiterKey } from '../keys';
@@ -133,9 +133,9 @@ export class Slots {
     return missingGate(reasons.slice(0, counters)) ? ReserveOutcome.NoPool : ReserveOutcome.Full;
   }
 
-  /** A version-fenced move of a job that holds a slot of `pool`. */
+  /** A version-fenced move of a job that holds a counted slot of `pool` (an uncounted one is ./uncountedSlots.ts's). */
   private holding(pool: string, move: Move, now: number, lease: 'free' | 'keep'): TransactItem {
-    const update = moveUpdate(move, now, lease, this.table.retentionDays, SAME_VERSION_HOLDING);
+    const update = moveUpdate(move, now, lease, this.table.retentionDays, SAME_VERSION_HOLDING_COUNTED);
     update.ExpressionAttributeValues[':pool'] = pool;
     return this.table.job(update, move.jobId);
   }

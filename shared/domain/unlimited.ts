@@ -1,0 +1,76 @@
+import { demandOf } from './job';
+import type { Demand } from './limits';
+
+/**
+ * Pools with no concurrency limit (POOLS: `"fanout": "unlimited"`). Every other limit is a counter item every job of
+ * the pool writes as it takes and gives back its slot: one item, so at most a few hundred admissions a second per pool
+ * however many jobs are due. A job of an unlimited pool needs no count, so when nothing else needs its pool's counter
+ * (no start rate, no keyed limit) it takes none: its `take` is a fenced write of its own record (marked `uncounted`)
+ * and its release writes only that record. Everything else stays: idempotent start (the version fence), notBefore,
+ * the events, the DLQ paths and the reconciler. An unlimited pool with a start rate, or a job of one naming keyed
+ * limits, takes its counters as any job does (the rate's `tat` lives on the pool's counter), the pool's counter then
+ * created with a limit no pool reaches (UNLIMITED_COUNTER_LIMIT).
+ */
+export const UNLIMITED = 'unlimited';
+
+/** The limit of an unlimited pool's counter where one is needed (a start rate, keyed limits): never the one that is full. */
+export const UNLIMITED_COUNTER_LIMIT = 1_000_000_000;
+
+/** What decides whether a job takes counters: the stage's configuration, never the job message. */
+export interface PoolConfiguration {
+  unlimitedPools?: readonly string[];
+  rates?: Readonly<Record<string, number>>;
+}
+
+export function isUnlimitedPool(pool: string, config: PoolConfiguration): boolean {
+  return config.unlimitedPools?.includes(pool) ?? false;
+}
+
+/**
+ * The demand a `take` admits: uncounted (no gate at all) for a job of an unlimited pool without a configured start
+ * rate and without keyed limits; its demand as it is otherwise.
+ */
+export function takeDemand(demand: Demand, config: PoolConfiguration): Demand {
+  if (!isUnlimitedPool(demand.pool, config) || demand.keys.length > 0 || config.rates?.[demand.pool] !== undefined) return demand;
+  return { ...demand, uncounted: true };
+}
+
+/**
+ * The demand a job holding a slot gives back: what its take counted, as its record says (`uncounted` on the slot), not
+ * what the configuration says now (a pool made unlimited, or limited again, meanwhile must not move a counter its
+ * holders never moved).
+ */
+export function heldDemand(spec: Parameters<typeof demandOf>[0], lease: { uncounted?: boolean } | undefined): Demand {
+  const demand = demandOf(spec);
+  return lease?.uncounted ? { ...demand, uncounted: true } : demand;
+}
+
+/**
+ * Shards of an unlimited pool's entries in the holders index. A counted slot is listed under its pool's name, one index
+ * partition key that every take and release of the pool writes (an index partition takes about 1,000 writes a second,
+ * and a throttled index write throttles the table write that made it). An uncounted slot is listed under
+ * `<pool>/<shard>` (pool names cannot contain '/'), its shard a hash of its job id: a hotspot of one unlimited pool
+ * spreads over this many index partition keys.
+ */
+export const UNCOUNTED_HOLDER_SHARDS = 16;
+
+/** The holders index key of an uncounted slot of `pool` held by `jobId`. */
+export function uncountedHolderKey(pool: string, jobId: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < jobId.length; i++) {
+    hash ^= jobId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `${pool}/${hash % UNCOUNTED_HOLDER_SHARDS}`;
+}
+
+/** Every holders index key an unlimited pool's uncounted slots may be listed under. */
+export function uncountedHolderKeys(pool: string): string[] {
+  return Array.from({ length: UNCOUNTED_HOLDER_SHARDS }, (_, shard) => `${pool}/${shard}`);
+}
+
+/** The pool of a holders index key (a pool's own name, or an uncounted shard's `<pool>/<shard>`). */
+export function poolOfHolderKey(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? key : key.slice(0, slash);
+}

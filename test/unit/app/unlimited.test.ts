@@ -1,0 +1,125 @@
+import { AcquireResult } from '../../../shared/app/acquireJob';
+import { formatPoolDetails } from '../../../shared/cli/formatInspect';
+import { poolDetails } from '../../../shared/inspect/pools';
+import { Drift } from '../../../shared/app/reconcile';
+import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
+import { RunStatus } from '../../../shared/ports/jobStarter';
+import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import type { GlueJob } from '../../../shared/kinds/registry';
+
+/**
+ * Pools with no concurrency limit (POOLS: "unlimited"), through the real services on the in-memory ports: a job of one
+ * takes no counter (no item every other job of the pool writes), never waits, and its release moves no counter; the
+ * rest of its life (starts, retries, the DLQ, the reconciler) is any job's.
+ */
+
+const fanout = (id: string, extra: Partial<GlueJob> = {}): GlueJob => ({ ...glueJob(id, 'fanout'), ...extra });
+const unlimited = (extra: object = {}) => makeDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'], ...extra } });
+const runOf = (world: FakeWorld, id: string) => world.starters.glue.runsOf(id)[0]!.executionId;
+
+describe('an unlimited pool', () => {
+  test('every job starts at once, none waits, and no counter is ever written for the pool', async () => {
+    const world = unlimited();
+    const results = [];
+    for (let i = 0; i < 50; i++) results.push(await world.acquirer.process(messageOf(fanout(`f${i}`))));
+    expect(results).toEqual(Array(50).fill(AcquireResult.Started));
+    expect(world.starters.glue.inProgress()).toHaveLength(50);
+    // No counter, no registry entry, no waiter: the pool's own partition is never written.
+    expect(world.leases.peekPool('fanout')).toBeUndefined();
+    expect(await world.leases.listPools()).toEqual([]);
+    expect(world.leases.allWaiters()).toEqual([]);
+    // Each slot is on its job's record, marked uncounted, and listed as a holder of the pool.
+    expect(world.ledger.peek('f0')).toMatchObject({ state: 'running', lease: { pool: 'fanout', uncounted: true } });
+    expect(world.leases.holdersOf('fanout')).toHaveLength(50);
+  });
+
+  test('a completion releases the record only, with no look at a waiting list; a duplicate changes nothing', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('a')));
+    const oldest = jest.spyOn(world.leases, 'oldestWaiters');
+    const free = jest.spyOn(world.leases, 'free');
+    const completion = world.starters.glue.finish(runOf(world, 'a'), 'succeeded');
+    expect(await world.completeRun.complete(completion)).toBe('released');
+    expect(await world.completeRun.complete(completion)).toBe('already-done');
+    expect(world.ledger.peek('a')!.state).toBe('succeeded');
+    expect(world.ledger.peek('a')!.lease).toBeUndefined();
+    expect(oldest).not.toHaveBeenCalled();
+    expect(free.mock.calls.map(([demand]) => demand)).toEqual([{ pool: 'fanout', keys: [], units: 1, uncounted: true }]);
+    expect(world.leases.peekPool('fanout')).toBeUndefined();
+    expect(world.queue.sent).toEqual([]);
+  });
+
+  test('a refused start backs off (record only) and its retry starts; a start failed for good is dead-lettered', async () => {
+    const world = unlimited();
+    world.starters.glue.failNextStarts(1);
+    expect(await world.acquirer.process(messageOf(fanout('r')))).toBe(AcquireResult.RetryScheduled);
+    expect(world.ledger.peek('r')).toMatchObject({ state: 'queued' });
+    expect(world.ledger.peek('r')!.lease).toBeUndefined();
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
+    world.starters.glue.failNextStarts(1, 'permanent');
+    expect(await world.acquirer.process(messageOf(fanout('p')))).toBe(AcquireResult.DeadLettered);
+    expect(world.ledger.peek('p')).toMatchObject({ state: 'dead' });
+    expect(world.ledger.peek('p')!.lease).toBeUndefined();
+    expect(world.queue.deadLettersFor('p')).toHaveLength(1);
+    expect(world.leases.peekPool('fanout')).toBeUndefined();
+  });
+
+  test('the reconciler checks its holders (none lists the pool): a lost completion ends the job', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('lost')));
+    world.starters.glue.setStatus(runOf(world, 'lost'), RunStatus.Succeeded);
+    const report = await world.reconciler.run();
+    expect(report).toMatchObject({ pools: 1, holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
+    expect(world.ledger.peek('lost')!.state).toBe('succeeded');
+    // It creates the pool's counter (never full; no job of the pool wrote it) so that the CLI lists the pool.
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0 });
+  });
+
+  test('sluice top and pool list show it as unlimited, its jobs in use its holders (the counter counts none of them)', async () => {
+    const world = unlimited();
+    for (const id of ['a', 'b', 'c']) await world.acquirer.process(messageOf(fanout(id)));
+    await world.reconciler.run();
+    const [detail] = (await poolDetails({ leases: world.leases })).filter((p) => p.name === 'fanout');
+    expect(detail).toMatchObject({ name: 'fanout', unlimited: true, inUse: 3, waiting: 0 });
+    expect(detail!.held.map((h) => h.jobId).sort()).toEqual(['a', 'b', 'c']);
+    const table = formatPoolDetails([detail!], world.clock.now()).split('\n');
+    expect(table[1]).toMatch(/^fanout\s+unlimited\s+3\s+-\s+0$/);
+  });
+
+  test('with a start rate: its jobs book starts on the pool counter, which is never full', async () => {
+    const world = unlimited({ rates: { fanout: 1 } });
+    for (const id of ['a', 'b', 'c']) await world.acquirer.process(messageOf(fanout(id)));
+    const counter = world.leases.peekPool('fanout')!;
+    expect(counter).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, inUse: 3 });
+    // Each start booked one interval after the one before (a tat on the counter), not all at once.
+    const booked = ['a', 'b', 'c'].map((id) => world.ledger.peek(id)!.startAt!);
+    expect([booked[1]! - booked[0]!, booked[2]! - booked[1]!]).toEqual([counter.rate!.intervalMs, counter.rate!.intervalMs]);
+    expect(counter.rate!.intervalMs).toBeGreaterThanOrEqual(1000);
+  });
+
+  test('a job naming a keyed limit takes it (and the pool counter, never full): the key holds it back', async () => {
+    const world = unlimited({ keyLimits: { org: 1 } });
+    expect(await world.acquirer.process(messageOf(fanout('k1', { limits: ['org:a'] })))).toBe(AcquireResult.Started);
+    expect(await world.acquirer.process(messageOf(fanout('k2', { limits: ['org:a'] })))).toBe(AcquireResult.Waiting);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, inUse: 1 });
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('running');
+    expect(world.leases.peekPool('key/org:a')).toMatchObject({ inUse: 1 });
+  });
+
+  test('its configuration changed while jobs hold slots: each gives back what its take counted', async () => {
+    // A slot counted while the pool was limited, one not counted while it was unlimited.
+    const world = makeDeps({ settings: { pools: { fanout: 5 } } });
+    await world.acquirer.process(messageOf(fanout('counted')));
+    Object.assign(world.settings, { pools: {}, unlimitedPools: ['fanout'] });
+    await world.acquirer.process(messageOf(fanout('free')));
+    expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 1 });
+    // Limited again: the uncounted slot's end moves no counter, the counted one's gives its unit back.
+    Object.assign(world.settings, { pools: { fanout: 5 }, unlimitedPools: [] });
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'free'), 'succeeded'));
+    expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 1 });
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'counted'), 'succeeded'));
+    expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 0 });
+  });
+});
