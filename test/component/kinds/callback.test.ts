@@ -3,6 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { PermanentStartError, TransientStartError } from '../../../shared/errors';
 import { callback } from '../../../shared/kinds/callback';
 import { kindStarters } from '../../../shared/kinds/starters';
+// The functions' entry points import it: it gives kindStarters each kind's SDK adapter.
+import '../../../shared/kinds/starterLoaders';
 import { createEventBusSender, EventBusSender } from '../../../shared/kinds/callback/send/eventBusSender';
 import { createLambdaSender } from '../../../shared/kinds/callback/send/lambdaSender';
 import type { TargetSender } from '../../../shared/kinds/callback/send/sender';

@@ -1,4 +1,5 @@
 import { StartFlowCommand } from '@aws-sdk/client-appflow';
+import { SAME_VERSION_HOLDING_COUNTED } from '../../../shared/adapters/dynamodb/conditions';
 import { StartJobRunCommand } from '@aws-sdk/client-glue';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -215,7 +216,7 @@ describe('releaser handler', () => {
       {
         Update: expect.objectContaining({
           Key: { pk: 'JOB#job-1', sk: 'JOB' },
-          ConditionExpression: '#version = :version AND holderPool = :pool',
+          ConditionExpression: SAME_VERSION_HOLDING_COUNTED,
           ExpressionAttributeValues: expect.objectContaining({
             ':to': 'succeeded',
             ':executionId': 'exec-1',
