@@ -394,12 +394,14 @@ describe('the dashboard in headless Chromium', () => {
     expect([await nightA.locator('.succeeded').textContent(), await nightA.locator('.failed').textContent()]).toEqual(['0', '2']);
     const nightB = page.locator('#day tr[data-pool="night-b"]');
     expect([await nightB.locator('.succeeded').textContent(), await nightB.locator('.failed').textContent()]).toEqual(['2', '0']);
-    // Runs of 10 s: the median is 10 s or more (how much more depends on the machine), in the histogram's first bins.
-    expect(Number(/^(\d+)s$/.exec((await nightB.locator('.p50').textContent())!)?.[1])).toBeGreaterThanOrEqual(10);
+    // Runs of about 10 s (from the recorded start to the completion: a little less or more, as the machine goes), shown
+    // in seconds and counted in the histogram's first bin (under a minute).
+    expect(await nightB.locator('.p50').textContent()).toMatch(/^\d+s$/);
     const bins = await nightB
       .locator('svg.bins rect[data-count]')
       .evaluateAll((bars) => bars.map((bar) => Number(bar.getAttribute('data-count'))));
     expect(bins.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(bins[0]).toBe(2);
     // Last night in etl, hours ago: at its limit most of the night, its counts, its longest run.
     const etl = page.locator('#day tr[data-pool="etl"]');
     expect(await etl.locator('svg.day').getAttribute('aria-label')).toBe(
