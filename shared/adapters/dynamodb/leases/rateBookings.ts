@@ -19,8 +19,48 @@ import { judge, Verdict } from './verdict';
  * What this instance believes of each gate's start rate: its state (with the `tat` last seen), null for none, absent
  * for not known (as none). A belief is never trusted: an admission to a gate believed to have no rate carries
  * NOT_RATED, one to a rated gate RATE_AS_READ, so a wrong belief fails the write, and its ALL_OLD corrects it.
+ *
+ * It also lines up this instance's bookings of a gate: each books on the `tat` the one before it wrote, instead of
+ * all of them on the same read with one winner (the others' writes refused, tried again, refused again). Bookings
+ * of other instances still meet at the counter, and the fence decides as before (shared/adapters/dynamodb/contention.ts).
  */
-export type RateBeliefs = Map<string, RateState | null>;
+export class RateBeliefs extends Map<string, RateState | null> {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  /**
+   * Runs `admit` once this instance's admissions before it on the same gates are done: on every guarded gate not known
+   * to have no rate (rated, or not known yet: the first admission learns it for those behind it). Gates are queued
+   * for in name order, so two admissions never wait for each other.
+   */
+  async inTurn<T>(changes: GateChange[], admit: () => Promise<T>): Promise<T> {
+    if (!rateBookingTuning.inTurn) return admit();
+    const gates = [...new Set(changes.filter((c) => c.guarded && this.get(c.gate) !== null).map((c) => c.gate))].sort();
+    const releases: Array<() => void> = [];
+    try {
+      for (const gate of gates) {
+        const before = this.tails.get(gate);
+        let release!: () => void;
+        const mine = new Promise<void>((resolve) => (release = resolve));
+        const tail = (before ?? Promise.resolve()).then(() => mine);
+        this.tails.set(gate, tail);
+        releases.push(() => {
+          release();
+          if (this.tails.get(gate) === tail) this.tails.delete(gate);
+        });
+        if (before) await before;
+      }
+      return await admit();
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+}
+
+/** How bookings meet each other (the bench compares them back to back: bench/rateMain.ts). */
+export const rateBookingTuning = {
+  /** An instance's bookings of one gate one at a time (RateBeliefs.inTurn); false: all at once, the fence decides. */
+  inTurn: true,
+};
 
 export class RateBookings {
   constructor(
@@ -49,6 +89,10 @@ export class RateBookings {
     // Every gate of the demand, none changed: a rated one moves its tat (fenced by the one read), an unrated one is
     // checked to be still unrated (a rate set meanwhile fails the write and is learned).
     const changes = gatesOf(demand).map((gate) => ({ gate, delta: 0, guarded: true }));
+    return this.rates.inTurn(changes, () => this.bookInTurn(demand, changes, now));
+  }
+
+  private async bookInTurn(demand: Demand, changes: GateChange[], now: number): Promise<{ startAt: number } | { retryAt: number }> {
     for (let tries = 1; ; tries++) {
       const plan = plannedStart(this.rates, changes, now);
       if ('retryAt' in plan) return plan;
@@ -123,10 +167,12 @@ export function plannedStart(rates: RateBeliefs, changes: GateChange[], now: num
   return retryAt !== undefined ? { retryAt } : { startAt };
 }
 
-/** The bookings applied: each rated gate's tat is now one interval past the start booked. */
+/** The bookings applied: each rated gate's tat is now one interval past the start booked; the others have no rate. */
 export function noteBooked(rates: RateBeliefs, changes: GateChange[], startAt: number | undefined): void {
   for (const change of changes) {
-    const rate = change.guarded ? rates.get(change.gate) : undefined;
-    if (rate) rates.set(change.gate, { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs });
+    if (!change.guarded) continue;
+    const rate = rates.get(change.gate);
+    // A guarded gate not believed rated was written with NOT_RATED: it had no rate then.
+    rates.set(change.gate, rate ? { intervalMs: rate.intervalMs, tat: startAt! + rate.intervalMs } : null);
   }
 }
