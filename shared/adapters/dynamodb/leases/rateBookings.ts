@@ -4,8 +4,9 @@ import { book, type RateState } from '../../../domain/rate';
 import { ContentionError } from '../../../errors';
 import { GATE_KNOWN, NOT_RATED, RATE_AS_READ, TICK_NOT_DUE } from '../conditions';
 import { CONTENTION_TRIES, contentionDelayMs } from '../contention';
-import { applied } from '../errors';
+import { isConditionalCheckFailed } from '../errors';
 import { poolKey } from '../keys';
+import { unmarshalled } from './counterItem';
 import type { LeaseTable } from './leaseTable';
 import { judge, Verdict } from './verdict';
 
@@ -25,6 +26,8 @@ import { judge, Verdict } from './verdict';
  * of other instances still meet at the counter, and the fence decides as before (shared/adapters/dynamodb/contention.ts).
  */
 export class RateBeliefs extends Map<string, RateState | null> {
+  /** The tick this instance last saw elected for each gate (its `tickAt`). */
+  readonly ticks = new Map<string, number>();
   private readonly tails = new Map<string, Promise<void>>();
 
   /**
@@ -33,23 +36,27 @@ export class RateBeliefs extends Map<string, RateState | null> {
    * for in name order, so two admissions never wait for each other.
    */
   async inTurn<T>(changes: GateChange[], admit: () => Promise<T>): Promise<T> {
-    if (!rateBookingTuning.inTurn) return admit();
-    const gates = [...new Set(changes.filter((c) => c.guarded && this.get(c.gate) !== null).map((c) => c.gate))].sort();
+    return this.oneAtATime([...new Set(changes.filter((c) => c.guarded && this.get(c.gate) !== null).map((c) => c.gate))], admit);
+  }
+
+  /** Runs `run` once this instance's runs before it on any of `keys` are done (keys queued for in name order). */
+  async oneAtATime<T>(keys: string[], run: () => Promise<T>): Promise<T> {
+    if (!rateBookingTuning.inTurn) return run();
     const releases: Array<() => void> = [];
     try {
-      for (const gate of gates) {
-        const before = this.tails.get(gate);
+      for (const key of [...keys].sort()) {
+        const before = this.tails.get(key);
         let release!: () => void;
         const mine = new Promise<void>((resolve) => (release = resolve));
         const tail = (before ?? Promise.resolve()).then(() => mine);
-        this.tails.set(gate, tail);
+        this.tails.set(key, tail);
         releases.push(() => {
           release();
-          if (this.tails.get(gate) === tail) this.tails.delete(gate);
+          if (this.tails.get(key) === tail) this.tails.delete(key);
         });
         if (before) await before;
       }
-      return await admit();
+      return await run();
     } finally {
       for (const release of releases) release();
     }
@@ -58,7 +65,10 @@ export class RateBeliefs extends Map<string, RateState | null> {
 
 /** How bookings meet each other (the bench compares them back to back: bench/rateMain.ts). */
 export const rateBookingTuning = {
-  /** An instance's bookings of one gate one at a time (RateBeliefs.inTurn); false: all at once, the fence decides. */
+  /**
+   * An instance's bookings of one gate one at a time (RateBeliefs.inTurn), and its tick elections, each skipped when a
+   * tick it saw elected is still to come; false: all at once, the conditions decide.
+   */
   inTurn: true,
 };
 
@@ -136,17 +146,36 @@ export class RateBookings {
   }
 
   async claimTick(gate: string, at: number, now: number): Promise<boolean> {
-    return applied(
-      this.table.send(
+    // One at a time: each finds the tick the one before it elected.
+    return this.rates.oneAtATime([`tick#${gate}`], () => this.claimTickInTurn(gate, at, now));
+  }
+
+  private async claimTickInTurn(gate: string, at: number, now: number): Promise<boolean> {
+    // A tick this instance saw elected is still to come and no later than this one: the write would fail TICK_NOT_DUE
+    // (tickAt only ever moves earlier while it is ahead), and so would every parked job's. Not sent.
+    const elected = rateBookingTuning.inTurn ? this.rates.ticks.get(gate) : undefined;
+    if (elected !== undefined && elected > now && elected <= at) return false;
+    try {
+      await this.table.send(
         new UpdateCommand({
           TableName: this.table.tableName,
           Key: poolKey(gate),
           UpdateExpression: 'SET tickAt = :at',
           ConditionExpression: TICK_NOT_DUE,
           ExpressionAttributeValues: { ':at': at, ':now': now },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
-      ),
-    );
+      );
+      this.rates.ticks.set(gate, at);
+      return true;
+    } catch (error) {
+      if (!isConditionalCheckFailed(error)) throw error;
+      // The tick elected (the document client does not unmarshall an error's item).
+      const item = (error as { Item?: Record<string, unknown> }).Item;
+      const tickAt = item ? Number(unmarshalled(item).tickAt) : NaN;
+      if (Number.isFinite(tickAt)) this.rates.ticks.set(gate, tickAt);
+      return false;
+    }
   }
 }
 
