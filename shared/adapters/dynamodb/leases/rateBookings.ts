@@ -151,8 +151,9 @@ export class RateBookings {
   }
 
   private async claimTickInTurn(gate: string, at: number, now: number): Promise<boolean> {
-    // A tick this instance saw elected is still to come and no later than this one: the write would fail TICK_NOT_DUE
-    // (tickAt only ever moves earlier while it is ahead), and so would every parked job's. Not sent.
+    // A tick this instance saw elected (its own, or the one a refusal returned) is still to come, no later than this
+    // one: its message is on its way, as a refused election would say (TICK_NOT_DUE: a tickAt ahead only moves
+    // earlier). Not sent: under a burst every parked job asks, and all but one would be refused.
     const elected = rateBookingTuning.inTurn ? this.rates.ticks.get(gate) : undefined;
     if (elected !== undefined && elected > now && elected <= at) return false;
     try {
