@@ -696,7 +696,7 @@ function flowControlSection(r: BenchResults): string[] {
   const q = r.rateLimit;
   if (q)
     out.push(
-      `**Start rate.** ${q.jobs} jobs sent at once to a pool of ${q.limit} with a start rate of ${q.startsPerSecond}/s: at most ${q.maxStartsInAnySecond} start calls in any 1 s window (the simulator's record, windows anchored at each start), the closest two ${q.minGapMs} ms apart, ${(q.rateUtilization * 100).toFixed(1)}% of the rate used from the first start to the last. ` +
+      `**Start rate.** ${q.jobs} jobs sent at once to a pool of ${q.limit} with a start rate of ${q.startsPerSecond}/s: at most ${q.maxStartsInAnySecond} start calls in any 1 s window (the simulator's record, windows anchored at each start), the closest two ${q.minGapMs} ms apart, ${(q.rateUtilization * 100).toFixed(1)}% of the rate used from the first start to the last (${(q.startsOfAllowed * 100).toFixed(1)}% of the starts it allows), ${q.failedWritesPerStart} refused writes to the limit's counter per start. ` +
         'Starts are booked an interval apart on the limit and made at their booked time (within 100 ms, else booked again); they are booked 4% further apart than the rate (520 ms at 2/s) for the start calls\' own latency, which reaches the simulator tens of ms off its booked time and, on this loaded process, up to about 130 ms: the window count above is that jitter.',
       '',
     );

@@ -840,6 +840,18 @@ function goals(r: BenchResults): Goal[] {
       measured: `${(q.rateUtilization * 100).toFixed(1)}%`,
       met: q.rateUtilization >= 0.95,
     });
+    out.push({
+      goal: `start rate ${q.startsPerSecond}/s, ${q.jobs} jobs at once: starts over what the rate allows from the first start to the last`,
+      target: '>= 95%',
+      measured: `${(q.startsOfAllowed * 100).toFixed(1)}%`,
+      met: q.startsOfAllowed >= 0.95,
+    });
+    out.push({
+      goal: 'start rate burst: refused writes to the limit\'s counter per start',
+      target: '<= 0.5',
+      measured: `${q.failedWritesPerStart} (counter writes per start: ${q.counterWritesPerStart})`,
+      met: q.failedWritesPerStart <= 0.5,
+    });
   }
   const c = r.capacity ? Object.values(r.capacity.byLimit).sort((x, y) => x.limit - y.limit) : [];
   if (c.length > 0) {

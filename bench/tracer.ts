@@ -72,6 +72,8 @@ export interface PartitionTraffic {
   waiterWrites: number;
   /** Reads of the pool item and queries of its waiters. */
   reads: number;
+  /** Of the writes to the pool counter item, those refused (a failed condition, a conflict, a cancelled transaction). */
+  failedItemWrites: number;
 }
 
 /** The slot changes Sluice makes, each one TransactWriteItems (shared/adapters/dynamodb/leaseStore.ts). */
@@ -511,12 +513,7 @@ export class Tracer {
       }
     }
     if (service !== 'dynamodb') return;
-    const trafficOf = (pool: string) => {
-      let traffic = this.partitions.get(pool);
-      if (!traffic)
-        this.partitions.set(pool, (traffic = { itemWrites: 0, counterUpdates: 0, counterChecks: 0, waiterWrites: 0, reads: 0 }));
-      return traffic;
-    };
+    const trafficOf = (pool: string) => this.trafficOf(pool);
     if (op === 'TransactWriteItems') {
       this.transactItems += input.TransactItems?.length ?? 0;
       const tx = slotChangeOf(input);
@@ -538,11 +535,19 @@ export class Tracer {
     } else if (READS.has(op)) traffic.reads++;
   }
 
+  private trafficOf(pool: string): PartitionTraffic {
+    let traffic = this.partitions.get(pool);
+    if (!traffic)
+      this.partitions.set(pool, (traffic = { itemWrites: 0, counterUpdates: 0, counterChecks: 0, waiterWrites: 0, reads: 0, failedItemWrites: 0 }));
+    return traffic;
+  }
+
   private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t0: number, t1: number, failure: unknown): void {
     // Slot changes (DynamoLeaseStore: one TransactWriteItems each); a pass is the hand-off: one slot moves from the
     // finished job to the waiting one.
     if (service === 'dynamodb' && op === 'TransactWriteItems') {
       const tx = slotChangeOf(input);
+      if (!ok && tx.pool !== undefined && tx.counter !== 'none') this.trafficOf(tx.pool).failedItemWrites++;
       let counts = this.slotChanges.get(tx.change);
       if (!counts) this.slotChanges.set(tx.change, (counts = { tried: 0, cancelled: 0, conflicts: 0 }));
       counts.tried++;
@@ -561,6 +566,10 @@ export class Tracer {
           if (why === 'targetGone') this.transferRaceLosses.set(from, (this.transferRaceLosses.get(from) ?? 0) + 1);
         } else if (!this.transfers.has(tx.toJobId)) this.transfers.set(tx.toJobId, { from, at: t1 });
       }
+    }
+    if (service === 'dynamodb' && !ok && WRITES.has(op) && str(input.Key?.sk ?? input.Item?.sk) === 'POOL') {
+      const pk = str(input.Key?.pk) ?? str(input.Item?.pk);
+      if (pk?.startsWith('POOL#')) this.trafficOf(pk.slice('POOL#'.length)).failedItemWrites++;
     }
     // Early completions (DynamoJobLedger.findRun, noteEarlyCompletion, recordRun on the run's key RUN#<kind>#<id>).
     const runPk = service === 'dynamodb' ? (str(input.Key?.pk) ?? str(input.Item?.pk)) : undefined;

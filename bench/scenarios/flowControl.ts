@@ -1,5 +1,5 @@
 import type { SimRun } from '../../local/simulators/model';
-import { type Harness, waitUntil } from '../harness';
+import { type Harness, perJob, waitUntil } from '../harness';
 import { runChanges } from '../metrics';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes, uniformRunTimes } from '../workload';
 import { seededRandom } from '../../local/random';
@@ -215,8 +215,16 @@ export interface RateResult {
   maxStartsInAnySecond: number;
   /** starts over what the rate allows from the first start call to the last: (n - 1) / (span x rate) */
   rateUtilization: number;
+  /** starts made over the starts the rate allows over the same span: n / (floor(rate x span) + 1) */
+  startsOfAllowed: number;
   /** the smallest gap between two start calls, ms */
   minGapMs: number;
+  /** writes to the limit's counter item per start (transactions and plain writes, refused ones included) */
+  counterWritesPerStart: number;
+  /** of those, refused (a lost `tat` fence, a conflict, a failed condition) per start */
+  failedWritesPerStart: number;
+  /** DynamoDB requests per job (every item, reads included) */
+  dynamodbPerJob: number;
 }
 
 /** A start rate with slots to spare: every job sent at once, the start calls read from the simulator. */
@@ -224,9 +232,13 @@ export async function runRateLimit(h: Harness, p: RateParams): Promise<RateResul
   await h.leases.setLimit(p.pool, p.limit);
   await h.poolAdmin().setRate(p.pool, p.startsPerSecond);
   const jobs = makeJobs({ group: p.pool, pool: p.pool, durations: Array.from({ length: p.jobs }, () => p.runMs), tag: 'r', glueEvery: 0 });
+  const traffic0 = { itemWrites: 0, failedItemWrites: 0, ...h.tracer.partitions.get(p.pool) };
+  const before = h.snapshot();
   await h.enqueue(jobs);
   await h.waitEnded(p.pool, p.jobs, p.pool, p.timeoutMs);
   await h.settle(p.pool);
+  const traffic = { itemWrites: 0, failedItemWrites: 0, ...h.tracer.partitions.get(p.pool) };
+  const requests = perJob(before, h.snapshot(), p.jobs);
   const starts = h
     .runsOf(p.pool)
     .map((run) => run.startCallAt)
@@ -240,12 +252,17 @@ export async function runRateLimit(h: Harness, p: RateParams): Promise<RateResul
     if (i > 0) minGap = Math.min(minGap, starts[i]! - starts[i - 1]!);
   }
   const spanSeconds = (starts[starts.length - 1]! - starts[0]!) / 1000;
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
   return {
     startsPerSecond: p.startsPerSecond,
     limit: p.limit,
     jobs: p.jobs,
     maxStartsInAnySecond: max,
-    rateUtilization: spanSeconds > 0 ? Math.round(((starts.length - 1) / (spanSeconds * p.startsPerSecond)) * 1000) / 1000 : 1,
+    rateUtilization: spanSeconds > 0 ? r3((starts.length - 1) / (spanSeconds * p.startsPerSecond)) : 1,
+    startsOfAllowed: r3(starts.length / (Math.floor(spanSeconds * p.startsPerSecond) + 1)),
     minGapMs: Math.round(minGap),
+    counterWritesPerStart: r3((traffic.itemWrites - traffic0.itemWrites) / starts.length),
+    failedWritesPerStart: r3((traffic.failedItemWrites - traffic0.failedItemWrites) / starts.length),
+    dynamodbPerJob: requests.dynamodb,
   };
 }

@@ -82,7 +82,7 @@ export async function runThroughput(h: Harness, p: ThroughputParams, cores: numb
     `throughput: hot item takes ${Math.round(hot)} counter transactions/s on the emulator; ${p.jobs} runs of ${p.runMs} ms through one pool of limit ${p.limit}...`,
   );
   const jobs = makeJobs({ group: p.pool, pool: p.pool, durations: Array.from({ length: p.jobs }, () => p.runMs), tag: 'x' });
-  const empty = { itemWrites: 0, counterUpdates: 0, counterChecks: 0, waiterWrites: 0, reads: 0 };
+  const empty = { itemWrites: 0, counterUpdates: 0, counterChecks: 0, waiterWrites: 0, reads: 0, failedItemWrites: 0 };
   const partition0 = { ...(h.tracer.partitions.get(p.pool) ?? empty) };
   let maxInUse = 0;
   let maxPoolItemBytes = 0;

@@ -8,7 +8,7 @@ import { type Backoff, REAL_BACKOFF } from './contention';
 import { Counters } from './leases/counters';
 import { CounterWrites } from './leases/counterWrites';
 import { LeaseTable } from './leases/leaseTable';
-import { type RateBeliefs, RateBookings } from './leases/rateBookings';
+import { RateBeliefs, RateBookings } from './leases/rateBookings';
 import { FairRounds } from './leases/rounds';
 import { Slots } from './leases/slots';
 import { UncountedSlots } from './leases/uncountedSlots';
@@ -41,7 +41,7 @@ export class DynamoLeaseStore implements LeaseStore {
 
   constructor(doc: DynamoDBDocumentClient, tableName: string, options: LeaseStoreOptions = { retentionDays: 30 }) {
     const table = new LeaseTable(doc, tableName, options.retentionDays, options.backoff ?? REAL_BACKOFF);
-    const beliefs: RateBeliefs = new Map();
+    const beliefs = new RateBeliefs();
     this.counters = new Counters(table, beliefs);
     this.rates = new RateBookings(table, beliefs);
     this.slots = new Slots(table, new CounterWrites(table, beliefs));

@@ -7,6 +7,8 @@ import type { Contended, LeaseTable, TransactItem } from './leaseTable';
 import { noteBooked, plannedStart, type RateBeliefs } from './rateBookings';
 import { judge, Verdict } from './verdict';
 
+type Admission = 'rate-limited' | Contended | { reasons?: CancellationReason[]; counters: number; startAt?: number };
+
 /**
  * The counter writes of a slot change (one per gate of the demands it touches: its units, and its start booked on a
  * rated gate), and an admission: those writes and the job's, as one transaction tried again while a wrong belief or a
@@ -25,11 +27,11 @@ export class CounterWrites {
    * won the race for a gate's `tat` is tried again after a jittered backoff (contention, not fullness), and after
    * CONTENTION_TRIES the admission is Contended. 'rate-limited' when a rated gate has no start within the horizon.
    */
-  async admit(
-    changes: GateChange[],
-    now: number,
-    rest: (startAt: number | undefined) => TransactItem[],
-  ): Promise<'rate-limited' | Contended | { reasons?: CancellationReason[]; counters: number; startAt?: number }> {
+  async admit(changes: GateChange[], now: number, rest: (startAt: number | undefined) => TransactItem[]): Promise<Admission> {
+    return this.rates.inTurn(changes, () => this.admitInTurn(changes, now, rest));
+  }
+
+  private async admitInTurn(changes: GateChange[], now: number, rest: (startAt: number | undefined) => TransactItem[]): Promise<Admission> {
     for (let tries = 1; ; tries++) {
       const plan = plannedStart(this.rates, changes, now);
       if ('retryAt' in plan) return 'rate-limited';
