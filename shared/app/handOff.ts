@@ -373,7 +373,7 @@ class WaitList {
       const untried = this.read.filter((waiter) => !this.passed.has(waiter.waitKey));
       if (this.width > 1 && this.tickets) this.ticket ??= ticketOf(this.leases, this.gate);
       const spread = this.width > 1 ? ((await this.ticket) ?? this.jobSpread) : 0;
-      this.order = handOffOrder(untried, this.width, spread);
+      this.order = handOffOrder(untried, this.width, spread, (waiter) => waiterDemand(waiter).units);
     }
     const pick = this.order.find((waiter) => !this.passed.has(waiter.waitKey));
     const first = this.read?.find((waiter) => !this.passed.has(waiter.waitKey));

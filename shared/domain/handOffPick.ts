@@ -44,14 +44,27 @@ function priorityPart(waitKey: string): string {
 
 /**
  * The order in which to try `waiters` (as read: in wait order, ascending wait key): the one `spread` points at among
- * the first `width` of the first one's priority, then the rest of that window after it, then the window before it, then
+ * the first `width` of the first one's priority and units (`unitsOf`, its weight), then the rest of that window after it, then the window before it, then
  * everything after the window in wait order. Width 1 (or a window of one) is wait order exactly.
  */
-export function handOffOrder<W extends { waitKey: string }>(waiters: readonly W[], width: number, spread: number): W[] {
+export function handOffOrder<W extends { waitKey: string }>(
+  waiters: readonly W[],
+  width: number,
+  spread: number,
+  unitsOf: (waiter: W) => number = () => 1,
+): W[] {
   if (waiters.length === 0) return [];
   const priority = priorityPart(waiters[0]!.waitKey);
+  const units = unitsOf(waiters[0]!);
+  // The window holds the head's priority and weight only: a spread pick is never lighter than a heavy head waiting for
+  // units (overtaking it), nor heavier (taking the units freed for it).
   let window = 1;
-  while (window < Math.min(Math.floor(width), waiters.length) && priorityPart(waiters[window]!.waitKey) === priority) window++;
+  while (
+    window < Math.min(Math.floor(width), waiters.length) &&
+    priorityPart(waiters[window]!.waitKey) === priority &&
+    unitsOf(waiters[window]!) === units
+  )
+    window++;
   const pick = (spread >>> 0) % window;
   return [...waiters.slice(pick, window), ...waiters.slice(0, pick), ...waiters.slice(window)];
 }

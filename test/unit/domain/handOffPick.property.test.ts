@@ -130,3 +130,18 @@ describe('the hand-off pick', () => {
     expect([candidatesToRead(1), candidatesToRead(SPREAD_WIDTH)]).toEqual([2, SPREAD_WIDTH]);
   });
 });
+
+test('a spread never picks past a waiter of other units: a heavy head is neither overtaken by lighter jobs nor robbed by heavier ones', () => {
+  const key = (n: number) => `5#0#000${n}#w${n}`;
+  const list = [
+    { waitKey: key(0), units: 4 },
+    { waitKey: key(1), units: 1 },
+    { waitKey: key(2), units: 1 },
+    { waitKey: key(3), units: 2 },
+  ];
+  for (let spread = 0; spread < 8; spread++)
+    expect(handOffOrder(list, 64, spread, (w) => w.units).map((w) => w.waitKey)).toEqual(list.map((w) => w.waitKey));
+  // Equal units: the window spreads as before.
+  const same = list.map((w) => ({ ...w, units: 1 }));
+  expect(handOffOrder(same, 64, 2, (w) => w.units)[0]!.waitKey).toBe(key(2));
+});
