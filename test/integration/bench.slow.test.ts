@@ -98,7 +98,7 @@ test('throughput, cost, machine and date', () => {
   expect(r.machine.cores).toBeGreaterThan(0);
   expect(r.machine.node).toMatch(/^v\d+/);
   expect(Number.isNaN(Date.parse(r.date))).toBe(false);
-  expect(r.goals.map((g) => g.goal)).toHaveLength(21);
+  expect(r.goals.map((g) => g.goal)).toHaveLength(23);
   // Issue 13's eight goals carry the figure the issue measured before its work, beside this run's.
   expect(r.goals.filter((g) => g.before !== undefined)).toHaveLength(8);
   // Repeated scenarios: how many runs, and each run's figure beside the median (QUICK runs them once).
