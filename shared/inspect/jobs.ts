@@ -72,26 +72,43 @@ const BATCH_GET = 100;
 const UNPROCESSED_ROUNDS = 5;
 
 /**
- * Which of `ids` the ledger knows (a record in any state: the acquirer runs an id once, so sending a known id again runs
- * nothing), in the order given. Reads with BatchGetItem, 100 ids a call, only the id and state of each record.
+ * One attribute of each of these jobs' records (a record that does not exist: none), read by key with BatchGetItem, 100
+ * ids a call, only the id and that attribute; keys DynamoDB leaves unprocessed are asked again up to UNPROCESSED_ROUNDS
+ * times. `unread`: how many it still left unread.
  */
-export async function knownJobs(doc: DynamoDBDocumentClient, table: string, ids: readonly string[]): Promise<KnownJob[]> {
-  const states = new Map<string, string>();
+export async function readJobAttribute(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  ids: readonly string[],
+  attribute: string,
+): Promise<{ values: Map<string, unknown>; unread: number }> {
+  const values = new Map<string, unknown>();
   const unique = [...new Set(ids)];
+  let unread = 0;
   for (let i = 0; i < unique.length; i += BATCH_GET) {
     let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
     for (let round = 0; keys?.length && round < UNPROCESSED_ROUNDS; round++) {
       const out: BatchGetCommandOutput = await doc.send(
         new BatchGetCommand({
           RequestItems: {
-            [table]: { Keys: keys, ProjectionExpression: '#id, #state', ExpressionAttributeNames: { '#id': 'jobId', '#state': 'state' } },
+            [table]: { Keys: keys, ProjectionExpression: '#id, #a', ExpressionAttributeNames: { '#id': 'jobId', '#a': attribute } },
           },
         }),
       );
-      for (const item of out.Responses?.[table] ?? []) states.set(String(item.jobId), String(item.state));
+      for (const item of out.Responses?.[table] ?? []) values.set(String(item.jobId), item[attribute]);
       keys = out.UnprocessedKeys?.[table]?.Keys;
     }
-    if (keys?.length) throw new Error(`DynamoDB left ${keys.length} ids unread (throttled): try again`);
+    unread += keys?.length ?? 0;
   }
-  return unique.filter((id) => states.has(id)).map((jobId) => ({ jobId, state: states.get(jobId)! }));
+  return { values, unread };
+}
+
+/**
+ * Which of `ids` the ledger knows (a record in any state: the acquirer runs an id once, so sending a known id again runs
+ * nothing), in the order given.
+ */
+export async function knownJobs(doc: DynamoDBDocumentClient, table: string, ids: readonly string[]): Promise<KnownJob[]> {
+  const { values: states, unread } = await readJobAttribute(doc, table, ids, 'state');
+  if (unread > 0) throw new Error(`DynamoDB left ${unread} ids unread (throttled): try again`);
+  return [...new Set(ids)].filter((id) => states.has(id)).map((jobId) => ({ jobId, state: String(states.get(jobId)) }));
 }

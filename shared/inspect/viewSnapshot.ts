@@ -1,13 +1,13 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { BatchGetCommand, type BatchGetCommandOutput, type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
-import { jobKey } from '../adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { JobState } from '../domain/jobState';
 import type { JobRecord } from '../ports/jobLedger';
 import { type PoolDetail, poolDetails } from './pools';
 import { consoleUrlOf } from './consoleUrl';
 import { inWindow, type RunTimes } from './runHistory';
+import { readJobAttribute } from './jobs';
 import { targetNameOf } from './targetName';
 
 /** A job as a view lists it: what its row shows, with the name of what it starts instead of its spec. */
@@ -132,30 +132,10 @@ function runTimesOf(job: JobSummary): RunTimes {
   };
 }
 
-/** BatchGetItem reads at most 100 items a call. */
-const BATCH_GET = 100;
-/** Calls for the keys DynamoDB left unprocessed (throttling); a job still unread is listed without its target's name. */
-const UNPROCESSED_ROUNDS = 5;
-
-/** The specs of these jobs (a record gone since the Scan: none), read by key, 100 a call, only the id and spec. */
+/** The specs of these jobs (a record gone since the Scan: none; one still unread after throttling: listed without its target's name). */
 async function specsOf(doc: DynamoDBDocumentClient, table: string, ids: readonly string[]): Promise<Map<string, unknown>> {
-  const specs = new Map<string, unknown>();
-  const unique = [...new Set(ids)];
-  for (let i = 0; i < unique.length; i += BATCH_GET) {
-    let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
-    for (let round = 0; keys?.length && round < UNPROCESSED_ROUNDS; round++) {
-      const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [table]: { Keys: keys, ProjectionExpression: '#id, #spec', ExpressionAttributeNames: { '#id': 'jobId', '#spec': 'spec' } },
-          },
-        }),
-      );
-      for (const item of out.Responses?.[table] ?? []) specs.set(String(item.jobId), parseSpec(item.spec));
-      keys = out.UnprocessedKeys?.[table]?.Keys;
-    }
-  }
-  return specs;
+  const { values } = await readJobAttribute(doc, table, ids, 'spec');
+  return new Map([...values].map(([id, spec]) => [id, parseSpec(spec)]));
 }
 
 /** A job item keeps its spec as JSON text (shared/adapters/dynamodb/jobItem.ts). */
