@@ -93,8 +93,18 @@ export class Reconciler {
         .catch((error: unknown) => this.deps.log.error('reconciler could not check job set runs', { error: String(error) }));
     }
     // The unlimited pools too: their uncounted slots are listed under the pool's shards (no counter lists them), and
-    // checked as any.
-    const shards = new Set((settings.unlimitedPools ?? []).flatMap(uncountedHolderKeys));
+    // checked as any. Those of every pool ever unlimited (marked by its first uncounted take), not only the pools
+    // configured unlimited now: a pool limited again keeps its uncounted slots until their jobs end.
+    const marked = await leases.uncountedPools();
+    // A pool unlimited now whose slots were taken before marks were written: marked here, so it is still visited once
+    // it is limited again.
+    for (const pool of settings.unlimitedPools ?? [])
+      if (!marked.includes(pool))
+        await leases
+          .markUncounted(pool)
+          .catch((error: unknown) => this.deps.log.error('reconciler could not mark an unlimited pool', { pool, error: String(error) }));
+    const uncountedPools = [...new Set([...marked, ...(settings.unlimitedPools ?? [])])];
+    const shards = new Set(uncountedPools.flatMap(uncountedHolderKeys));
     const listed = await leases.listPools();
     // An unlimited pool's counter is created (never full, written only by its rated or keyed jobs) so that the CLI,
     // which does not know the stage's configuration, lists the pool and its holders (shared/inspect/pools.ts).
@@ -104,7 +114,7 @@ export class Reconciler {
           this.deps.log.error('reconciler could not create an unlimited pool', { pool, error: String(error) }),
         );
     const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
-    report.pools = new Set([...listed, ...(settings.unlimitedPools ?? [])]).size;
+    report.pools = new Set([...listed, ...uncountedPools]).size;
     while (turns.length > 0) {
       const turn = turns.shift()!;
       if (clock.now() >= deadline) {

@@ -148,6 +148,14 @@ export interface LeaseStore {
    * that may lag a moment behind the table: callers read each job's record before acting on it.
    */
   holders(pool: string, options?: { after?: string; max?: number }): Promise<HolderPage>;
+  /**
+   * Every pool a slot may ever have been taken of uncounted (an unlimited pool's): a take writes its pool's mark before
+   * its first uncounted slot (once per store instance), and marks are never removed, so the reconciler finds every
+   * uncounted slot (under the pool's shards of the holders index) whatever the configuration says now.
+   */
+  uncountedPools(): Promise<string[]>;
+  /** Marks the pool as one whose slots may be uncounted (idempotent; see uncountedPools). */
+  markUncounted(pool: string): Promise<void>;
 
   /**
    * Moves the job (fenced by its version) and takes its units from every gate, if each has room for them; on a gate

@@ -431,6 +431,21 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await allHolders('u')).toEqual([]);
       });
 
+      test('take marks its pool as one with uncounted slots (a counted take does not); marks are idempotent and kept', async () => {
+        expect(await store.uncountedPools()).toEqual([]);
+        await store.createPool('p', 5);
+        await holding('c1', 'p');
+        const record = await queued('j1', 'u');
+        expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        expect(await store.uncountedPools()).toEqual(['u']);
+        await store.markUncounted('u');
+        await store.markUncounted('v');
+        expect((await store.uncountedPools()).sort()).toEqual(['u', 'v']);
+        // Not a gate: neither listed as one nor given a counter.
+        expect(await store.listPools()).toEqual(['p']);
+        expect(await store.getPool('v')).toBeUndefined();
+      });
+
       test('take creating the record (a first delivery): created already moved; Stale if the job has a record', async () => {
         const record = registeredRecord(appflow('j1', 'u'), T);
         expect((await store.take(uncounted(), from(record, 'starting', { attempt: 'msg-1' }), T + 5, record)).outcome).toBe(

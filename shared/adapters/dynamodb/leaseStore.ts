@@ -76,6 +76,12 @@ export class DynamoLeaseStore implements LeaseStore {
   holders(pool: string, options?: { after?: string; max?: number }): Promise<HolderPage> {
     return this.slots.holders(pool, options);
   }
+  uncountedPools(): Promise<string[]> {
+    return this.uncounted.pools();
+  }
+  markUncounted(pool: string): Promise<void> {
+    return this.uncounted.mark(pool);
+  }
   take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
     // An unlimited pool's job with nothing else to count: its own record only (./leases/uncountedSlots.ts).
     return demand.uncounted ? this.uncounted.take(demand, move, now, create) : this.slots.take(demand, move, now, create);

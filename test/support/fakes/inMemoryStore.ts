@@ -51,6 +51,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   private readonly early = new Map<string, RunCompletion>();
   private readonly pools = new Map<string, PoolRow>();
   private readonly registry = new Set<string>();
+  /** pools marked as ones whose slots may be uncounted (an uncounted take marks its pool first) */
+  private readonly uncountedMarks = new Set<string>();
   private readonly waiters = new Map<string, Map<string, Waiter>>();
   /** fairness: each pool's current round, and each (pool, tenant)'s last round */
   private readonly rounds = new Map<string, number>();
@@ -271,6 +273,16 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 
   // ---- LeaseStore: slots (each one transaction) ----------------------------------------------------------------
 
+  async uncountedPools(): Promise<string[]> {
+    await this.enter();
+    return [...this.uncountedMarks].sort(byCodeUnit);
+  }
+
+  async markUncounted(pool: string): Promise<void> {
+    await this.enter();
+    this.uncountedMarks.add(pool);
+  }
+
   async take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
     await this.enter();
     if (create && this.jobs.has(create.jobId)) return { outcome: TakeOutcome.Stale };
@@ -286,6 +298,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (!this.allows(changes)) return { outcome: TakeOutcome.Full, ...seen() };
     const startAt = this.booking(changes, now);
     if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
+    // The DynamoDB adapter marks the pool in a write before the take's (shared/adapters/dynamodb/leases/uncountedSlots.ts).
+    if (demand.uncounted) this.uncountedMarks.add(demand.pool);
     this.applyCounters(changes, startAt);
     if (create) this.jobs.set(create.jobId, stored);
     stored.record.lease = { pool: demand.pool, since: now, ...(demand.uncounted && { uncounted: true }) };

@@ -122,4 +122,31 @@ describe('an unlimited pool', () => {
     await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'counted'), 'succeeded'));
     expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 0 });
   });
+
+  test('made limited again before any reconcile: a slot taken while it was unlimited is still checked, its lost completion repaired', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('lost')));
+    expect(world.ledger.peek('lost')).toMatchObject({ state: 'running', lease: { uncounted: true } });
+    // Limited now (the configuration no longer names it unlimited); the run ends, its completion event lost.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    world.starters.glue.setStatus(runOf(world, 'lost'), RunStatus.Succeeded);
+    const report = await world.reconciler.run();
+    expect(report).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
+    expect(world.ledger.peek('lost')!.state).toBe('succeeded');
+    expect(world.ledger.peek('lost')!.lease).toBeUndefined();
+  });
+
+  test('a pool unlimited before its slots marked it: the reconciler marks it, so it is still visited once limited again', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('old')));
+    // As a store that held the slot before pools were marked (an older version of Sluice took it).
+    (world.leases as unknown as { uncountedMarks: Set<string> }).uncountedMarks.clear();
+    expect(await world.leases.uncountedPools()).toEqual([]);
+    await world.reconciler.run();
+    expect(await world.leases.uncountedPools()).toEqual(['fanout']);
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    world.starters.glue.setStatus(runOf(world, 'old'), RunStatus.Succeeded);
+    expect(await world.reconciler.run()).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
+    expect(world.ledger.peek('old')!.state).toBe('succeeded');
+  });
 });
