@@ -4,7 +4,7 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
-import { heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
+import { counterSwitch, heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
@@ -113,6 +113,7 @@ export class Reconciler {
         await createConfiguredGate(this.deps, pool).catch((error: unknown) =>
           this.deps.log.error('reconciler could not create an unlimited pool', { pool, error: String(error) }),
         );
+    await this.followSwitches(listed);
     const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
     report.pools = new Set([...listed, ...uncountedPools]).size;
     while (turns.length > 0) {
@@ -146,6 +147,24 @@ export class Reconciler {
       if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
     }
     return report;
+  }
+
+  /**
+   * A pool switched between unlimited and limited in the configuration: its counter (the one its rated and keyed jobs
+   * take) follows, once (counterSwitch), before the pool's fill, which lets in the jobs the old limit held back.
+   */
+  private async followSwitches(listed: readonly string[]): Promise<void> {
+    const { leases, settings, log } = this.deps;
+    const configured = new Set([...Object.keys(settings.pools), ...(settings.unlimitedPools ?? [])]);
+    for (const pool of listed.filter((gate) => configured.has(gate)))
+      try {
+        const counter = await leases.getPool(pool);
+        const to = counter && counterSwitch(pool, counter, settings);
+        if (to !== undefined && (await leases.switchUnlimited(pool, to)))
+          log.info('pool counter switched to follow its configuration', { pool, limit: to });
+      } catch (error) {
+        log.error('reconciler could not switch a pool counter to its configuration', { pool, error: String(error) });
+      }
   }
 
   private async checkHolder(jobId: string, report: ReconcileReport): Promise<Drift | undefined> {

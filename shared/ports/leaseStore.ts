@@ -128,6 +128,13 @@ export interface LeaseStore {
    * away by this call; an existing gate's rate is left as it is.
    */
   setLimit(gate: string, limit: number, intervalMsIfNew?: number): Promise<void>;
+  /**
+   * Switches a pool's counter between an unlimited pool's and a limited one's (shared/domain/unlimited.ts,
+   * `counterSwitch`): 'unlimited' sets the limit to UNLIMITED_COUNTER_LIMIT and marks the counter `unlimited`; a number
+   * sets that limit and removes the mark. Only if the counter exists and is not that already (marked, or not): false,
+   * changing nothing, otherwise. A counter created with the limit UNLIMITED_COUNTER_LIMIT is marked as it is created.
+   */
+  switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean>;
   /** Sets the gate's start rate (ms between starts), or removes it (undefined). The gate must exist. */
   setRate(gate: string, intervalMs: number | undefined): Promise<void>;
   /**

@@ -70,6 +70,9 @@ export class DynamoLeaseStore implements LeaseStore {
     return this.counters.setLimit(gate, limit, intervalMsIfNew);
   }
 
+  switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
+    return this.counters.switchUnlimited(pool, to);
+  }
   setRate(gate: string, intervalMs: number | undefined): Promise<void> {
     return this.rates.setRate(gate, intervalMs);
   }

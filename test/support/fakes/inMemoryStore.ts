@@ -1,4 +1,4 @@
-import { uncountedHolderKey } from '../../../shared/domain/unlimited';
+import { UNLIMITED, UNLIMITED_COUNTER_LIMIT, uncountedHolderKey } from '../../../shared/domain/unlimited';
 import { demandOf, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
@@ -33,6 +33,7 @@ interface PoolRow {
   inUse: number;
   rate?: RateState;
   tickAt?: number;
+  unlimited?: boolean;
 }
 
 export interface InMemoryStoreOptions {
@@ -212,7 +213,26 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     this.registry.add(pool);
     if (this.pools.has(pool)) return false;
-    this.pools.set(pool, { limit, inUse: 0, ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }) });
+    this.pools.set(pool, {
+      limit,
+      inUse: 0,
+      ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }),
+      ...(limit === UNLIMITED_COUNTER_LIMIT && { unlimited: true }),
+    });
+    return true;
+  }
+
+  async switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
+    await this.enter();
+    const row = this.pools.get(pool);
+    if (!row || (row.unlimited === true) === (to === UNLIMITED)) return false;
+    if (to === UNLIMITED) {
+      row.limit = UNLIMITED_COUNTER_LIMIT;
+      row.unlimited = true;
+    } else {
+      row.limit = to;
+      delete row.unlimited;
+    }
     return true;
   }
 
@@ -455,7 +475,15 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   /** The pool as stored right now. */
   peekPool(pool: string): PoolSnapshot | undefined {
     const row = this.pools.get(pool);
-    return row ? { name: pool, limit: row.limit, inUse: row.inUse, ...(row.rate && { rate: { ...row.rate } }) } : undefined;
+    return row
+      ? {
+          name: pool,
+          limit: row.limit,
+          inUse: row.inUse,
+          ...(row.rate && { rate: { ...row.rate } }),
+          ...(row.unlimited && { unlimited: true }),
+        }
+      : undefined;
   }
 
   /** The pool as stored with its holders (job id -> kind and since), the way tests look at a pool. */

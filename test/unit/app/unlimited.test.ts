@@ -72,7 +72,7 @@ describe('an unlimited pool', () => {
     expect(report).toMatchObject({ pools: 1, holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
     expect(world.ledger.peek('lost')!.state).toBe('succeeded');
     // It creates the pool's counter (never full; no job of the pool wrote it) so that the CLI lists the pool.
-    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
   });
 
   test('sluice top and pool list show it as unlimited, its jobs in use its holders (the counter counts none of them)', async () => {
@@ -148,5 +148,27 @@ describe('an unlimited pool', () => {
     world.starters.glue.setStatus(runOf(world, 'old'), RunStatus.Succeeded);
     expect(await world.reconciler.run()).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
     expect(world.ledger.peek('old')!.state).toBe('succeeded');
+  });
+
+  test('switched between limited and unlimited: its counter (its keyed jobs take it) follows the configuration once each way', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1, fanout: 1 }, keyLimits: { org: 10 } } });
+    const keyed = (id: string) => fanout(id, { limits: ['org:a'] });
+    expect(await world.acquirer.process(messageOf(keyed('k1')))).toBe(AcquireResult.Started);
+    expect(await world.acquirer.process(messageOf(keyed('k2')))).toBe(AcquireResult.Waiting);
+    // Made unlimited: the next reconcile gives the counter the limit no pool reaches, and lets k2 in.
+    Object.assign(world.settings, { pools: { default: 1 }, unlimitedPools: ['fanout'] });
+    await world.reconciler.run();
+    await deliverSent(world);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, inUse: 2, unlimited: true });
+    expect(world.ledger.peek('k2')!.state).toBe('running');
+    // A limit the operator sets on it (for its keyed and rated jobs) is the table's: the reconciler leaves it.
+    await world.poolAdmin.setLimit('fanout', 3);
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 3, unlimited: true });
+    // Limited again: the configured limit, as a counter created from configuration gets it.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
+    expect(await world.acquirer.process(messageOf(keyed('k3')))).toBe(AcquireResult.Waiting);
   });
 });
