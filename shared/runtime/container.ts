@@ -58,7 +58,7 @@ export function container(): Container {
     log: logger,
     metrics: new EmfMetrics(metrics),
     settings: settingsFrom(env),
-    sets: { store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME), events },
+    sets: { store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }), events },
     events,
   };
   built = {
