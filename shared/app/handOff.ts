@@ -171,8 +171,13 @@ export class HandOff {
       const parallel = snapshot.rate ? 1 : FILL_PARALLEL;
       for (let i = 0; i < candidates.length; i += parallel) {
         const chunk = candidates.slice(i, i + parallel);
-        for (const waiter of chunk) passed.add(waiter.waitKey);
         const outcomes = await Promise.all(chunk.map((waiter) => this.admit(waiter, gate, depth)));
+        // Passed: let in, gone from this list, or moved off it. One still waiting here (its reserve found the gate full,
+        // the counter read after it found room: freed meanwhile) keeps its place, and the next round tries it again:
+        // left out, the jobs behind it would overtake it, and backfill would take the next one for the head.
+        chunk.forEach((waiter, j) => {
+          if (!outcomes[j]!.waiting) passed.add(waiter.waitKey);
+        });
         admitted += outcomes.reduce((sum, outcome) => sum + outcome.admitted, 0);
         // This gate has no room for a waiter's units: it keeps its place at the head (strict order, no starvation of
         // heavy jobs); the gate's next release tries it again.
@@ -201,45 +206,49 @@ export class HandOff {
     for (const { waiter, startBy } of await this.backfiller.waiters(gate, snapshot, passed)) {
       // Its slot is stamped with the time admit reads next, in this same tick: past startBy it would end after the shadow time.
       if (this.deps.clock.now() > startBy) continue;
-      passed.add(waiter.waitKey);
       const outcome = await this.admit(waiter, gate, 1);
+      if (!outcome.waiting) passed.add(waiter.waitKey);
       admitted += outcome.admitted;
       if (outcome.stop) break;
     }
     return admitted;
   }
 
-  /** Reserves one waiter's units (or moves it to the limit that holds it back); stop: this gate has no room for it. */
-  private async admit(waiter: Waiter, gate: string, depth: number): Promise<{ admitted: number; stop: boolean }> {
+  /**
+   * Reserves one waiter's units (or moves it to the limit that holds it back); stop: this gate has no room for it;
+   * waiting: it is still on this gate's list, not let in.
+   */
+  private async admit(waiter: Waiter, gate: string, depth: number): Promise<Admitted> {
     const { leases, clock } = this.deps;
     const outcome = await leases.reserve(receiverOf(waiter), clock.now());
     if (outcome === ReserveOutcome.Reserved) {
       await this.dispatch(waiter);
-      return { admitted: 1, stop: false };
+      return { admitted: 1, stop: false, waiting: false };
     }
-    if (outcome === ReserveOutcome.TargetGone) return { admitted: 0, stop: false };
+    if (outcome === ReserveOutcome.TargetGone) return { admitted: 0, stop: false, waiting: false };
     if (outcome === ReserveOutcome.Contended) {
       // Other admissions kept winning the race for a counter: stop here. The waiter keeps its place; a release, the
       // tick of a rated limit (made sure of here) or the reconciler's fill lets it in.
       // The counters are hot right now: a tick that cannot be elected either is the reconciler's to redo.
       for (const limit of gatesOf(waiterDemand(waiter))) await ensureTick(this.deps, limit).catch(() => undefined);
-      return { admitted: 0, stop: true };
+      return { admitted: 0, stop: true, waiting: true };
     }
     if (outcome === ReserveOutcome.TargetDone) {
       await leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
-      return { admitted: 0, stop: false };
+      return { admitted: 0, stop: false, waiting: false };
     }
     const blocked = await blockingGate(leases, waiterDemand(waiter), clock.now());
-    // Room and starts everywhere by now (freed meanwhile, or a booking lost to a concurrent one): the next round tries.
-    if (!blocked) return { admitted: 0, stop: false };
+    // Room and starts everywhere by now (freed meanwhile, or a booking lost to a concurrent one): the next round tries
+    // it again, in its place.
+    if (!blocked) return { admitted: 0, stop: false, waiting: true };
     // A start rate with nothing to give now: its tick lets the waiter in (and the ones behind it).
     if (!blocked.missing && blocked.rate) await ensureTick(this.deps, blocked.gate);
     // (A missing gate cannot happen: a job parks only once every gate it names exists, and gates are never deleted;
     // it would keep its place too.)
-    if (blocked.gate === gate || blocked.missing) return { admitted: 0, stop: true };
-    // Another of its limits holds it back: it waits on that limit's list from now on.
+    if (blocked.gate === gate || blocked.missing) return { admitted: 0, stop: true, waiting: true };
+    // Another of its limits holds it back: it waits on that limit's list from now on (not moved: let in meanwhile).
     const moved = await leases.moveWaiter(waiter, blocked.gate);
-    return { admitted: moved && depth === 0 ? await this.fill(blocked.gate, depth + 1) : 0, stop: false };
+    return { admitted: moved && depth === 0 ? await this.fill(blocked.gate, depth + 1) : 0, stop: false, waiting: false };
   }
 
   /**
@@ -303,6 +312,13 @@ export class HandOff {
     }
     return freed;
   }
+}
+
+/** What admitting one waiter did: how many it let in; stop: the gate has no room for it; waiting: still on the gate's list. */
+interface Admitted {
+  admitted: number;
+  stop: boolean;
+  waiting: boolean;
 }
 
 /** The receiving side of a pass or reserve: the waiter's job, what it takes, and its waiter item. */

@@ -6,6 +6,11 @@ export interface PoolSnapshot {
   limit: number;
   inUse: number;
   rate?: RateState;
+  /**
+   * An unlimited pool's counter (needed by its rated and keyed jobs only): its limit was set from the stage's
+   * configuration naming the pool unlimited (shared/domain/unlimited.ts, `counterSwitch`).
+   */
+  unlimited?: boolean;
 }
 
 export function freeSlots(pool: PoolSnapshot): number {

@@ -36,6 +36,23 @@ export function takeDemand(demand: Demand, config: PoolConfiguration): Demand {
 }
 
 /**
+ * What the counter of a pool must become now that its configuration says what it says (undefined: nothing). Whether a
+ * pool is unlimited is the configuration's to say, at each take; its counter, which its rated and keyed jobs take,
+ * follows once, as it switches: a pool configured unlimited whose counter is not yet an unlimited pool's gets the limit
+ * no pool reaches (the limit it had is the limited pool's, not the unlimited one's); a counter still an unlimited pool's
+ * whose pool is configured limited again gets the configured limit, as a counter created from configuration does.
+ * Between switches the counter's limit is the table's, as any limit's (`sluice pool set-limit`).
+ */
+export function counterSwitch(
+  pool: string,
+  counter: { unlimited?: boolean },
+  config: PoolConfiguration & { pools: Readonly<Record<string, number>> },
+): 'unlimited' | number | undefined {
+  if (isUnlimitedPool(pool, config)) return counter.unlimited ? undefined : UNLIMITED;
+  return counter.unlimited ? config.pools[pool] : undefined;
+}
+
+/**
  * The demand a job holding a slot gives back: what its take counted, as its record says (`uncounted` on the slot), not
  * what the configuration says now (a pool made unlimited, or limited again, meanwhile must not move a counter its
  * holders never moved).

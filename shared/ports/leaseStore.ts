@@ -128,6 +128,13 @@ export interface LeaseStore {
    * away by this call; an existing gate's rate is left as it is.
    */
   setLimit(gate: string, limit: number, intervalMsIfNew?: number): Promise<void>;
+  /**
+   * Switches a pool's counter between an unlimited pool's and a limited one's (shared/domain/unlimited.ts,
+   * `counterSwitch`): 'unlimited' sets the limit to UNLIMITED_COUNTER_LIMIT and marks the counter `unlimited`; a number
+   * sets that limit and removes the mark. Only if the counter exists and is not that already (marked, or not): false,
+   * changing nothing, otherwise. A counter created with the limit UNLIMITED_COUNTER_LIMIT is marked as it is created.
+   */
+  switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean>;
   /** Sets the gate's start rate (ms between starts), or removes it (undefined). The gate must exist. */
   setRate(gate: string, intervalMs: number | undefined): Promise<void>;
   /**
@@ -148,6 +155,14 @@ export interface LeaseStore {
    * that may lag a moment behind the table: callers read each job's record before acting on it.
    */
   holders(pool: string, options?: { after?: string; max?: number }): Promise<HolderPage>;
+  /**
+   * Every pool a slot may ever have been taken of uncounted (an unlimited pool's): a take writes its pool's mark before
+   * its first uncounted slot (once per store instance), and marks are never removed, so the reconciler finds every
+   * uncounted slot (under the pool's shards of the holders index) whatever the configuration says now.
+   */
+  uncountedPools(): Promise<string[]>;
+  /** Marks the pool as one whose slots may be uncounted (idempotent; see uncountedPools). */
+  markUncounted(pool: string): Promise<void>;
 
   /**
    * Moves the job (fenced by its version) and takes its units from every gate, if each has room for them; on a gate

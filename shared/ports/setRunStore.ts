@@ -62,7 +62,10 @@ export interface SetRunStore {
   markChecked(set: string, run: string, at: number): Promise<void>;
   /** Completes the run with its summary, once: false if it was completed already (another checker won). */
   complete(set: string, run: string, summary: SetRunSummary, at: number): Promise<boolean>;
-  /** Notes that its completion event was sent, and takes it off the open list. */
+  /**
+   * Notes that its completion event was sent, and takes it off the open list. The run is done: it is kept as long as
+   * a finished job's record, then expires.
+   */
   markNotified(set: string, run: string, at: number): Promise<void>;
   getRun(set: string, run: string): Promise<SetRun | undefined>;
   /** The set's runs, newest first. */

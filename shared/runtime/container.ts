@@ -47,7 +47,7 @@ export function container(): Container {
     env.EVENT_BUS_NAME,
   );
   const deps: SluiceDeps = {
-    leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
+    leases: new DynamoLeaseStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS, clock: systemClock }),
     ledger: new DynamoJobLedger(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     schedule: new DynamoScheduleStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }),
     queue: new SqsJobQueue(clients.sqs, env.QUEUE_URL, env.DLQ_URL),
@@ -58,7 +58,7 @@ export function container(): Container {
     log: logger,
     metrics: new EmfMetrics(metrics),
     settings: settingsFrom(env),
-    sets: { store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME), events },
+    sets: { store: new DynamoSetRunStore(clients.doc, env.TABLE_NAME, { retentionDays: env.LEDGER_RETENTION_DAYS }), events },
     events,
   };
   built = {

@@ -1,4 +1,4 @@
-import { uncountedHolderKey, uncountedHolderKeys } from '../../shared/domain/unlimited';
+import { UNLIMITED_COUNTER_LIMIT, uncountedHolderKey, uncountedHolderKeys } from '../../shared/domain/unlimited';
 import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
@@ -158,6 +158,31 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         // Assess
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 5, inUse: 1 });
         expect(await ledger.get('j1')).toEqual(held);
+      });
+
+      test('switchUnlimited: to an unlimited pool and back, once each way; setLimit between keeps the mark', async () => {
+        // Prepare: a limited pool with a unit in use; an unlimited pool's counter, marked as it is created
+        await store.createPool('p', 2);
+        await holding('j1');
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
+        // Act, assess: to unlimited, once (room follows: a take of the whole old limit and more fits)
+        expect(await store.switchUnlimited('p', 'unlimited')).toBe(true);
+        expect(await store.switchUnlimited('p', 'unlimited')).toBe(false);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: UNLIMITED_COUNTER_LIMIT, inUse: 1, unlimited: true });
+        for (const id of ['j2', 'j3']) await holding(id);
+        // The operator's limit between switches is the table's, as any limit's: the mark stays
+        await store.setLimit('p', 3);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3, unlimited: true });
+        // Back to limited, once: the configured limit, the mark gone (room follows: full at 3)
+        expect(await store.switchUnlimited('p', 3)).toBe(true);
+        expect(await store.switchUnlimited('p', 3)).toBe(false);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3 });
+        expect((await store.take(unit('p'), from(await queued('j4'), 'starting'), T + 3)).outcome).toBe(TakeOutcome.Full);
+        // A missing counter is not created
+        expect(await store.switchUnlimited('nope', 'unlimited')).toBe(false);
+        expect(await store.switchUnlimited('nope', 2)).toBe(false);
+        expect(await store.getPool('nope')).toBeUndefined();
       });
 
       test('setLimit creates a missing pool, empty, and a slot can be taken at once', async () => {
@@ -429,6 +454,21 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         // Listed as a holder under its shard of the pool, not under the pool's own key (every other job's).
         expect(await allHolders(uncountedHolderKey('u', 'j1'))).toEqual(['j1']);
         expect(await allHolders('u')).toEqual([]);
+      });
+
+      test('take marks its pool as one with uncounted slots (a counted take does not); marks are idempotent and kept', async () => {
+        expect(await store.uncountedPools()).toEqual([]);
+        await store.createPool('p', 5);
+        await holding('c1', 'p');
+        const record = await queued('j1', 'u');
+        expect((await store.take(uncounted(), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        expect(await store.uncountedPools()).toEqual(['u']);
+        await store.markUncounted('u');
+        await store.markUncounted('v');
+        expect((await store.uncountedPools()).sort()).toEqual(['u', 'v']);
+        // Not a gate: neither listed as one nor given a counter.
+        expect(await store.listPools()).toEqual(['p']);
+        expect(await store.getPool('v')).toBeUndefined();
       });
 
       test('take creating the record (a first delivery): created already moved; Stale if the job has a record', async () => {

@@ -5,6 +5,7 @@
  * - a waiting job:     pk POOL#<gate>        sk WAIT#<waitKey>    body, jobId, since, pool, keys, units
  * - a tenant's round:  pk POOL#<pool>        sk TENANT#<key>      lastRound (fairness)
  * - the gate registry: pk POOLS              sk <gate>            (so the reconciler can list gates without a scan)
+ * - uncounted pools:   pk UNCOUNTED          sk <pool>            (pools whose slots may be uncounted: an unlimited pool's, now or ever)
  * - a job (ledger):    pk JOB#<jobId>        sk JOB               state, version, spec, lease (holderPool), timestamps, run
  * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
  * - the loader cursor:  pk LOADER             sk CURSOR            minute (the first minute of the due index not loaded in full)
@@ -24,6 +25,8 @@ export const TENANT_PREFIX = 'TENANT#';
 export const poolKey = (pool: string) => ({ pk: `POOL#${pool}`, sk: POOL_SK });
 export const waiterKey = (pool: string, waitKey: string) => ({ pk: `POOL#${pool}`, sk: `${WAIT_PREFIX}${waitKey}` });
 export const poolRegistryKey = (pool: string) => ({ pk: POOL_REGISTRY_PK, sk: pool });
+export const UNCOUNTED_POOLS_PK = 'UNCOUNTED';
+export const uncountedPoolKey = (pool: string) => ({ pk: UNCOUNTED_POOLS_PK, sk: pool });
 export const jobKey = (jobId: string) => ({ pk: `JOB#${jobId}`, sk: JOB_SK });
 export const runKey = (kind: string, executionId: string) => ({ pk: `RUN#${kind}#${executionId}`, sk: RUN_SK });
 export const tenantKey = (pool: string, tenant: string) => ({ pk: `POOL#${pool}`, sk: `${TENANT_PREFIX}${tenant}` });

@@ -4,6 +4,7 @@ import type { PoolSnapshot } from '../../domain/pool';
 import type { Waiter } from '../../domain/waiting';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import type { ClaimOutcome, HolderPage, LeaseStore, PassOutcome, Receiver, ReserveOutcome, TakeResult } from '../../ports/leaseStore';
+import type { Clock } from '../../ports/clock';
 import { type Backoff, REAL_BACKOFF } from './contention';
 import { Counters } from './leases/counters';
 import { CounterWrites } from './leases/counterWrites';
@@ -20,6 +21,12 @@ export interface LeaseStoreOptions {
   retentionDays: number;
   /** How to wait between tries that met contention (real timers and jitter by default). */
   backoff?: Backoff;
+  /**
+   * The clock the callers' `now` comes from (the functions': systemClock). A start booked after waiting its turn behind
+   * this instance's other bookings of a gate is booked at the time it is written: the caller's `now` moved on by the
+   * wait. Without it, no time passes while a booking waits (for tests that pass fixed times).
+   */
+  clock?: Pick<Clock, 'now'>;
 }
 
 /**
@@ -40,7 +47,7 @@ export class DynamoLeaseStore implements LeaseStore {
   private readonly rounds: FairRounds;
 
   constructor(doc: DynamoDBDocumentClient, tableName: string, options: LeaseStoreOptions = { retentionDays: 30 }) {
-    const table = new LeaseTable(doc, tableName, options.retentionDays, options.backoff ?? REAL_BACKOFF);
+    const table = new LeaseTable(doc, tableName, options.retentionDays, options.backoff ?? REAL_BACKOFF, options.clock);
     const beliefs = new RateBeliefs();
     this.counters = new Counters(table, beliefs);
     this.rates = new RateBookings(table, beliefs);
@@ -63,6 +70,9 @@ export class DynamoLeaseStore implements LeaseStore {
     return this.counters.setLimit(gate, limit, intervalMsIfNew);
   }
 
+  switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
+    return this.counters.switchUnlimited(pool, to);
+  }
   setRate(gate: string, intervalMs: number | undefined): Promise<void> {
     return this.rates.setRate(gate, intervalMs);
   }
@@ -75,6 +85,12 @@ export class DynamoLeaseStore implements LeaseStore {
 
   holders(pool: string, options?: { after?: string; max?: number }): Promise<HolderPage> {
     return this.slots.holders(pool, options);
+  }
+  uncountedPools(): Promise<string[]> {
+    return this.uncounted.pools();
+  }
+  markUncounted(pool: string): Promise<void> {
+    return this.uncounted.mark(pool);
   }
   take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
     // An unlimited pool's job with nothing else to count: its own record only (./leases/uncountedSlots.ts).

@@ -1,26 +1,38 @@
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { OpenRunCursor, OpenRunPage, SetRun, SetRunStore, SetRunSummary } from '../../ports/setRunStore';
 import { IS_NEW, RUN_EXISTS, RUN_OPEN } from './conditions';
 import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied, cancellationReasons } from './errors';
+import { expiresAfter, SECONDS_PER_DAY } from './jobItem';
 import { openSetRunKey, OPEN_SET_RUNS_PK, setKey, setRunKey, SET_RUN_PREFIX } from './keys';
 
 /**
  * Job set runs in the one table: a run `pk SET#<set>, sk RUN#<run>` (total, its jobs' keys, the ended count, the
  * summary once completed), its entry on the open list `pk SETRUNS, sk <set>#<run>` while it is open, and the set's
  * own item `pk SET#<set>, sk SET` (paused). The run and its open entry are written together, so the reconciler
- * finds every open run by paging through one partition.
+ * finds every open run by paging through one partition. A run's item is kept `retentionDays` once its completion was
+ * announced (its last write), then DynamoDB's TTL deletes it (`expiresAt`), as a job record's once the job is finished.
  */
 export class DynamoSetRunStore implements SetRunStore {
   /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
   private readonly send: Send;
 
+  private readonly retentionDays: number;
+
   constructor(
     doc: DynamoDBDocumentClient,
     private readonly tableName: string,
-    options: { backoff?: Backoff } = {},
+    options: { backoff?: Backoff; retentionDays?: number } = {},
   ) {
     this.send = contentionRetrying(doc, options.backoff);
+    this.retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS;
   }
 
   async startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
@@ -96,8 +108,9 @@ export class DynamoSetRunStore implements SetRunStore {
             Update: {
               TableName: this.tableName,
               Key: setRunKey(set, run),
-              UpdateExpression: 'SET notifiedAt = :at',
-              ExpressionAttributeValues: { ':at': at },
+              // Done: kept as long as a finished job's record, then expired.
+              UpdateExpression: 'SET notifiedAt = :at, expiresAt = :expiresAt',
+              ExpressionAttributeValues: { ':at': at, ':expiresAt': expiresAfter(at, this.retentionDays * SECONDS_PER_DAY) },
             },
           },
           { Delete: { TableName: this.tableName, Key: openSetRunKey(set, run) } },
@@ -156,6 +169,9 @@ export class DynamoSetRunStore implements SetRunStore {
     return Item?.paused === true;
   }
 }
+
+/** How long a run is kept once done, unless told: the job ledger's default (shared/config/settings.ts, LEDGER_RETENTION_DAYS). */
+const DEFAULT_RETENTION_DAYS = 30;
 
 /** A run's item, as written (its size is what DynamoDB's 400 KB limit applies to: see shared/domain/jobSets.ts). */
 export function setRunItem(run: SetRun): Record<string, unknown> {

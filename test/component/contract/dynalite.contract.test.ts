@@ -1,7 +1,7 @@
-import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoFault, installDynamoFaults } from '../../../local/faults/dynamoFaults';
 import { DynamoJobLedger } from '../../../shared/adapters/dynamodb/jobLedger';
-import { POOL_REGISTRY_PK } from '../../../shared/adapters/dynamodb/keys';
+import { POOL_REGISTRY_PK, setRunKey } from '../../../shared/adapters/dynamodb/keys';
 import { DynamoLeaseStore } from '../../../shared/adapters/dynamodb/leaseStore';
 import { TakeOutcome } from '../../../shared/ports/leaseStore';
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
@@ -24,6 +24,29 @@ describeScheduleStoreContract('DynamoScheduleStore on dynalite', () => fixtures(
 describeSetRunStoreContract('DynamoSetRunStore on dynalite', async () => {
   const table = await fixtures().table();
   return { store: new DynamoSetRunStore(fixtures().doc, table.name), cleanup: table.drop };
+});
+
+describe('DynamoSetRunStore specifics (dynalite)', () => {
+  test("a run is kept as long as a finished job's record once done (its completion announced), then expires; never while open", async () => {
+    const table = await fixtures().table();
+    try {
+      const T = 1_767_225_600_000;
+      const store = new DynamoSetRunStore(fixtures().doc, table.name, { retentionDays: 7 });
+      const expiresAt = async () =>
+        (await fixtures().doc.send(new GetCommand({ TableName: table.name, Key: setRunKey('nightly', 'r1'), ConsistentRead: true }))).Item
+          ?.expiresAt;
+      await store.startRun({ set: 'nightly', run: 'r1', total: 1, keys: ['a'], startedAt: T });
+      await store.countEnded('nightly', 'r1', T + 1000);
+      await store.complete('nightly', 'r1', { total: 1, succeeded: 1, failed: 0, open: 0, failedIds: [] }, T + 2000);
+      expect(await expiresAt()).toBeUndefined();
+      await store.markNotified('nightly', 'r1', T + 3000);
+      // The TTL attribute: epoch seconds, the retention after the run was done.
+      expect(await expiresAt()).toBe(Math.floor((T + 3000) / 1000) + 7 * 86_400);
+      expect(await store.getRun('nightly', 'r1')).not.toHaveProperty('expiresAt');
+    } finally {
+      await table.drop();
+    }
+  });
 });
 
 describe('DynamoLeaseStore specifics (dynalite)', () => {

@@ -5,6 +5,7 @@ import { RateBeliefs, rateBookingTuning } from '../../../shared/adapters/dynamod
 import { TakeOutcome } from '../../../shared/ports/leaseStore';
 import { T } from '../../contract/jobLedger.contract';
 import { unit } from '../../support/demands';
+import { ManualClock } from '../../support/fakes/manualClock';
 import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
 
 /**
@@ -129,6 +130,54 @@ describe('start-rate bookings under a burst (dynalite)', () => {
       const expected: TakeOutcome[] = [TakeOutcome.Taken, TakeOutcome.RateLimited, TakeOutcome.Contended];
       expect(results.every((r) => expected.includes(r.outcome))).toBe(true);
       expect((await stores[0]!.getPool('p'))!.inUse).toBe(booked.length);
+    } finally {
+      await table.drop();
+    }
+  });
+});
+
+describe('a booking that waited its turn (dynalite)', () => {
+  test('is booked at the time it is written, not at the time its caller read before waiting', async () => {
+    const table = await fixtures().table();
+    try {
+      // Prepare: 2 starts a second; the next transaction this instance sends, once armed, takes 5 s on the functions'
+      // clock (a slow write)
+      const clock = new ManualClock(T);
+      let slow = false;
+      const doc = new Proxy(fixtures().doc, {
+        get(target, prop, receiver) {
+          if (prop !== 'send') return Reflect.get(target, prop, receiver);
+          return async (command: { constructor: { name: string } }) => {
+            if (slow && command.constructor.name === 'TransactWriteCommand') {
+              slow = false;
+              await null; // the callers that started with it have read the time
+              clock.advance(5000);
+            }
+            return target.send(command as never);
+          };
+        },
+      });
+      const ledger = new DynamoJobLedger(fixtures().doc, table.name);
+      const store = new DynamoLeaseStore(doc, table.name, { retentionDays: 30, backoff: NO_WAIT, clock });
+      await store.createPool('p', 50);
+      await store.setRate('p', 500);
+      await store.getPool('p');
+      const [a, b, c] = await Promise.all(
+        ['a', 'b', 'c'].map(async (id) => (await ledger.register({ id, pool: 'p', kind: 'appflow', flowName: 'f' }, T)).record),
+      );
+      const take = (r: typeof a, now: number) => store.take(unit('p'), { jobId: r!.jobId, version: r!.version, to: 'starting' }, now);
+      // Act: two takes read the time together; the second waits for the first's write (5 s) before it books
+      const now = clock.now() + 10;
+      slow = true;
+      const [first, second] = await Promise.all([take(a, now), take(b, now)]);
+      // Assess: the first at its time; the second at the time of its own write, 5 s on (not T+510, 5 s before it)
+      expect([first.startAt! - T, second.startAt! - T]).toEqual([10, 5010]);
+      // A late start's booking (book) waiting behind a take: booked when written too.
+      const later = clock.now() + 10;
+      slow = true;
+      const [third, late] = await Promise.all([take(c, later), store.book(unit('p'), later)]);
+      expect(third.startAt! - T).toBe(5510);
+      expect(late).toEqual({ startAt: T + 10_010 });
     } finally {
       await table.drop();
     }

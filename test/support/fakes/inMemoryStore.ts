@@ -1,4 +1,4 @@
-import { uncountedHolderKey } from '../../../shared/domain/unlimited';
+import { UNLIMITED, UNLIMITED_COUNTER_LIMIT, uncountedHolderKey } from '../../../shared/domain/unlimited';
 import { demandOf, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
@@ -33,6 +33,7 @@ interface PoolRow {
   inUse: number;
   rate?: RateState;
   tickAt?: number;
+  unlimited?: boolean;
 }
 
 export interface InMemoryStoreOptions {
@@ -51,6 +52,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   private readonly early = new Map<string, RunCompletion>();
   private readonly pools = new Map<string, PoolRow>();
   private readonly registry = new Set<string>();
+  /** pools marked as ones whose slots may be uncounted (an uncounted take marks its pool first) */
+  private readonly uncountedMarks = new Set<string>();
   private readonly waiters = new Map<string, Map<string, Waiter>>();
   /** fairness: each pool's current round, and each (pool, tenant)'s last round */
   private readonly rounds = new Map<string, number>();
@@ -210,7 +213,26 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     this.registry.add(pool);
     if (this.pools.has(pool)) return false;
-    this.pools.set(pool, { limit, inUse: 0, ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }) });
+    this.pools.set(pool, {
+      limit,
+      inUse: 0,
+      ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }),
+      ...(limit === UNLIMITED_COUNTER_LIMIT && { unlimited: true }),
+    });
+    return true;
+  }
+
+  async switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
+    await this.enter();
+    const row = this.pools.get(pool);
+    if (!row || (row.unlimited === true) === (to === UNLIMITED)) return false;
+    if (to === UNLIMITED) {
+      row.limit = UNLIMITED_COUNTER_LIMIT;
+      row.unlimited = true;
+    } else {
+      row.limit = to;
+      delete row.unlimited;
+    }
     return true;
   }
 
@@ -271,6 +293,16 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 
   // ---- LeaseStore: slots (each one transaction) ----------------------------------------------------------------
 
+  async uncountedPools(): Promise<string[]> {
+    await this.enter();
+    return [...this.uncountedMarks].sort(byCodeUnit);
+  }
+
+  async markUncounted(pool: string): Promise<void> {
+    await this.enter();
+    this.uncountedMarks.add(pool);
+  }
+
   async take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
     await this.enter();
     if (create && this.jobs.has(create.jobId)) return { outcome: TakeOutcome.Stale };
@@ -286,6 +318,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (!this.allows(changes)) return { outcome: TakeOutcome.Full, ...seen() };
     const startAt = this.booking(changes, now);
     if (startAt === 'rate-limited') return { outcome: TakeOutcome.RateLimited };
+    // The DynamoDB adapter marks the pool in a write before the take's (shared/adapters/dynamodb/leases/uncountedSlots.ts).
+    if (demand.uncounted) this.uncountedMarks.add(demand.pool);
     this.applyCounters(changes, startAt);
     if (create) this.jobs.set(create.jobId, stored);
     stored.record.lease = { pool: demand.pool, since: now, ...(demand.uncounted && { uncounted: true }) };
@@ -441,7 +475,15 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   /** The pool as stored right now. */
   peekPool(pool: string): PoolSnapshot | undefined {
     const row = this.pools.get(pool);
-    return row ? { name: pool, limit: row.limit, inUse: row.inUse, ...(row.rate && { rate: { ...row.rate } }) } : undefined;
+    return row
+      ? {
+          name: pool,
+          limit: row.limit,
+          inUse: row.inUse,
+          ...(row.rate && { rate: { ...row.rate } }),
+          ...(row.unlimited && { unlimited: true }),
+        }
+      : undefined;
   }
 
   /** The pool as stored with its holders (job id -> kind and since), the way tests look at a pool. */

@@ -82,4 +82,28 @@ describe('weighted jobs waiting for a budget', () => {
     expect(running(world)).toEqual(['w1', 'x', 'y']);
     expect(world.leases.peekPool('dpu')).toMatchObject({ inUse: 16 });
   });
+
+  test('a head whose reserve found the limit full, the counter then room, keeps its place: the next round lets it in, not the jobs behind it', async () => {
+    const world = makeDeps({ settings: { pools: { dpu: 10 } } });
+    await send(world, job('w0', 10), job('head', 10, 50), job('a', 1, 5), job('b', 1, 5));
+    expect(running(world)).toEqual(['w0']);
+    // The operator raises the limit to 20; as the fill reserves for the head, the limit is 10 again for a moment (set
+    // back and forth): the head's reserve finds it full, the read of its counter after it finds room.
+    const reserve = world.leases.reserve.bind(world.leases);
+    let raced = false;
+    world.leases.reserve = async (to, now) => {
+      if (raced || to.jobId !== 'head') return reserve(to, now);
+      raced = true;
+      await world.leases.setLimit('dpu', 10);
+      const outcome = await reserve(to, now);
+      await world.leases.setLimit('dpu', 20);
+      return outcome;
+    };
+    await world.poolAdmin.setLimit('dpu', 20);
+    await deliverSent(world);
+    expect(raced).toBe(true);
+    // Strict order: the 10 free units are the head's; a and b wait behind it.
+    expect(running(world)).toEqual(['head', 'w0']);
+    expect(world.leases.peekPool('dpu')).toMatchObject({ inUse: 20 });
+  });
 });

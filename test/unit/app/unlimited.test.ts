@@ -72,7 +72,7 @@ describe('an unlimited pool', () => {
     expect(report).toMatchObject({ pools: 1, holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
     expect(world.ledger.peek('lost')!.state).toBe('succeeded');
     // It creates the pool's counter (never full; no job of the pool wrote it) so that the CLI lists the pool.
-    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
   });
 
   test('sluice top and pool list show it as unlimited, its jobs in use its holders (the counter counts none of them)', async () => {
@@ -121,5 +121,54 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 1 });
     await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'counted'), 'succeeded'));
     expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 0 });
+  });
+
+  test('made limited again before any reconcile: a slot taken while it was unlimited is still checked, its lost completion repaired', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('lost')));
+    expect(world.ledger.peek('lost')).toMatchObject({ state: 'running', lease: { uncounted: true } });
+    // Limited now (the configuration no longer names it unlimited); the run ends, its completion event lost.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    world.starters.glue.setStatus(runOf(world, 'lost'), RunStatus.Succeeded);
+    const report = await world.reconciler.run();
+    expect(report).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
+    expect(world.ledger.peek('lost')!.state).toBe('succeeded');
+    expect(world.ledger.peek('lost')!.lease).toBeUndefined();
+  });
+
+  test('a pool unlimited before its slots marked it: the reconciler marks it, so it is still visited once limited again', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('old')));
+    // As a store that held the slot before pools were marked (an older version of Sluice took it).
+    (world.leases as unknown as { uncountedMarks: Set<string> }).uncountedMarks.clear();
+    expect(await world.leases.uncountedPools()).toEqual([]);
+    await world.reconciler.run();
+    expect(await world.leases.uncountedPools()).toEqual(['fanout']);
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    world.starters.glue.setStatus(runOf(world, 'old'), RunStatus.Succeeded);
+    expect(await world.reconciler.run()).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
+    expect(world.ledger.peek('old')!.state).toBe('succeeded');
+  });
+
+  test('switched between limited and unlimited: its counter (its keyed jobs take it) follows the configuration once each way', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1, fanout: 1 }, keyLimits: { org: 10 } } });
+    const keyed = (id: string) => fanout(id, { limits: ['org:a'] });
+    expect(await world.acquirer.process(messageOf(keyed('k1')))).toBe(AcquireResult.Started);
+    expect(await world.acquirer.process(messageOf(keyed('k2')))).toBe(AcquireResult.Waiting);
+    // Made unlimited: the next reconcile gives the counter the limit no pool reaches, and lets k2 in.
+    Object.assign(world.settings, { pools: { default: 1 }, unlimitedPools: ['fanout'] });
+    await world.reconciler.run();
+    await deliverSent(world);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, inUse: 2, unlimited: true });
+    expect(world.ledger.peek('k2')!.state).toBe('running');
+    // A limit the operator sets on it (for its keyed and rated jobs) is the table's: the reconciler leaves it.
+    await world.poolAdmin.setLimit('fanout', 3);
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 3, unlimited: true });
+    // Limited again: the configured limit, as a counter created from configuration gets it.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
+    expect(await world.acquirer.process(messageOf(keyed('k3')))).toBe(AcquireResult.Waiting);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { exchange, gatesOf } from '../../../shared/domain/limits';
-import { heldDemand, takeDemand } from '../../../shared/domain/unlimited';
+import { counterSwitch, heldDemand, takeDemand, UNLIMITED } from '../../../shared/domain/unlimited';
 
 /** Whether a job takes counters is the stage's configuration's call, and a release gives back what the take counted. */
 
@@ -42,5 +42,25 @@ describe('unlimited pools: the release', () => {
     expect(heldDemand(spec, { uncounted: true })).toEqual({ pool: 'fanout', keys: [], units: 3, uncounted: true });
     expect(heldDemand(spec, {})).toEqual({ pool: 'fanout', keys: [], units: 3 });
     expect(heldDemand(spec, undefined)).toEqual({ pool: 'fanout', keys: [], units: 3 });
+  });
+});
+
+describe('unlimited pools: the counter follows a switch of the configuration, once', () => {
+  const switchConfig = fc.record({ unlimited: fc.boolean(), limit: fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined }) });
+
+  test("switched to an unlimited pool's when configured unlimited, back to the configured limit when limited; else left alone", () => {
+    fc.assert(
+      fc.property(switchConfig, fc.boolean(), ({ unlimited, limit }, marked) => {
+        const config = {
+          unlimitedPools: unlimited ? ['fanout'] : [],
+          pools: (limit === undefined ? {} : { fanout: limit }) as Record<string, number>,
+        };
+        const to = counterSwitch('fanout', marked ? { unlimited: true } : {}, config);
+        if (unlimited) expect(to).toBe(marked ? undefined : UNLIMITED);
+        else expect(to).toBe(marked ? limit : undefined);
+        // Once: the counter as the switch leaves it needs no other.
+        if (to !== undefined) expect(counterSwitch('fanout', to === UNLIMITED ? { unlimited: true } : {}, config)).toBeUndefined();
+      }),
+    );
   });
 });

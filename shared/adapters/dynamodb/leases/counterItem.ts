@@ -16,11 +16,19 @@ export interface PoolItem {
   /** start rate: ms between starts, and the earliest time the next start may be booked */
   intervalMs?: number;
   tat?: number;
+  /** an unlimited pool's counter (PoolSnapshot.unlimited) */
+  unlimited?: boolean;
 }
 
 export function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
   const rate = rateOf(item);
-  return { name: pool, limit: Number(item.limit), inUse: Number(item.inUse), ...(rate && { rate }) };
+  return {
+    name: pool,
+    limit: Number(item.limit),
+    inUse: Number(item.inUse),
+    ...(rate && { rate }),
+    ...(item.unlimited && { unlimited: true }),
+  };
 }
 
 /** The rate a counter item carries, if any. */

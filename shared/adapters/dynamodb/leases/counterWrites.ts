@@ -28,12 +28,19 @@ export class CounterWrites {
    * CONTENTION_TRIES the admission is Contended. 'rate-limited' when a rated gate has no start within the horizon.
    */
   async admit(changes: GateChange[], now: number, rest: (startAt: number | undefined) => TransactItem[]): Promise<Admission> {
-    return this.rates.inTurn(changes, () => this.admitInTurn(changes, now, rest));
+    const clock = this.table.movedOn(now);
+    return this.rates.inTurn(changes, () => this.admitInTurn(changes, clock, rest));
   }
 
-  private async admitInTurn(changes: GateChange[], now: number, rest: (startAt: number | undefined) => TransactItem[]): Promise<Admission> {
+  private async admitInTurn(
+    changes: GateChange[],
+    clock: () => number,
+    rest: (startAt: number | undefined) => TransactItem[],
+  ): Promise<Admission> {
     for (let tries = 1; ; tries++) {
-      const plan = plannedStart(this.rates, changes, now);
+      // The time of this try, read once its turn came (and again after a backoff): a start is never booked before the
+      // write that books it.
+      const plan = plannedStart(this.rates, changes, clock());
       if ('retryAt' in plan) return 'rate-limited';
       const { startAt } = plan;
       const counters = this.counters(changes, undefined, startAt);

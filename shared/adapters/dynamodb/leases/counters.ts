@@ -1,7 +1,8 @@
 import { GetCommand, paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PoolSnapshot } from '../../../domain/pool';
 import { ContentionError } from '../../../errors';
-import { GATE_KNOWN, IS_NEW } from '../conditions';
+import { UNLIMITED, UNLIMITED_COUNTER_LIMIT } from '../../../domain/unlimited';
+import { COUNTER_LIMITED, COUNTER_UNLIMITED, GATE_KNOWN, IS_NEW } from '../conditions';
 import { CONTENTION_TRIES, isContention } from '../contention';
 import { applied } from '../errors';
 import { POOL_REGISTRY_PK, poolKey, poolRegistryKey } from '../keys';
@@ -48,7 +49,14 @@ export class Counters {
         this.table.send(
           new PutCommand({
             TableName: this.table.tableName,
-            Item: { ...poolKey(pool), limit, inUse: 0, room: limit, ...rate },
+            Item: {
+              ...poolKey(pool),
+              limit,
+              inUse: 0,
+              room: limit,
+              ...rate,
+              ...(limit === UNLIMITED_COUNTER_LIMIT && { unlimited: true }),
+            },
             ConditionExpression: IS_NEW,
           }),
         ),
@@ -83,6 +91,26 @@ export class Counters {
       if (++passes >= CONTENTION_TRIES) throw new ContentionError(`the limit of ${pool} could not be set: its item is busy`);
     }
     await this.register(pool);
+  }
+
+  async switchUnlimited(pool: string, to: typeof UNLIMITED | number): Promise<boolean> {
+    const limit = to === UNLIMITED ? UNLIMITED_COUNTER_LIMIT : to;
+    return applied(
+      this.table.send(
+        new UpdateCommand({
+          TableName: this.table.tableName,
+          Key: poolKey(pool),
+          // room follows the limit in the same write, as setLimit's.
+          UpdateExpression:
+            to === UNLIMITED
+              ? 'SET #limit = :limit, room = :limit - inUse, unlimited = :true'
+              : 'SET #limit = :limit, room = :limit - inUse REMOVE unlimited',
+          ConditionExpression: to === UNLIMITED ? COUNTER_LIMITED : COUNTER_UNLIMITED,
+          ExpressionAttributeNames: { '#limit': 'limit' },
+          ExpressionAttributeValues: { ':limit': limit, ...(to === UNLIMITED && { ':true': true }) },
+        }),
+      ),
+    );
   }
 
   private async register(pool: string): Promise<void> {

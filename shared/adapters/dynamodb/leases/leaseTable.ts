@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Clock } from '../../../ports/clock';
 import type { GateChange } from '../../../domain/limits';
 import type { JobRecord } from '../../../ports/jobLedger';
 import { IS_NEW } from '../conditions';
@@ -20,6 +21,9 @@ export interface Contended {
   contended: string;
 }
 
+/** A clock no time passes on: a caller's `now` stays the time of its writes (tests that pass fixed times). */
+export const STOPPED_CLOCK: Pick<Clock, 'now'> = { now: () => 0 };
+
 export class LeaseTable {
   /** Every request goes through it: contention (a transaction on the item) is tried again with backoff. */
   readonly send: Send;
@@ -30,8 +34,16 @@ export class LeaseTable {
     readonly retentionDays: number,
     /** How to wait between tries that met contention. */
     readonly backoff: Backoff,
+    /** The callers' clock (their `now`), read again where a write waits for its turn: see `movedOn`. */
+    readonly clock: Pick<Clock, 'now'> = STOPPED_CLOCK,
   ) {
     this.send = contentionRetrying(doc, this.backoff);
+  }
+
+  /** The caller's `now` (read from `clock` as the call began) moved on by the time spent since: the time it is now. */
+  movedOn(now: number): () => number {
+    const calledAt = this.clock.now();
+    return () => now + (this.clock.now() - calledAt);
   }
 
   /**

@@ -99,11 +99,14 @@ export class RateBookings {
     // Every gate of the demand, none changed: a rated one moves its tat (fenced by the one read), an unrated one is
     // checked to be still unrated (a rate set meanwhile fails the write and is learned).
     const changes = gatesOf(demand).map((gate) => ({ gate, delta: 0, guarded: true }));
-    return this.rates.inTurn(changes, () => this.bookInTurn(demand, changes, now));
+    const clock = this.table.movedOn(now);
+    return this.rates.inTurn(changes, () => this.bookInTurn(demand, changes, clock));
   }
 
-  private async bookInTurn(demand: Demand, changes: GateChange[], now: number): Promise<{ startAt: number } | { retryAt: number }> {
+  private async bookInTurn(demand: Demand, changes: GateChange[], clock: () => number): Promise<{ startAt: number } | { retryAt: number }> {
     for (let tries = 1; ; tries++) {
+      // The time of this try, read once its turn came (and again after a backoff), as an admission's (./counterWrites.ts).
+      const now = clock();
       const plan = plannedStart(this.rates, changes, now);
       if ('retryAt' in plan) return plan;
       const { startAt } = plan;

@@ -1,12 +1,12 @@
 import { uncountedHolderKey } from '../../../domain/unlimited';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Demand } from '../../../domain/limits';
 import { type JobRecord, type Lease, type Move, moved } from '../../../ports/jobLedger';
 import { TakeOutcome, type TakeResult } from '../../../ports/leaseStore';
 import { IS_NEW, SAME_VERSION_FREE, SAME_VERSION_HOLDING_UNCOUNTED } from '../conditions';
 import { applied } from '../errors';
 import { moveUpdate, toJobItem } from '../jobItem';
-import { jobKey } from '../keys';
+import { jobKey, UNCOUNTED_POOLS_PK, uncountedPoolKey } from '../keys';
 import type { LeaseTable } from './leaseTable';
 
 /**
@@ -15,11 +15,38 @@ import type { LeaseTable } from './leaseTable';
  * writes), fenced by the version read as every move is; the slot is marked `leaseUncounted`, and its release requires
  * the mark, so no release of it ever moves a counter and no counted slot is ever given back here. Its holders index
  * key is its shard of the pool (`<pool>/<shard>`, shared/domain/unlimited.ts): no index partition is every job's either.
+ *
+ * Before its first uncounted slot of a pool, an instance marks the pool (pk UNCOUNTED, sk <pool>: one idempotent put,
+ * never removed): the reconciler visits the shards of every marked pool, so a slot taken while the pool was unlimited
+ * is still checked after the pool is limited again (the configuration no longer names it unlimited), even if the
+ * switch came before any reconcile.
  */
 export class UncountedSlots {
+  /** Pools this instance has marked (or read marked): the mark is written once per instance and pool. */
+  private readonly marked = new Set<string>();
+
   constructor(private readonly table: LeaseTable) {}
 
+  async pools(): Promise<string[]> {
+    const names: string[] = [];
+    const pages = paginateQuery(
+      { client: this.table.doc },
+      { TableName: this.table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': UNCOUNTED_POOLS_PK } },
+    );
+    for await (const page of pages) for (const item of page.Items ?? []) names.push(String(item.sk));
+    for (const name of names) this.marked.add(name);
+    return names;
+  }
+
+  async mark(pool: string): Promise<void> {
+    if (this.marked.has(pool)) return;
+    await this.table.send(new PutCommand({ TableName: this.table.tableName, Item: uncountedPoolKey(pool) }));
+    this.marked.add(pool);
+  }
+
   async take(demand: Demand, move: Move, now: number, create?: JobRecord): Promise<TakeResult> {
+    // The mark first: a slot written without it could be missed by the reconciler once the pool is limited again.
+    await this.mark(demand.pool);
     const lease: Lease = { pool: demand.pool, since: now, uncounted: true };
     const written = create
       ? this.table.send(
