@@ -98,6 +98,8 @@ describe('reconciler: pool gauges every run', () => {
         { pk: 'POOLS', sk: 'etl' },
       ],
     });
+    // No pool has ever been unlimited (no uncounted slots to visit).
+    ddb.on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'UNCOUNTED' } }).resolves({ Items: [] });
     ddb.on(GetCommand, { Key: { pk: 'POOL#default', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 0 } });
     ddb.on(GetCommand, { Key: { pk: 'POOL#etl', sk: 'POOL' } }).resolves({ Item: { limit: 2, inUse: 2 } });
     // The holders index: nobody in default; in etl a slot held for 49 hours and a fresh one.
