@@ -85,7 +85,7 @@ export async function readJobFields(
   const items = new Map<string, Record<string, unknown>>();
   const unique = [...new Set(ids)];
   const names: Record<string, string> = { '#id': 'jobId' };
-  fields.forEach((field, i) => (names[`#a${i}`] = field));
+  fields.filter((field) => field !== 'jobId').forEach((field, i) => (names[`#a${i}`] = field));
   let unread = 0;
   for (let i = 0; i < unique.length; i += BATCH_GET) {
     let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
