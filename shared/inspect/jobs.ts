@@ -114,6 +114,21 @@ export async function readJobAttribute(
   return { values: new Map([...items].map(([id, item]) => [id, item[attribute]])), unread };
 }
 
+/** These jobs' records, read by key (BatchGetItem, 100 a call), in the order given; a record that does not exist: none. */
+export async function readJobRecords(doc: DynamoDBDocumentClient, table: string, ids: readonly string[]): Promise<ListedJob[]> {
+  const records = new Map<string, JobRecord>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += BATCH_GET) {
+    let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
+    for (let round = 0; keys?.length && round < UNPROCESSED_ROUNDS; round++) {
+      const out: BatchGetCommandOutput = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }));
+      for (const item of out.Responses?.[table] ?? []) records.set(String(item.jobId), fromJobItem(item));
+      keys = out.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return unique.flatMap((id) => (records.has(id) ? [listed(records.get(id)!)] : []));
+}
+
 /**
  * Which of `ids` the ledger knows (a record in any state: the acquirer runs an id once, so sending a known id again runs
  * nothing), in the order given.

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { endedKeys } from '../../../shared/domain/endedIndex';
-import { ENDED_INDEX, readJobsView } from '../../../shared/inspect/viewSnapshot';
+import { ENDED_INDEX, readJobsView, readRecentJobIds } from '../../../shared/inspect/viewSnapshot';
 
 const H = 3600_000;
 /** 2026-01-02T03:00:00Z */
@@ -150,4 +150,27 @@ test('each bucket is read at most maxPages pages, and the view says when one had
   // At most 3 pages of 2 of each of the 16 shards of the day (the other day's buckets hold none).
   expect(view.recent.length).toBeLessThanOrEqual(16 * 3 * 2);
   expect(view.recent.length).toBeGreaterThan(16);
+});
+
+test("sluice top's latest jobs: today's buckets, newest first, at most `recent` each; yesterday's only when today has fewer", async () => {
+  const records = [
+    job('r-1', 'running', NOW - H, { startedAt: NOW - H }),
+    ...Array.from({ length: 6 }, (_, i) => job(`t-${i}`, 'succeeded', NOW - 2 * H + i, { endedAt: NOW - 2 * H + i })),
+    job('y-1', 'failed', NOW - 20 * H, { endedAt: NOW - 20 * H }),
+  ];
+  const { doc, mock } = table({ records, index: records.filter((r) => r.state !== 'running'), holders: ['r-1'] });
+  const bucketsRead = () =>
+    mock
+      .commandCalls(QueryCommand)
+      .filter((c) => c.args[0].input.IndexName === ENDED_INDEX)
+      .map((c) => c.args[0].input);
+  expect(await readRecentJobIds(doc, 't', { recent: 3, now: NOW })).toEqual(['r-1', 't-5', 't-4']);
+  expect(bucketsRead()).toHaveLength(32);
+  expect(
+    bucketsRead().every((input) => String(input.ExpressionAttributeValues![':bucket']).startsWith('2026-01-02#') && input.Limit === 3),
+  ).toBe(true);
+  mock.resetHistory();
+  expect(await readRecentJobIds(doc, 't', { recent: 10, now: NOW })).toEqual(['r-1', 't-5', 't-4', 't-3', 't-2', 't-1', 't-0', 'y-1']);
+  expect(bucketsRead()).toHaveLength(64);
+  expect(mock.commandCalls(ScanCommand)).toHaveLength(0);
 });
