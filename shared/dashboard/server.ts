@@ -43,7 +43,7 @@ export interface DashboardState {
   pools: PoolDetail[];
   /** the AWS region of the runs (their console links), from the SDK's configuration */
   region?: string;
-  /** when the job records below were read (they are read less often: a Scan) */
+  /** when the job records below were read (they are read less often: Queries of the ended index, see readJobsView) */
   jobsAt: number;
   /** the latest changed jobs, and the latest of each state (the page filters them by state) */
   recentJobs: JobsView['recent'];
@@ -52,7 +52,7 @@ export interface DashboardState {
   deadLetterQueue: QueueDepth;
   /** the last 24 hours per pool, and the last 6 hours and hour closer, from the job records (read with them) */
   history: Record<HistoryWindow, RunHistory>;
-  /** the Scan of the job records stopped at its page limit: the lists and history are of the part it read */
+  /** a Query of the ended index stopped at its page limit: the lists and history are of the part it read */
   jobsTruncated: boolean;
   /** the latest runs of each job set, with their counts; when they were read */
   setRuns: SetRunView[];
@@ -76,7 +76,7 @@ export type Refusal = (typeof Refusal)[keyof typeof Refusal];
 export interface DashboardOptions {
   /** the pools, holders, waiters and the DLQ's depth are read at most this often, however many ask (default 3 s) */
   refreshMs?: number;
-  /** the job records (a Scan of the table: see readJobsView) at most this often (default 30 s) */
+  /** the job records (about 270 small Queries of the ended index: see readJobsView) at most this often (default 30 s) */
   jobsRefreshMs?: number;
   /** the job sets' runs at most this often (default 60 s) */
   setRunsRefreshMs?: number;
@@ -85,7 +85,7 @@ export interface DashboardOptions {
 
 /** The page asks every 3 s; a second page, or a reload, is served the same snapshot. */
 export const REFRESH_MS = 3_000;
-/** The recent and dead-lettered jobs come from a Scan, which reads the whole table: not more than twice a minute. */
+/** The recent and dead-lettered jobs and the day's history come from the indexes: a pass reads every ended job of the day, so not more than twice a minute. */
 export const JOBS_EVERY_MS = 30_000;
 /** A set run's counts come from its item, and an open run's from its jobs' records (a GetItem each): once a minute. */
 export const SET_RUNS_EVERY_MS = 60_000;

@@ -72,35 +72,61 @@ const BATCH_GET = 100;
 const UNPROCESSED_ROUNDS = 5;
 
 /**
- * One attribute of each of these jobs' records (a record that does not exist: none), read by key with BatchGetItem, 100
- * ids a call, only the id and that attribute; keys DynamoDB leaves unprocessed are asked again up to UNPROCESSED_ROUNDS
- * times. `unread`: how many it still left unread.
+ * Some attributes of each of these jobs' records (a record that does not exist: none), read by key with BatchGetItem,
+ * 100 ids a call, only the id and those attributes; keys DynamoDB leaves unprocessed are asked again up to
+ * UNPROCESSED_ROUNDS times. `unread`: how many it still left unread.
  */
-export async function readJobAttribute(
+export async function readJobFields(
   doc: DynamoDBDocumentClient,
   table: string,
   ids: readonly string[],
-  attribute: string,
-): Promise<{ values: Map<string, unknown>; unread: number }> {
-  const values = new Map<string, unknown>();
+  fields: readonly string[],
+): Promise<{ items: Map<string, Record<string, unknown>>; unread: number }> {
+  const items = new Map<string, Record<string, unknown>>();
   const unique = [...new Set(ids)];
+  const names: Record<string, string> = { '#id': 'jobId' };
+  fields.filter((field) => field !== 'jobId').forEach((field, i) => (names[`#a${i}`] = field));
   let unread = 0;
   for (let i = 0; i < unique.length; i += BATCH_GET) {
     let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
     for (let round = 0; keys?.length && round < UNPROCESSED_ROUNDS; round++) {
       const out: BatchGetCommandOutput = await doc.send(
         new BatchGetCommand({
-          RequestItems: {
-            [table]: { Keys: keys, ProjectionExpression: '#id, #a', ExpressionAttributeNames: { '#id': 'jobId', '#a': attribute } },
-          },
+          RequestItems: { [table]: { Keys: keys, ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } },
         }),
       );
-      for (const item of out.Responses?.[table] ?? []) values.set(String(item.jobId), item[attribute]);
+      for (const item of out.Responses?.[table] ?? []) items.set(String(item.jobId), item);
       keys = out.UnprocessedKeys?.[table]?.Keys;
     }
     unread += keys?.length ?? 0;
   }
-  return { values, unread };
+  return { items, unread };
+}
+
+/** One attribute of each of these jobs' records (readJobFields). */
+export async function readJobAttribute(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  ids: readonly string[],
+  attribute: string,
+): Promise<{ values: Map<string, unknown>; unread: number }> {
+  const { items, unread } = await readJobFields(doc, table, ids, [attribute]);
+  return { values: new Map([...items].map(([id, item]) => [id, item[attribute]])), unread };
+}
+
+/** These jobs' records, read by key (BatchGetItem, 100 a call), in the order given; a record that does not exist: none. */
+export async function readJobRecords(doc: DynamoDBDocumentClient, table: string, ids: readonly string[]): Promise<ListedJob[]> {
+  const records = new Map<string, JobRecord>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += BATCH_GET) {
+    let keys: Array<Record<string, unknown>> | undefined = unique.slice(i, i + BATCH_GET).map(jobKey);
+    for (let round = 0; keys?.length && round < UNPROCESSED_ROUNDS; round++) {
+      const out: BatchGetCommandOutput = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: keys } } }));
+      for (const item of out.Responses?.[table] ?? []) records.set(String(item.jobId), fromJobItem(item));
+      keys = out.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return unique.flatMap((id) => (records.has(id) ? [listed(records.get(id)!)] : []));
 }
 
 /**

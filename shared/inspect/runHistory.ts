@@ -2,8 +2,9 @@ import { HOLDING_STATES, JobState } from '../domain/jobState';
 
 /**
  * What the job records say of the last day, per pool: runs in progress over time, how many ended well or not, how long
- * they ran. Pure (the records and `now` in): derived from the records the ledger keeps for 30 days (startedAt, endedAt,
- * state), so the dashboard shows the night however long it was closed, and keeps no store of its own.
+ * they ran. Pure (the records and `now` in): derived from the records of the jobs holding a slot and of those on the
+ * `ended` index (startedAt, endedAt, state: readJobsView), so the dashboard shows the night however long it was closed,
+ * and keeps no store of its own.
  */
 
 /** The fields of a job record the history is made of. */
@@ -70,7 +71,7 @@ export interface RunHistory {
   pools: PoolHistory[];
 }
 
-/** Whether a record can count in the history of the window ending at `now` (a Scan keeps only these). */
+/** Whether a record can count in the history of the window ending at `now` (readJobsView keeps only these). */
 export function inWindow(job: RunTimes, now: number, windowMs = HISTORY_WINDOW_MS): boolean {
   const interval = runInterval(job, now);
   if (interval && interval.end > now - windowMs) return true;

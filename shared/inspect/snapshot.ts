@@ -3,8 +3,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { type DeadLetter, peekDeadLetters } from './deadLetters';
-import { listJobs, type ListedJob } from './jobs';
+import { type ListedJob, readJobRecords } from './jobs';
 import { type PoolDetail, poolDetails } from './pools';
+import { readRecentJobIds } from './viewSnapshot';
 
 /** What `sluice top` and the dashboard show, read at one moment with the user's own credentials. Nothing is written. */
 export interface Snapshot {
@@ -28,7 +29,10 @@ export async function takeSnapshot(source: SnapshotSource, options: { recent?: n
   const ledger = new DynamoJobLedger(source.doc, source.table);
   const [pools, recentJobs, letters] = await Promise.all([
     poolDetails({ leases, ledger }, { records: true, waiters: options.waiters ?? 10 }),
-    listJobs(source.doc, source.table, { max: options.recent ?? 20 }),
+    // The latest jobs from the indexes (holders, waiting lists, the ended index), no Scan: their records read by key.
+    readRecentJobIds(source.doc, source.table, { recent: options.recent ?? 20, now: Date.now() }).then((ids) =>
+      readJobRecords(source.doc, source.table, ids),
+    ),
     source.dlqUrl ? peekDeadLetters(source.sqs, source.dlqUrl, 100) : Promise.resolve(undefined),
   ]);
   return {

@@ -1,5 +1,6 @@
 import { poolOfHolderKey, uncountedHolderKey } from '../../domain/unlimited';
 import { isTerminal, JobState } from '../../domain/jobState';
+import { endedKeys } from '../../domain/endedIndex';
 import type { JobRecord, Move } from '../../ports/jobLedger';
 import { SAME_VERSION } from './conditions';
 import { jobKey } from './keys';
@@ -20,6 +21,9 @@ export interface JobItem extends Omit<JobRecord, 'spec' | 'lease'> {
   /** a scheduled job due beyond 15 minutes: the keys of the sparse `due` index */
   dueBucket?: string;
   dueSk?: string;
+  /** a job in a terminal state: the keys of the sparse `ended` index (shared/domain/endedIndex.ts) */
+  endedBucket?: string;
+  endedSk?: string;
   expiresAt?: number;
 }
 
@@ -43,6 +47,9 @@ export function toJobItem(record: JobRecord): JobItem {
     spec: JSON.stringify(spec),
     ...(lease && { holderPool: holderKeyOf(lease, record.jobId), leaseSince: lease.since }),
     ...(lease?.uncounted && { leaseUncounted: true }),
+    // A record written ended (a job that could never run) is on the ended index from its first write.
+    ...(isTerminal(record.state) &&
+      endedKeys(record.state, Math.max(record.updatedAt, record.endedAt ?? 0, record.deadLetteredAt ?? 0), record.jobId)),
   };
 }
 
@@ -53,6 +60,8 @@ export function fromJobItem(item: Record<string, unknown>): JobRecord {
     expiresAt: _ttl,
     dueBucket: _bucket,
     dueSk: _dueSk,
+    endedBucket: _endedBucket,
+    endedSk: _endedSk,
     spec,
     holderPool,
     leaseSince,
@@ -112,6 +121,17 @@ export function moveUpdate(
       values[':uncounted'] = true;
       sets.push('leaseUncounted = :uncounted');
     }
+  }
+  // A move to a terminal state puts the job on the ended index, keyed by this write's time; terminal states are never
+  // left (TRANSITIONS), and a redrive deletes the record, index entry and all. A dead -> dead move (a kept slot given
+  // back) moves the entry to its own time. The key's time is never before the record's endedAt or deadLetteredAt, so a
+  // Query from a time finds every job that ended since.
+  if (isTerminal(move.to)) {
+    const at = Math.max(now, Number(move.patch?.endedAt ?? 0), Number(move.patch?.deadLetteredAt ?? 0));
+    const keys = endedKeys(move.to, at, move.jobId);
+    values[':endedBucket'] = keys.endedBucket;
+    values[':endedSk'] = keys.endedSk;
+    sets.push('endedBucket = :endedBucket', 'endedSk = :endedSk');
   }
   if (expires) {
     values[':expiresAt'] = expiresAfter(now, retentionDays * SECONDS_PER_DAY);

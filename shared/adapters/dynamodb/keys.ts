@@ -10,6 +10,7 @@
  * - a run:             pk RUN#<kind>#<id>    sk RUN               jobId, pool (a completion event's way back to its job)
  * - the loader cursor:  pk LOADER             sk CURSOR            minute (the first minute of the due index not loaded in full)
  * A scheduled job due beyond 15 minutes also carries dueBucket and dueSk: the keys of the sparse `due` index.
+ * A job in a terminal state carries endedBucket and endedSk: the keys of the sparse `ended` index (domain/endedIndex.ts).
  * - a job set:         pk SET#<set>          sk SET               paused
  * - a job set's run:   pk SET#<set>          sk RUN#<run>         total, keys, ended, startedAt, completedAt, summary
  * - an open set run:   pk SETRUNS            sk <set>#<run>       (while the run is open: the reconciler checks them)

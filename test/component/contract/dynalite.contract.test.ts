@@ -7,6 +7,7 @@ import { TakeOutcome } from '../../../shared/ports/leaseStore';
 import { describeJobLedgerContract } from '../../contract/jobLedger.contract';
 import { describeScheduleStoreContract } from '../../contract/scheduleStore.contract';
 import { describeLeaseStoreContract } from '../../contract/leaseStore.contract';
+import { describeEndedIndexContract } from './endedIndex';
 import { describeSetRunStoreContract } from '../../contract/setRunStore.contract';
 import { DynamoSetRunStore } from '../../../shared/adapters/dynamodb/setRunStore';
 import { startDynalite, useDynamoFixtures } from './dynamoFixtures';
@@ -21,6 +22,7 @@ const fixtures = useDynamoFixtures(startDynalite);
 describeLeaseStoreContract('DynamoLeaseStore on dynalite', () => fixtures().store());
 describeJobLedgerContract('DynamoJobLedger on dynalite', () => fixtures().store());
 describeScheduleStoreContract('DynamoScheduleStore on dynalite', () => fixtures().scheduleStore());
+describeEndedIndexContract('dynalite', fixtures);
 describeSetRunStoreContract('DynamoSetRunStore on dynalite', async () => {
   const table = await fixtures().table();
   return { store: new DynamoSetRunStore(fixtures().doc, table.name), cleanup: table.drop };

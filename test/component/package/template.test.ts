@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { ENDED_INDEX, SUMMARY_FIELDS } from '../../../shared/inspect/viewSnapshot';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
@@ -434,6 +435,27 @@ describe('the table', () => {
       { AttributeName: 'pk', KeyType: 'HASH' },
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
+  });
+
+  test('the sparse ended index: keyed (endedBucket, endedSk), projecting only the fields of a job row (no spec)', () => {
+    const indexes = props('SluiceTable').GlobalSecondaryIndexes as Array<{
+      IndexName: string;
+      KeySchema: unknown;
+      Projection: { ProjectionType: string; NonKeyAttributes?: string[] };
+    }>;
+    const ended = indexes.find((index) => index.IndexName === ENDED_INDEX)!;
+    expect(ended.KeySchema).toEqual([
+      { AttributeName: 'endedBucket', KeyType: 'HASH' },
+      { AttributeName: 'endedSk', KeyType: 'RANGE' },
+    ]);
+    expect(ended.Projection.ProjectionType).toBe('INCLUDE');
+    expect([...ended.Projection.NonKeyAttributes!].sort()).toEqual([...SUMMARY_FIELDS].sort());
+    expect(props('SluiceTable').AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: 'endedBucket', AttributeType: 'S' },
+        { AttributeName: 'endedSk', AttributeType: 'S' },
+      ]),
+    );
   });
 
   test('a stage with no settings file of its own (dev here) is packaged with the defaults, and the packaging says so', () => {
