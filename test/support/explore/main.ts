@@ -15,6 +15,8 @@ every port call, and prints the shrunk counterexample schedule or "N schedules, 
   --faults a,b        fault kinds the generator may use: ${ALL_FAULTS.join(', ')}, or none (default: all)
   --no-limit-changes  no setLimit steps
   --limit-weight W    weight of setLimit steps (default 1, against 8 for a delivery)
+  --call-fault-rarity R   an invocation has a call fault (lost, crash, contended, dynamo, stall) one time in 1 + R
+                      (default 5)
   --kinds a,b         job kinds: appflow, glue (default: both)
   --flow-control      jobs name keyed limits, have weights, priorities and fairness keys; setLimit steps change
                       keyed limits too
@@ -24,9 +26,13 @@ every port call, and prints the shrunk counterexample schedule or "N schedules, 
   --max-jobs N, --max-waves N, --max-steps N   scenario size (defaults 4, 4, 6 steps per wave)
   --seeds K           run K seeds in turn (S, S+1, ...): one line per seed, each distinct violation printed once
   --time-limit MS     stop exploring and shrinking after MS milliseconds
+  --no-shrink         report the first counterexample as found (no shrinking: quicker, longer schedule)
+  --schedule-steps N, --schedule-ms MS
+                      one schedule's bounds: past either it is reported as a violation, did-not-finish ("schedule
+                      did not finish"), with its seed (defaults: memory 20000 steps, 120 s; dynalite 5000, 300 s)
   --ignore a,b        do not report these violation categories (look past known ones): over-limit, second-run,
                       not-terminal, ledger-run-mismatch, slot-leak, stranded-waiter, dead-not-in-dlq,
-                      dead-lettered-but-ran, did-not-settle, unexpected-error
+                      dead-lettered-but-ran, did-not-settle, did-not-finish, unexpected-error
   --scheduler M       random (fast-check's fc.scheduler(), seeded per scenario; default) or choices (fc.schedulerFor
                       driven by a shrinkable list of choices: the schedule shrinks too)
   --fc-report         also print fast-check's own scheduler report (a schedulerFor\`...\` template)
@@ -47,10 +53,14 @@ async function main(): Promise<number> {
       seeds: { type: 'string', default: '1' },
       'max-jobs': { type: 'string' },
       'limit-weight': { type: 'string' },
+      'call-fault-rarity': { type: 'string' },
       'max-waves': { type: 'string' },
       'max-steps': { type: 'string' },
       'time-limit': { type: 'string' },
+      'schedule-steps': { type: 'string' },
+      'schedule-ms': { type: 'string' },
       'fc-report': { type: 'boolean', default: false },
+      'no-shrink': { type: 'boolean', default: false },
       ignore: { type: 'string' },
       scheduler: { type: 'string', default: 'random' },
       help: { type: 'boolean', default: false },
@@ -70,6 +80,7 @@ async function main(): Promise<number> {
     ...(values['rated-pools'] && { ratedPools: true }),
     ...(values.kinds && { kinds: values.kinds.split(',') as JobKind[] }),
     ...(values['limit-weight'] && { limitWeight: Number(values['limit-weight']) }),
+    ...(values['call-fault-rarity'] && { callFaultRarity: Number(values['call-fault-rarity']) }),
     ...(values['max-jobs'] && { maxJobs: Number(values['max-jobs']) }),
     ...(values['max-waves'] && { maxWaves: Number(values['max-waves']) }),
     ...(values['max-steps'] && { maxSteps: Number(values['max-steps']) }),
@@ -85,7 +96,12 @@ async function main(): Promise<number> {
       ...(values.path !== undefined && { path: values.path }),
       scenario,
       ...(values['time-limit'] !== undefined && { timeLimitMs: Number(values['time-limit']) }),
+      scheduleLimits: {
+        ...(values['schedule-steps'] !== undefined && { maxSteps: Number(values['schedule-steps']) }),
+        ...(values['schedule-ms'] !== undefined && { maxMs: Number(values['schedule-ms']) }),
+      },
       fcReport: values['fc-report'],
+      ...(values['no-shrink'] && { shrink: false }),
       scheduler: values.scheduler as SchedulerMode,
       engine: values.engine as Engine,
       ...(values.ignore && { ignore: values.ignore.split(',') as ViolationCategory[] }),
