@@ -3,6 +3,7 @@ import type { ViolationCategory } from './invariants';
 import { type Engine, explore, type SchedulerMode } from './run';
 import { ALL_FAULTS, type FaultName, type ScenarioOptions } from './scenario';
 import type { JobKind } from '../../../shared/kinds/registry';
+import { STALE_WRITERS } from './families';
 
 const USAGE = `Explores interleavings of Sluice's services on the in-memory ports, fast-check's scheduler deciding the order of
 every port call, and prints the shrunk counterexample schedule or "N schedules, no violation".
@@ -18,6 +19,9 @@ every port call, and prints the shrunk counterexample schedule or "N schedules, 
   --call-fault-rarity R   an invocation has a call fault (lost, crash, contended, dynamo, stall) one time in 1 + R
                       (default 5)
   --kinds a,b         job kinds: appflow, glue (default: both)
+  --stale-writers     the stale writers' family (test/support/explore/families.ts STALE_WRITERS): every other
+                      invocation holds a write to a job record while others move the job on (other scenario flags
+                      are ignored)
   --flow-control      jobs name keyed limits, have weights, priorities and fairness keys; setLimit steps change
                       keyed limits too
   --rated-pools       every pool has a start rate (100 starts a second: a burst's bookings race)
@@ -47,6 +51,7 @@ async function main(): Promise<number> {
       faults: { type: 'string' },
       'no-limit-changes': { type: 'boolean', default: false },
       'flow-control': { type: 'boolean', default: false },
+      'stale-writers': { type: 'boolean', default: false },
       'rated-pools': { type: 'boolean', default: false },
       engine: { type: 'string', default: 'memory' },
       kinds: { type: 'string' },
@@ -73,18 +78,20 @@ async function main(): Promise<number> {
   const faults = values.faults === undefined ? undefined : values.faults === 'none' ? [] : (values.faults.split(',') as FaultName[]);
   const unknown = faults?.filter((f) => !ALL_FAULTS.includes(f)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown fault kinds: ${unknown.join(', ')}`);
-  const scenario: ScenarioOptions = {
-    ...(faults && { faults }),
-    limitChanges: !values['no-limit-changes'],
-    ...(values['flow-control'] && { flowControl: true }),
-    ...(values['rated-pools'] && { ratedPools: true }),
-    ...(values.kinds && { kinds: values.kinds.split(',') as JobKind[] }),
-    ...(values['limit-weight'] && { limitWeight: Number(values['limit-weight']) }),
-    ...(values['call-fault-rarity'] && { callFaultRarity: Number(values['call-fault-rarity']) }),
-    ...(values['max-jobs'] && { maxJobs: Number(values['max-jobs']) }),
-    ...(values['max-waves'] && { maxWaves: Number(values['max-waves']) }),
-    ...(values['max-steps'] && { maxSteps: Number(values['max-steps']) }),
-  };
+  const scenario: ScenarioOptions = values['stale-writers']
+    ? STALE_WRITERS
+    : {
+        ...(faults && { faults }),
+        limitChanges: !values['no-limit-changes'],
+        ...(values['flow-control'] && { flowControl: true }),
+        ...(values['rated-pools'] && { ratedPools: true }),
+        ...(values.kinds && { kinds: values.kinds.split(',') as JobKind[] }),
+        ...(values['limit-weight'] && { limitWeight: Number(values['limit-weight']) }),
+        ...(values['call-fault-rarity'] && { callFaultRarity: Number(values['call-fault-rarity']) }),
+        ...(values['max-jobs'] && { maxJobs: Number(values['max-jobs']) }),
+        ...(values['max-waves'] && { maxWaves: Number(values['max-waves']) }),
+        ...(values['max-steps'] && { maxSteps: Number(values['max-steps']) }),
+      };
   const firstSeed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
   const seeds = Number(values.seeds);
   const seen = new Set<string>();

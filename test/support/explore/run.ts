@@ -1101,6 +1101,8 @@ function cliArgs(config: ExploreConfig): string {
     o.maxSteps !== undefined && `--max-steps ${o.maxSteps}`,
     config.scheduler && config.scheduler !== 'random' && `--scheduler ${config.scheduler}`,
     config.ignore && config.ignore.length > 0 && `--ignore ${config.ignore.join(',')}`,
+    config.scheduleLimits?.maxSteps !== undefined && `--schedule-steps ${config.scheduleLimits.maxSteps}`,
+    config.scheduleLimits?.maxMs !== undefined && `--schedule-ms ${config.scheduleLimits.maxMs}`,
   ]
     .filter(Boolean)
     .join(' ');
