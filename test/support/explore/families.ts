@@ -7,6 +7,13 @@ import type { ScenarioOptions } from './scenario';
  * (test/faults/explore.slow.test.ts).
  */
 
+/**
+ * Every other invocation holds one of its writes to a job record (a stall: ./scenario.ts, STALL) until the others have
+ * moved the job on, for the rest of its wave or as long as its function's timeout allows: the writes only the version
+ * fence refuses. Small scenarios (two waves of at most four steps), so that many run in little time.
+ */
+export const STALE_WRITERS: ScenarioOptions = { faults: ['stall'], callFaultRarity: 1, limitChanges: false, maxWaves: 2, maxSteps: 4 };
+
 /** In memory: every port call a step. */
 export const FAMILIES: Array<[string, ScenarioOptions]> = [
   ['duplicate deliveries, events and throttled starts', { faults: ['throttle'], limitChanges: false }],
@@ -28,6 +35,7 @@ export const FAMILIES: Array<[string, ScenarioOptions]> = [
     { faults: [], flowControl: true, limitWeight: 3 },
   ],
   ['several limits per job, weights, start rates, priorities and fair turns, with every fault', { flowControl: true }],
+  ['stale writers: writes to job records held while other invocations move the job on', STALE_WRITERS],
 ];
 
 /** On the DynamoDB adapters against dynalite: every DynamoDB request a step, with DynamoDB's own faults on it. */
@@ -42,4 +50,8 @@ export const ADAPTER_FAMILIES: Array<[string, ScenarioOptions]> = [
   ],
   ['limits lowered, raised and paused, with every fault', {}],
   ['several limits per job, weights, start rates, priorities and fair turns, with every fault', { flowControl: true }],
+  [
+    'stale writers: writes to job records held while other invocations move the job on (duplicate deliveries and events, slow invocations, SDK retries)',
+    STALE_WRITERS,
+  ],
 ];

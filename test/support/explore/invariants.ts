@@ -42,6 +42,8 @@ export type ViolationCategory =
   | 'dead-not-in-dlq'
   | 'dead-lettered-but-ran'
   | 'did-not-settle'
+  /** the schedule passed its step or wall-clock bound (run.ts SCHEDULE_LIMITS): it loops, or waits on what never comes */
+  | 'did-not-finish'
   | 'unexpected-error';
 
 export class ExploreViolation extends Error {

@@ -19,6 +19,7 @@ import {
   poolName,
   RATED_INTERVAL_MS,
   setLimitGate,
+  stallSpan,
   type Scenario,
   scenarioArb,
   type ScenarioOptions,
@@ -41,6 +42,21 @@ import { DYNAMO_CALL_FAULTS, RATED_POOL_INTERVAL_MS } from './scenario';
 /** Where the services' stores live: the in-memory fake (every port call a step), or the real DynamoDB adapters on dynalite (every DynamoDB request a step). */
 export type Engine = 'memory' | 'dynalite';
 
+/** The in-memory stores' calls that write a job record (what a stall counts: the writes its version fences). */
+const JOB_WRITES = new Set([
+  'take',
+  'free',
+  'freeOverLimit',
+  'pass',
+  'claim',
+  'reserve',
+  'addWaiter',
+  'register',
+  'move',
+  'forget',
+  'heartbeat',
+]);
+
 /** The lease store's calls that admit a job (where a counter's race can be lost). */
 const ADMISSIONS = new Set(['take', 'pass', 'reserve', 'book']);
 
@@ -52,9 +68,32 @@ const ADMISSIONS = new Set(['take', 'pass', 'reserve', 'book']);
 
 /** SQS gives a message back this long after a receive whose invocation failed or died (serverless.yml: 180 s). */
 export const VISIBILITY_TIMEOUT_MS = 180_000;
-/** A scenario that takes more steps than this is looping. */
-const MAX_STEPS = 20_000;
 const DRAIN_ROUNDS = 40;
+
+/**
+ * A schedule that has not finished within either bound is reported as a violation (`did-not-finish`), its seed and
+ * path with it, rather than left to run for ever: a loop that never ends, or a wait that nothing will end. The step
+ * bound decides (it does not depend on the machine's speed): far above what a finishing schedule takes (in memory a few
+ * hundred steps, on dynalite a few hundred requests). The wall bound only catches what takes no steps (a promise
+ * nothing resolves, a request never answered): generous, so that a loaded machine does not trip it.
+ */
+export const SCHEDULE_LIMITS: Record<Engine, ScheduleLimits> = {
+  memory: { maxSteps: 20_000, maxMs: 120_000 },
+  dynalite: { maxSteps: 5_000, maxMs: 300_000 },
+};
+
+export interface ScheduleLimits {
+  /** scheduled steps released (port calls, requests, invocation beginnings) */
+  maxSteps: number;
+  /** wall-clock ms for the whole schedule (world set-up and end checks included) */
+  maxMs: number;
+}
+
+/**
+ * How long each function may run (serverless.yml `timeout`; an operator's setLimit from the CLI is given the same as a
+ * Lambda's): a stalled invocation is never held past it (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
+ */
+const TIMEOUT_MS: Record<string, number> = { acquirer: 30_000, releaser: 30_000, reconciler: 120_000, admin: 30_000 };
 
 export interface TaskMeta {
   who: string;
@@ -74,8 +113,22 @@ interface Invocation {
   name: string;
   faults: Faults;
   calls: number;
+  /** writes to job records so far (what a stall fault counts) */
+  writes: number;
   dead: boolean;
   startFaultUsed: boolean;
+  /** when it began (the clock), and how long its function may run */
+  beganAt: number;
+  timeoutMs: number;
+}
+
+/** A call held by a stall fault: sent (scheduled) by `release`, once the run lets it go. */
+interface Stalled {
+  inv: Invocation;
+  what: string;
+  /** index of the wave at whose end it may go (the end phase counts as wave `waves.length`; a long stall: never) */
+  untilWave: number;
+  release: () => void;
 }
 
 interface SqsMessage {
@@ -116,6 +169,13 @@ export class ExploreRun {
   private readonly counters = new Map<string, number>();
   private readonly marks: Mark[] = [];
   private readonly problems: ExploreViolation[] = [];
+  /** calls held by stall faults, oldest first */
+  private readonly stalled: Stalled[] = [];
+  /** the wave being run (waves.length in the end phase) */
+  private wave = 0;
+  /** set once the schedule is past its bounds: every later step throws it */
+  private aborted?: ExploreViolation;
+  private readonly startedAt = Date.now();
   private invariants!: StepInvariants;
   private readonly rated: Map<string, number>;
   private messages = 0;
@@ -130,6 +190,7 @@ export class ExploreRun {
     scheduler: SchedulerSource,
     private readonly ignore: ReadonlySet<ViolationCategory> = new Set(),
     private readonly engine: Engine = 'memory',
+    private readonly limits: ScheduleLimits = SCHEDULE_LIMITS[engine],
   ) {
     this.s = scheduler.make(this.pending);
     this.pools = scenario.limits.map((_, i) => poolName(i));
@@ -186,7 +247,42 @@ export class ExploreRun {
     );
   }
 
+  /**
+   * Runs the scenario within its bounds (SCHEDULE_LIMITS): one that has not finished by then throws `did-not-finish`,
+   * whatever it is waiting on (the run itself stops at its next step).
+   */
   async run(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const overtime = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.aborted ??= this.didNotFinish(`still running after ${this.limits.maxMs / 1000} s of wall-clock time (${this.released} steps)`);
+        reject(this.withSchedule(this.aborted));
+      }, this.limits.maxMs);
+    });
+    const body = this.body();
+    body.catch(() => undefined); // once over time, what the abandoned run throws is not the answer
+    try {
+      await Promise.race([body, overtime]);
+    } finally {
+      clearTimeout(timer);
+      if (this.aborted) await this.dynamo?.close();
+    }
+  }
+
+  private didNotFinish(why: string): ExploreViolation {
+    return new ExploreViolation('did-not-finish', `schedule did not finish: ${why}`);
+  }
+
+  private withSchedule(violation: ExploreViolation): ExploreViolation {
+    if (!violation.schedule) {
+      this.mark(`!! ${violation.message}`);
+      violation.schedule = this.renderSchedule();
+      violation.fcReport = String(this.s);
+    }
+    return violation;
+  }
+
+  private async body(): Promise<void> {
     await this.open();
     try {
       this.scenario.jobs.forEach((job, i) => {
@@ -202,12 +298,17 @@ export class ExploreRun {
       });
       await this.invariants.check();
       for (const [i, wave] of this.scenario.waves.entries()) {
+        // A stalled invocation is never held past its function's timeout: it goes before a clock move that would pass it.
+        const now = this.world.clock.now();
+        await this.releaseStalled((held) => now + wave.advanceMs - held.inv.beganAt > held.inv.timeoutMs);
+        this.wave = i;
         if (wave.advanceMs > 0) this.world.clock.advance(wave.advanceMs);
         this.bus.push(...this.late.splice(0));
         this.mark(`-- wave ${i + 1} at t=${this.t()} s`);
         for (const step of wave.steps) this.launch(step);
         await this.drive();
       }
+      this.wave = this.scenario.waves.length;
       await this.drain();
       await checkFinal(this.world.observe, this.gates, this.jobIds, this.ignore);
     } catch (error) {
@@ -215,12 +316,9 @@ export class ExploreRun {
         error instanceof ExploreViolation
           ? error
           : new ExploreViolation('unexpected-error', `the harness failed: ${(error as Error)?.stack ?? String(error)}`);
-      this.mark(`!! ${violation.message}`);
-      violation.schedule = this.renderSchedule();
-      violation.fcReport = String(this.s);
-      throw violation;
+      throw this.withSchedule(violation);
     } finally {
-      await this.dynamo?.close();
+      if (!this.aborted) await this.dynamo?.close();
     }
   }
 
@@ -251,18 +349,59 @@ export class ExploreRun {
     });
   }
 
-  /** Releases scheduled tasks one at a time until none is left, checking the invariants after each. */
-  private async drive(): Promise<void> {
-    await this.settle();
-    this.collect();
-    while (this.s.count() > 0) {
-      await this.s.waitNext(1);
-      await this.settle(); // every continuation runs up to its next port call or request
+  /**
+   * Releases scheduled tasks one at a time until none is left, checking the invariants after each; then sends the calls
+   * stalled until this wave's end (`hold`: in the end phase, none: they go before the clock moves), and so on.
+   */
+  private async drive(hold = false): Promise<void> {
+    for (;;) {
+      await this.settle();
       this.collect();
-      if (this.problems.length > 0) throw this.problems[0];
-      await this.invariants.check();
-      if (this.released > MAX_STEPS) throw new ExploreViolation('did-not-settle', `more than ${MAX_STEPS} steps: something loops`);
+      while (this.s.count() > 0) {
+        this.checkBounds();
+        await this.s.waitNext(1);
+        await this.settle(); // every continuation runs up to its next port call or request
+        this.collect();
+        if (this.problems.length > 0) throw this.problems[0];
+        await this.invariants.check();
+      }
+      if (hold || !this.letGo((held) => held.untilWave <= this.wave)) return;
     }
+  }
+
+  /** Throws once the schedule is past its bounds (or was found past them by the wall-clock timer). */
+  private checkBounds(): void {
+    if (!this.aborted && this.released >= this.limits.maxSteps)
+      this.aborted = this.didNotFinish(`more than ${this.limits.maxSteps} steps (something loops)`);
+    if (!this.aborted && Date.now() - this.startedAt > this.limits.maxMs)
+      this.aborted = this.didNotFinish(`still running after ${this.limits.maxMs / 1000} s of wall-clock time (${this.released} steps)`);
+    if (this.aborted) throw this.aborted;
+  }
+
+  /** Sends the stalled calls `which` picks (each becomes a scheduled step); true if there was one. */
+  private letGo(which: (held: Stalled) => boolean): boolean {
+    const going = this.stalled.filter(which);
+    for (const held of going) {
+      this.stalled.splice(this.stalled.indexOf(held), 1);
+      this.mark(`   ${held.inv.name} goes on after its stall: ${held.what}`);
+      held.release();
+    }
+    return going.length > 0;
+  }
+
+  /** Sends the stalled calls `which` picks and drives until they and what follows them are done. */
+  private async releaseStalled(which: (held: Stalled) => boolean = () => true): Promise<void> {
+    if (this.letGo(which)) await this.drive(true);
+  }
+
+  /**
+   * A stall fault: the call is held, sent only when the run lets it go (./scenario.ts, STALL). The invocation meanwhile
+   * waits on it as on any slow request.
+   */
+  private stall<T>(inv: Invocation, fault: CallFault, what: string, send: () => Promise<T>): Promise<T> {
+    this.mark(`   ${inv.name} stalls before ${what} (${stallSpan(fault)})`);
+    const untilWave = fault.long ? Number.POSITIVE_INFINITY : this.wave;
+    return new Promise<void>((release) => this.stalled.push({ inv, what, untilWave, release })).then(send);
   }
 
   /** In memory the fakes use microtasks only: one macrotask lets every continuation reach its next call. */
@@ -299,14 +438,27 @@ export class ExploreRun {
       inv.startFaultUsed = true;
       fault = inv.faults.start;
     }
+    if (fault === undefined && this.stallsHere(inv, port, method)) {
+      const stalled: TaskMeta = { who: inv.name, what: `${describeCall(port, method, args)} [after a stall]` };
+      return this.stall(inv, inv.faults.call!, describeCall(port, method, args), () =>
+        this.scheduleTask(stalled, () => this.perform(inv, port, jobId, run, undefined, stalled)),
+      );
+    }
     const meta: TaskMeta = { who: inv.name, what: `${describeCall(port, method, args)}${fault ? ` [${describeFault(fault)}]` : ''}` };
     return this.scheduleTask(meta, () => this.perform(inv, port, jobId, run, fault, meta));
+  }
+
+  /** In memory: whether this call of `port.method` is the job write the invocation's stall fault holds (counting it). */
+  private stallsHere(inv: Invocation, port: PortName, method: string): boolean {
+    if ((port !== 'leases' && port !== 'ledger') || !JOB_WRITES.has(method)) return false;
+    inv.writes++;
+    return inv.faults.call?.t === 'stall' && inv.faults.call.at === inv.writes;
   }
 
   /** The invocation's call fault, if it applies to its `n`-th call, a call of `port.method`. */
   private callFaultAt(inv: Invocation, n: number, port: PortName, method: string): CallFault | undefined {
     const fault = inv.faults.call;
-    if (!fault || fault.t === 'dynamo') return undefined; // a dynamo fault takes DynamoDB requests only
+    if (!fault || fault.t === 'dynamo' || fault.t === 'stall') return undefined; // dynamo: DynamoDB requests only; stall: writes (stallsHere)
     switch (fault.t) {
       case 'contended':
         return n >= fault.at && port === 'leases' && ADMISSIONS.has(method) ? fault : undefined;
@@ -365,6 +517,7 @@ export class ExploreRun {
         // The in-memory store answers as the adapter does once every try lost its race: nothing written.
         return this.world.contend!(run);
       case 'dynamo':
+      case 'stall': // held before it was scheduled (call)
         return run(); // only DynamoDB requests take it
       // Start faults go through the adapters' classifyStartError, as the job API's answers would.
       case 'throttle':
@@ -387,16 +540,24 @@ export class ExploreRun {
     const n = ++inv.calls;
     const callFault = inv.faults.call;
     let fault: CallFault | undefined;
+    if (request.writes && request.items.some(isJob)) inv.writes++;
     if (callFault?.t === 'contended') {
       if (n >= callFault.at && request.items.some(isCounter)) fault = callFault;
+    } else if (callFault?.t === 'stall') {
+      if (request.writes && request.items.some(isJob) && callFault.at === inv.writes) fault = callFault;
     } else if (callFault?.at === n) fault = callFault;
-    const meta: TaskMeta = { who: inv.name, what: `${describeRequest(request)}${fault ? ` [${describeFault(fault)}]` : ''}` };
-    return this.scheduleTask(meta, async () => {
-      const out = await this.performRequest(inv, request, send, fault, meta);
-      // The raw HTTP answer (the SDK parses it after this step): its status says enough for the schedule.
-      meta.result ??= `HTTP ${(out as { response?: { statusCode?: number } }).response?.statusCode ?? '?'}`;
-      return out;
-    });
+    const scheduled = (meta: TaskMeta, fault: CallFault | undefined) =>
+      this.scheduleTask(meta, async () => {
+        const out = await this.performRequest(inv, request, send, fault, meta);
+        // The raw HTTP answer (the SDK parses it after this step): its status says enough for the schedule.
+        meta.result ??= `HTTP ${(out as { response?: { statusCode?: number } }).response?.statusCode ?? '?'}`;
+        return out;
+      });
+    if (fault?.t === 'stall')
+      return this.stall(inv, fault, describeRequest(request), () =>
+        scheduled({ who: inv.name, what: `${describeRequest(request)} [after a stall]` }, undefined),
+      );
+    return scheduled({ who: inv.name, what: `${describeRequest(request)}${fault ? ` [${describeFault(fault)}]` : ''}` }, fault);
   }
 
   private async performRequest(
@@ -414,6 +575,7 @@ export class ExploreRun {
     }
     switch (fault?.t) {
       case undefined:
+      case 'stall': // held before it was scheduled (request)
         return send();
       case 'crash-before':
         inv.dead = true;
@@ -449,7 +611,16 @@ export class ExploreRun {
   private invocation(kind: string, faults: Faults): Invocation {
     const n = (this.counters.get(kind) ?? 0) + 1;
     this.counters.set(kind, n);
-    return { name: `${kind}#${n}`, faults, calls: 0, dead: false, startFaultUsed: false };
+    return {
+      name: `${kind}#${n}`,
+      faults,
+      calls: 0,
+      writes: 0,
+      dead: false,
+      startFaultUsed: false,
+      beganAt: this.world.clock.now(),
+      timeoutMs: TIMEOUT_MS[kind] ?? 30_000,
+    };
   }
 
   private services(inv: Invocation): ExploreServices {
@@ -638,14 +809,16 @@ export class ExploreRun {
       if ((await this.world.observe.exists(gate)) && (await this.world.observe.limit(gate)) < 2)
         this.launch({ t: 'setLimit', pool: i, limit: 2, faults: {} });
     }
-    await this.drive();
+    // Calls stalled in the last wave stay held while the end phase delivers and ends what it can (no time passes), and
+    // go before the clock moves.
+    await this.drive(true);
     for (let round = 0; round < DRAIN_ROUNDS; round++) {
       this.bus.push(...this.late.splice(0));
       const visible = this.visible().length;
       if (visible > 0 || this.bus.length > 0) {
         for (let i = 0; i < visible; i++) this.launch({ t: 'deliver', pick: 0, faults: {} });
         for (let i = 0; i < this.bus.length; i++) this.launch({ t: 'event', pick: 0, faults: {} });
-        await this.drive();
+        await this.drive(true);
         continue;
       }
       const running = this.running();
@@ -653,6 +826,10 @@ export class ExploreRun {
         for (const run of running) this.bus.push(this.world.observe.endRun(run, 'succeeded'));
         this.mark(`-- the job APIs end ${running.map((r) => r.executionId).join(', ')} (events on time)`);
         await this.invariants.check();
+        continue;
+      }
+      if (this.stalled.length > 0) {
+        await this.releaseStalled();
         continue;
       }
       const queued = this.sqs.filter((m) => m.state === 'queued');
@@ -719,6 +896,8 @@ function describeFault(fault: CallFault | StartFault): string {
       return 'applied, answer lost, sent again';
     case 'contended':
       return 'contended: another writer on the counter';
+    case 'stall':
+      return `stalls (${stallSpan(fault)})`;
     case 'dynamo':
       return `DynamoDB answers ${DYNAMO_CALL_FAULTS[(fault.kind ?? 0) % DYNAMO_CALL_FAULTS.length]}`;
     case 'crash-before':
@@ -741,14 +920,20 @@ export async function runScenario(
   scheduler: SchedulerSource,
   ignore: ReadonlySet<ViolationCategory> = new Set(),
   engine: Engine = 'memory',
+  limits: Partial<ScheduleLimits> = {},
 ): Promise<void> {
-  await new ExploreRun(scenario, scheduler, ignore, engine).run();
+  await new ExploreRun(scenario, scheduler, ignore, engine, { ...SCHEDULE_LIMITS[engine], ...limits }).run();
 }
 
 /** A counter item (`table|POOL#<gate>|POOL`), as DynamoRequest.items names it. */
 function isCounter(item: string): boolean {
   const [, pk, sk] = item.split('|');
   return pk !== undefined && pk.startsWith('POOL#') && sk === 'POOL';
+}
+
+/** A job record (`table|JOB#<id>|JOB`), as DynamoRequest.items names it. */
+function isJob(item: string): boolean {
+  return item.split('|')[1]?.startsWith('JOB#') === true;
 }
 
 /** A request, short: `dynamodb.TransactWriteItems(POOL#p1, JOB#j1)`. */
@@ -818,6 +1003,10 @@ export interface ExploreConfig {
   scheduler?: SchedulerMode;
   /** the stores: in memory (default), or the DynamoDB adapters on dynalite */
   engine?: Engine;
+  /** false: report the first counterexample found, unshrunk */
+  shrink?: boolean;
+  /** one schedule's bounds (default SCHEDULE_LIMITS[engine]) */
+  scheduleLimits?: Partial<ScheduleLimits>;
 }
 
 export interface ExploreOutcome {
@@ -837,19 +1026,21 @@ export function exploreProperty(
   ignore: readonly ViolationCategory[] = [],
   mode: SchedulerMode = 'random',
   engine: Engine = 'memory',
+  limits: Partial<ScheduleLimits> = {},
 ) {
   const ignored = new Set(ignore);
   return fc.asyncProperty(scenarioArb(options), schedulerArb(mode), (scenario, scheduler) =>
-    runScenario(scenario, scheduler, ignored, engine),
+    runScenario(scenario, scheduler, ignored, engine, limits),
   );
 }
 
 export async function explore(config: ExploreConfig): Promise<ExploreOutcome> {
   const started = Date.now();
-  const details = await fc.check(exploreProperty(config.scenario, config.ignore, config.scheduler, config.engine), {
+  const details = await fc.check(exploreProperty(config.scenario, config.ignore, config.scheduler, config.engine, config.scheduleLimits), {
     numRuns: config.runs,
     seed: config.seed,
     ...(config.path !== undefined && { path: config.path, endOnFailure: true }),
+    ...(config.shrink === false && { endOnFailure: true }),
     ...(config.timeLimitMs !== undefined && { interruptAfterTimeLimit: config.timeLimitMs }),
   });
   const elapsedMs = Date.now() - started;
@@ -900,6 +1091,7 @@ function cliArgs(config: ExploreConfig): string {
     o.faults && `--faults ${o.faults.length > 0 ? o.faults.join(',') : 'none'}`,
     o.limitChanges === false && '--no-limit-changes',
     o.limitWeight !== undefined && `--limit-weight ${o.limitWeight}`,
+    o.callFaultRarity !== undefined && `--call-fault-rarity ${o.callFaultRarity}`,
     o.kinds && `--kinds ${o.kinds.join(',')}`,
     o.flowControl && '--flow-control',
     o.ratedPools && '--rated-pools',
@@ -909,6 +1101,8 @@ function cliArgs(config: ExploreConfig): string {
     o.maxSteps !== undefined && `--max-steps ${o.maxSteps}`,
     config.scheduler && config.scheduler !== 'random' && `--scheduler ${config.scheduler}`,
     config.ignore && config.ignore.length > 0 && `--ignore ${config.ignore.join(',')}`,
+    config.scheduleLimits?.maxSteps !== undefined && `--schedule-steps ${config.scheduleLimits.maxSteps}`,
+    config.scheduleLimits?.maxMs !== undefined && `--schedule-ms ${config.scheduleLimits.maxMs}`,
   ]
     .filter(Boolean)
     .join(' ');

@@ -34,12 +34,40 @@ export interface CallFault {
    * the same start rate, transactions on the same counter: a burst): in memory the store answers Contended; on DynamoDB
    * another writer books a start on each rated counter just before each write to it, and a write to an unrated counter
    * meets a transaction (TransactionConflict). dynamo: that DynamoDB request is answered with DYNAMO_CALL_FAULTS[kind].
+   * stall: a stale writer (STALL below): the invocation's `at`-th write to a job record (a DynamoDB write request that
+   * touches one; in memory a lease store or ledger call that writes one) is held, not sent, until every other
+   * invocation of the moment has done its work (`long`: for as long as its function's timeout allows), then sent,
+   * decided on what it read before.
    */
-  t: 'lost' | 'retried' | 'crash-before' | 'crash-after' | 'contended' | 'dynamo';
+  t: 'lost' | 'retried' | 'crash-before' | 'crash-after' | 'contended' | 'dynamo' | 'stall';
   at: number;
   /** dynamo: which of DYNAMO_CALL_FAULTS */
   kind?: number;
+  /** stall: held through later waves and the end phase, until the clock would pass its function's timeout */
+  long?: boolean;
 }
+
+/**
+ * A stall makes a stale writer, as AWS makes them: an invocation reads (or writes) a job, then goes slow, and sends its
+ * next write only after other invocations moved the job on, deciding on what it read before (a read sent late is only a
+ * fresh read: stalls hold writes, to job records, which the version fences). Nothing bounds how slow one invocation is beside another within its function's timeout:
+ * - SQS delivers a message at least once: "more than one copy of a message might be delivered", "you might get that
+ *   message copy again" (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues.html,
+ *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html):
+ *   two acquirers on one job, one of them behind the other;
+ * - Lambda retries an asynchronous invocation that failed (timeouts included) and may deliver one event more than once
+ *   "because the queue itself is eventually consistent"
+ *   (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html): releasers of one run's event,
+ *   one acting on a record read before the other released it;
+ * - the SDK sends a request again after a throttle or a 5xx, after an exponential backoff with jitter
+ *   (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html): the write goes out seconds after
+ *   the read it was decided on;
+ * - a function runs until its timeout (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html:
+ *   serverless.yml gives the acquirer and releaser 30 s, the reconciler 120 s): a long stall lasts into later waves (and
+ *   the end phase) only while their clock moves keep the invocation within its timeout; it is let go before the clock
+ *   moves past it.
+ */
+export const STALL_WRITES_MAX = 3;
 
 /** What a `dynamo` fault answers a request with (local/faults/dynamoFaults.ts). */
 export const DYNAMO_CALL_FAULTS = [
@@ -107,9 +135,19 @@ export interface Scenario {
   waves: Wave[];
 }
 
-export type FaultName = 'throttle' | '5xx' | 'no-answer' | 'refused' | 'lost' | 'crash' | 'contended' | 'dynamo';
+export type FaultName = 'throttle' | '5xx' | 'no-answer' | 'refused' | 'lost' | 'crash' | 'contended' | 'dynamo' | 'stall';
 /** Every fault kind, both engines ('dynamo' faults only DynamoDB requests: it does nothing in memory). */
-export const ALL_FAULTS: readonly FaultName[] = ['throttle', '5xx', 'no-answer', 'refused', 'lost', 'crash', 'contended', 'dynamo'];
+export const ALL_FAULTS: readonly FaultName[] = [
+  'throttle',
+  '5xx',
+  'no-answer',
+  'refused',
+  'lost',
+  'crash',
+  'contended',
+  'dynamo',
+  'stall',
+];
 
 export interface ScenarioOptions {
   /** fault kinds the generator may choose (default: all) */
@@ -127,6 +165,8 @@ export interface ScenarioOptions {
   flowControl?: boolean;
   /** every pool has a start rate of RATED_POOL_INTERVAL_MS between starts (a busy rate: bookings race) */
   ratedPools?: boolean;
+  /** an invocation has a call fault one time in 1 + this (default 5) */
+  callFaultRarity?: number;
 }
 
 export const poolName = (index: number): string => `p${index + 1}`;
@@ -153,12 +193,13 @@ function sometimes<T>(arb: fc.Arbitrary<T>, rarity: number): fc.Arbitrary<T | un
   return fc.oneof({ withCrossShrink: true }, { arbitrary: fc.constant(undefined), weight: rarity }, { arbitrary: arb, weight: 1 });
 }
 
-function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbitrary<Faults> {
+function faultsOf(allowed: ReadonlySet<FaultName>, withStart: boolean, callFaultRarity = 5): fc.Arbitrary<Faults> {
   const callKinds = [
     ...(allowed.has('lost') ? (['lost', 'retried'] as const) : []),
     ...(allowed.has('crash') ? (['crash-before', 'crash-after'] as const) : []),
     ...(allowed.has('contended') ? (['contended'] as const) : []),
     ...(allowed.has('dynamo') ? (['dynamo', 'dynamo'] as const) : []),
+    ...(allowed.has('stall') ? (['stall', 'stall'] as const) : []),
   ];
   const startArbs: fc.Arbitrary<StartFault>[] = [];
   if (allowed.has('throttle')) startArbs.push(fc.constant({ t: 'throttle' as const }));
@@ -170,9 +211,20 @@ function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbi
       ? fc.constant(undefined)
       : sometimes(
           fc
-            .record({ t: fc.constantFrom(...callKinds), at: fc.integer({ min: 1, max: 10 }), kind: fc.nat(DYNAMO_CALL_FAULTS.length - 1) })
-            .map(({ kind, ...fault }) => (fault.t === 'dynamo' ? { ...fault, kind } : fault)),
-          5,
+            .record({
+              t: fc.constantFrom(...callKinds),
+              at: fc.integer({ min: 1, max: 10 }),
+              kind: fc.nat(DYNAMO_CALL_FAULTS.length - 1),
+              long: fc.constantFrom(false, true, true),
+            })
+            .map(({ kind, long, ...fault }) =>
+              fault.t === 'dynamo'
+                ? { ...fault, kind }
+                : fault.t === 'stall'
+                  ? { ...fault, at: 1 + ((fault.at - 1) % STALL_WRITES_MAX), ...(long && { long }) }
+                  : fault,
+            ),
+          callFaultRarity,
         );
   const start = !withStart || startArbs.length === 0 ? fc.constant(undefined) : sometimes(fc.oneof(...startArbs), 2);
   return fc.record({ call, start }).map(({ call, start }) => ({ ...(call && { call }), ...(start && { start }) }));
@@ -180,11 +232,12 @@ function faultsArb(allowed: ReadonlySet<FaultName>, withStart: boolean): fc.Arbi
 
 export function stepArb(options: ScenarioOptions = {}): fc.Arbitrary<Step> {
   const allowed = new Set(options.faults ?? ALL_FAULTS);
+  const faultsArb = (withStart: boolean) => faultsOf(allowed, withStart, options.callFaultRarity);
   const pick = fc.nat(7);
   const arbs: Array<{ arbitrary: fc.Arbitrary<Step>; weight: number }> = [
-    { weight: 8, arbitrary: fc.record({ t: fc.constant('deliver' as const), pick, faults: faultsArb(allowed, true) }) },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('duplicate' as const), pick, faults: faultsArb(allowed, true) }) },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('event' as const), pick, faults: faultsArb(allowed, false) }) },
+    { weight: 8, arbitrary: fc.record({ t: fc.constant('deliver' as const), pick, faults: faultsArb(true) }) },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('duplicate' as const), pick, faults: faultsArb(true) }) },
+    { weight: 3, arbitrary: fc.record({ t: fc.constant('event' as const), pick, faults: faultsArb(false) }) },
     {
       weight: 3,
       arbitrary: fc.record({
@@ -194,7 +247,7 @@ export function stepArb(options: ScenarioOptions = {}): fc.Arbitrary<Step> {
         fate: fc.constantFrom('event' as const, 'event' as const, 'twice' as const, 'late' as const, 'lost' as const),
       }),
     },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('reconcile' as const), faults: faultsArb(allowed, false) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('reconcile' as const), faults: faultsArb(false) }) },
   ];
   if (options.limitChanges ?? true) {
     arbs.push({
@@ -203,7 +256,7 @@ export function stepArb(options: ScenarioOptions = {}): fc.Arbitrary<Step> {
         t: fc.constant('setLimit' as const),
         pool: fc.nat(3),
         limit: fc.integer({ min: 0, max: 3 }),
-        faults: faultsArb(allowed, false),
+        faults: faultsArb(false),
       }),
     });
   }
@@ -253,10 +306,17 @@ export function describeFaults(faults: Faults): string {
         ? `dynamo ${DYNAMO_CALL_FAULTS[kind ?? 0]} at call ${at}`
         : t === 'contended'
           ? `contended from call ${at}`
-          : `${t} at call ${at}`,
+          : t === 'stall'
+            ? `stalls at job write ${at} ${stallSpan(faults.call)}`
+            : `${t} at call ${at}`,
     );
   }
   return parts.length ? ` [${parts.join('; ')}]` : '';
+}
+
+/** How long a stall holds its write. */
+export function stallSpan(fault: CallFault): string {
+  return fault.long ? 'for as long as its timeout allows' : 'until the rest of its wave is done';
 }
 
 export function describeStep(step: Step, scenario: Pick<Scenario, 'limits' | 'keyLimits'>): string {
