@@ -1,4 +1,5 @@
-import { isUnlimitedPool, UNLIMITED_COUNTER_LIMIT } from '../domain/unlimited';
+import { counterSwitch, isUnlimitedPool, UNLIMITED_COUNTER_LIMIT } from '../domain/unlimited';
+import { inParallel } from './inParallel';
 import { type Demand, defaultKeyLimit, gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { isValidLimit, type PoolSnapshot } from '../domain/pool';
 import { book, intervalOf } from '../domain/rate';
@@ -82,4 +83,34 @@ export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'se
 export function configuredRate(gate: string, rates: Readonly<Record<string, number>>): number | undefined {
   if (rates[gate] !== undefined) return rates[gate];
   return isKeyGate(gate) ? rates[`key/${keyOf(gate).split(':')[0]}:*`] : undefined;
+}
+
+/**
+ * Puts the counters of these pools in step with the configuration where a pool switched between unlimited and limited
+ * (counterSwitch): a pool limited again gets its configured limit back, one made unlimited the limit no pool reaches.
+ * A counter that fails to switch is logged and left to the next caller. The pools switched, with their new limits.
+ */
+export async function followConfiguration(
+  deps: Pick<SluiceDeps, 'leases' | 'settings' | 'log'>,
+  pools: readonly string[],
+): Promise<{ failed: number }> {
+  const { leases, settings, log } = deps;
+  const configured = new Set([...Object.keys(settings.pools), ...(settings.unlimitedPools ?? [])]);
+  let failed = 0;
+  await inParallel(
+    pools.filter((pool) => configured.has(pool)),
+    8,
+    async (pool) => {
+      try {
+        const counter = await leases.getPool(pool);
+        const to = counter && counterSwitch(pool, counter, settings);
+        if (to !== undefined && (await leases.switchUnlimited(pool, to)))
+          log.info('pool counter switched to follow its configuration', { pool, limit: to });
+      } catch (error) {
+        failed++;
+        log.error('could not switch a pool counter to its configuration', { pool, error: String(error) });
+      }
+    },
+  );
+  return { failed };
 }

@@ -4,13 +4,13 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
-import { counterSwitch, heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
+import { heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
-import { createConfiguredGate, overLimitGate } from './gates';
+import { createConfiguredGate, followConfiguration, overLimitGate } from './gates';
 import { HandOff } from './handOff';
 import { inParallel } from './inParallel';
 import { jobEnded } from './jobSetEnds';
@@ -95,7 +95,11 @@ export class Reconciler {
     // The unlimited pools too: their uncounted slots are listed under the pool's shards (no counter lists them), and
     // checked as any. Those of every pool ever unlimited (marked by its first uncounted take), not only the pools
     // configured unlimited now: a pool limited again keeps its uncounted slots until their jobs end.
-    const marked = await leases.uncountedPools();
+    // Read failed: the pools configured unlimited now, this run (the marks are read again by the next).
+    const marked = await leases.uncountedPools().catch((error: unknown) => {
+      this.deps.log.error('reconciler could not read the pools ever unlimited', { error: String(error) });
+      return [] as string[];
+    });
     // A pool unlimited now whose slots were taken before marks were written: marked here, so it is still visited once
     // it is limited again.
     for (const pool of settings.unlimitedPools ?? [])
@@ -113,7 +117,9 @@ export class Reconciler {
         await createConfiguredGate(this.deps, pool).catch((error: unknown) =>
           this.deps.log.error('reconciler could not create an unlimited pool', { pool, error: String(error) }),
         );
-    await this.followSwitches(listed);
+    // A pool switched between unlimited and limited: its counter follows before the pool's fill, which lets in the
+    // jobs the old limit held back.
+    await followConfiguration(this.deps, listed);
     const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
     report.pools = new Set([...listed, ...uncountedPools]).size;
     while (turns.length > 0) {
@@ -147,24 +153,6 @@ export class Reconciler {
       if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
     }
     return report;
-  }
-
-  /**
-   * A pool switched between unlimited and limited in the configuration: its counter (the one its rated and keyed jobs
-   * take) follows, once (counterSwitch), before the pool's fill, which lets in the jobs the old limit held back.
-   */
-  private async followSwitches(listed: readonly string[]): Promise<void> {
-    const { leases, settings, log } = this.deps;
-    const configured = new Set([...Object.keys(settings.pools), ...(settings.unlimitedPools ?? [])]);
-    for (const pool of listed.filter((gate) => configured.has(gate)))
-      try {
-        const counter = await leases.getPool(pool);
-        const to = counter && counterSwitch(pool, counter, settings);
-        if (to !== undefined && (await leases.switchUnlimited(pool, to)))
-          log.info('pool counter switched to follow its configuration', { pool, limit: to });
-      } catch (error) {
-        log.error('reconciler could not switch a pool counter to its configuration', { pool, error: String(error) });
-      }
   }
 
   private async checkHolder(jobId: string, report: ReconcileReport): Promise<Drift | undefined> {

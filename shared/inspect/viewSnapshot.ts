@@ -4,6 +4,7 @@ import { DynamoJobLedger } from '../adapters/dynamodb/jobLedger';
 import { DynamoLeaseStore } from '../adapters/dynamodb/leaseStore';
 import { DAY_MS, DEAD_LETTER_DAYS, daysCovering, EndedClass, endedBuckets, endedFromBound } from '../domain/endedIndex';
 import { JobState } from '../domain/jobState';
+import { inParallel } from '../app/inParallel';
 import type { JobRecord } from '../ports/jobLedger';
 import { type PoolDetail, poolDetails } from './pools';
 import { consoleUrlOf } from './consoleUrl';
@@ -209,20 +210,6 @@ async function queryBucket(
     start = page.LastEvaluatedKey;
   } while (start && pages < maxPages);
   return { jobs, truncated: start !== undefined };
-}
-
-/** `run` over every input, at most `parallel` at once; the answers in the inputs' order. */
-async function inParallel<T, R>(inputs: readonly T[], parallel: number, run: (input: T) => Promise<R>): Promise<R[]> {
-  const answers: R[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < inputs.length) {
-      const i = next++;
-      answers[i] = await run(inputs[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(parallel, inputs.length) }, worker));
-  return answers;
 }
 
 function runTimesOf(job: JobSummary): RunTimes {

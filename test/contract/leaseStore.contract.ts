@@ -185,6 +185,18 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.getPool('nope')).toBeUndefined();
       });
 
+      test("switchUnlimited: a counter at the limit no pool reaches but not marked (as an earlier version made it) is an unlimited pool's", async () => {
+        // Prepare: created limited, then given the unlimited limit without the mark
+        await store.createPool('legacy', 2);
+        await store.setLimit('legacy', UNLIMITED_COUNTER_LIMIT);
+        // Assess: read as an unlimited pool's; not switched to one again; switched back once
+        expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
+        expect(await store.switchUnlimited('legacy', 'unlimited')).toBe(false);
+        expect(await store.switchUnlimited('legacy', 4)).toBe(true);
+        expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: 4, inUse: 0 });
+        expect(await store.switchUnlimited('legacy', 4)).toBe(false);
+      });
+
       test('setLimit creates a missing pool, empty, and a slot can be taken at once', async () => {
         // Act
         await store.setLimit('fresh', 1);

@@ -56,11 +56,14 @@ export const TICK_NOT_DUE = 'attribute_exists(pk) AND (attribute_not_exists(tick
 /** Set a limit on an existing gate (a new one is created with IS_NEW). */
 export const GATE_KNOWN = 'attribute_exists(pk)';
 
-/** Switch a counter to an unlimited pool's: it exists and is not one already. */
-export const COUNTER_LIMITED = 'attribute_exists(pk) AND attribute_not_exists(unlimited)';
+/**
+ * Switch a counter to an unlimited pool's: it exists and is not one already (not marked, and not at the limit no pool
+ * reaches, as counters an earlier version made unlimited are). `:unlimitedLimit`: UNLIMITED_COUNTER_LIMIT.
+ */
+export const COUNTER_LIMITED = 'attribute_exists(pk) AND attribute_not_exists(unlimited) AND #limit < :unlimitedLimit';
 
-/** Switch a counter back to a limited pool's: it is an unlimited pool's (so it exists). */
-export const COUNTER_UNLIMITED = 'attribute_exists(unlimited)';
+/** Switch a counter back to a limited pool's: it is an unlimited pool's (marked, or at the limit no pool reaches). */
+export const COUNTER_UNLIMITED = 'attribute_exists(pk) AND (attribute_exists(unlimited) OR #limit >= :unlimitedLimit)';
 
 /** A pool's fair-share round only moves up. */
 export const ROUND_BEHIND = 'attribute_exists(pk) AND (attribute_not_exists(round) OR round < :rank)';

@@ -225,7 +225,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   async switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
     await this.enter();
     const row = this.pools.get(pool);
-    if (!row || (row.unlimited === true) === (to === UNLIMITED)) return false;
+    // As COUNTER_LIMITED / COUNTER_UNLIMITED: an unlimited pool's counter is marked, or at the limit no pool reaches.
+    if (!row || (row.unlimited === true || row.limit >= UNLIMITED_COUNTER_LIMIT) === (to === UNLIMITED)) return false;
     if (to === UNLIMITED) {
       row.limit = UNLIMITED_COUNTER_LIMIT;
       row.unlimited = true;
@@ -481,7 +482,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
           limit: row.limit,
           inUse: row.inUse,
           ...(row.rate && { rate: { ...row.rate } }),
-          ...(row.unlimited && { unlimited: true }),
+          ...((row.unlimited || row.limit >= UNLIMITED_COUNTER_LIMIT) && { unlimited: true }),
         }
       : undefined;
   }

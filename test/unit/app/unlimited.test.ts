@@ -5,6 +5,7 @@ import { Drift } from '../../../shared/app/reconcile';
 import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { RunStatus } from '../../../shared/ports/jobStarter';
 import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import { sluiceServices } from '../../../shared/app/services';
 import type { GlueJob } from '../../../shared/kinds/registry';
 
 /**
@@ -170,5 +171,33 @@ describe('an unlimited pool', () => {
     await world.reconciler.run();
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
     expect(await world.acquirer.process(messageOf(keyed('k3')))).toBe(AcquireResult.Waiting);
+  });
+  test('limited again by a deploy: its counter follows at the next reconcile; a limit set on it before the deploy holds from the first job', async () => {
+    // Rated while unlimited: its counter exists with the limit no pool reaches (the rate's tat lives on it).
+    const before = unlimited({ rates: { fanout: 100 } });
+    expect(await before.acquirer.process(messageOf(fanout('old')))).toBe(AcquireResult.Started);
+    expect(before.leases.peekPool('fanout')).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, unlimited: true });
+    // The operator's step before the deploy (docs/protocol.md, Unlimited pools): the counter gets the new limit now.
+    await before.poolAdmin.setLimit('fanout', 2);
+    // The deploy: every function instance starts afresh with the new configuration (a limit of 2), over the same
+    // table, and no reconcile has run yet.
+    const settings = { ...before.settings, pools: { default: 1, fanout: 2 }, unlimitedPools: [] };
+    const after = sluiceServices({ ...before.deps, settings });
+    const results = [];
+    for (const id of ['n1', 'n2', 'n3']) results.push(await after.acquirer.process(messageOf(fanout(id))));
+    expect(results).toEqual([AcquireResult.Started, AcquireResult.Waiting, AcquireResult.Waiting]);
+    // The next reconcile removes the mark: the counter is a limited pool's, at its configured limit.
+    await after.reconciler.run();
+    expect(before.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2, rate: expect.anything() });
+  });
+
+  test('a counter an earlier version made unlimited (the limit no pool reaches, no mark) is one: it follows the configuration too', async () => {
+    const world = makeDeps({ settings: { pools: { default: 1, fanout: 2 } } });
+    await world.leases.createPool('fanout', UNLIMITED_COUNTER_LIMIT);
+    // As an earlier version left it: at the limit, without the mark.
+    delete (world.leases as unknown as { pools: Map<string, { unlimited?: boolean }> }).pools.get('fanout')!.unlimited;
+    expect(await world.leases.getPool('fanout')).toMatchObject({ unlimited: true });
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2 });
   });
 });

@@ -1,5 +1,6 @@
 import type { PoolSnapshot } from '../../../domain/pool';
 import type { RateState } from '../../../domain/rate';
+import { UNLIMITED_COUNTER_LIMIT } from '../../../domain/unlimited';
 import { type CancellationReason, failedCondition } from '../errors';
 
 /**
@@ -27,7 +28,8 @@ export function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
     limit: Number(item.limit),
     inUse: Number(item.inUse),
     ...(rate && { rate }),
-    ...(item.unlimited && { unlimited: true }),
+    // Marked, or (a counter an earlier version made an unlimited pool's, before the mark) at the limit no pool reaches.
+    ...((item.unlimited || Number(item.limit) >= UNLIMITED_COUNTER_LIMIT) && { unlimited: true }),
   };
 }
 

@@ -107,7 +107,11 @@ export class Counters {
               : 'SET #limit = :limit, room = :limit - inUse REMOVE unlimited',
           ConditionExpression: to === UNLIMITED ? COUNTER_LIMITED : COUNTER_UNLIMITED,
           ExpressionAttributeNames: { '#limit': 'limit' },
-          ExpressionAttributeValues: { ':limit': limit, ...(to === UNLIMITED && { ':true': true }) },
+          ExpressionAttributeValues: {
+            ':limit': limit,
+            ':unlimitedLimit': UNLIMITED_COUNTER_LIMIT,
+            ...(to === UNLIMITED && { ':true': true }),
+          },
         }),
       ),
     );
