@@ -39,13 +39,17 @@ const missing = (error: unknown) =>
   );
 
 /** cfn-lint's version, or an error saying it is missing. */
-export async function cfnLintVersion(): Promise<string> {
-  try {
-    const { stdout } = await promisify(execFile)(COMMAND, ['--version']);
-    return stdout.trim();
-  } catch (error) {
-    throw missing(error);
-  }
+/** Asked once per test file: each `cfn-lint --version` is a Python start-up of a second or more of CPU. */
+let version: Promise<string> | undefined;
+
+export function cfnLintVersion(): Promise<string> {
+  version ??= promisify(execFile)(COMMAND, ['--version']).then(
+    ({ stdout }) => stdout.trim(),
+    (error: unknown) => {
+      throw missing(error);
+    },
+  );
+  return version;
 }
 
 /** Lints one template for one region, every rule on (informational ones too: `--include-checks I`). */
