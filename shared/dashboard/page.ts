@@ -212,10 +212,14 @@ function render(state) {
 }
 async function refresh() {
   if (editing) return;
-  try { const res = await fetch('/api/state', { headers: { 'x-sluice-token': ctx.token } }); const state = await res.json(); if (!res.ok) throw new Error(state.error); render(state);
+  // Looked at again once the state is in: an edit begun while it was read keeps its row (a render would replace the
+  // input being typed in, and its button, with the table's value).
+  try { const res = await fetch('/api/state', { headers: { 'x-sluice-token': ctx.token } }); const state = await res.json(); if (!res.ok) throw new Error(state.error); if (editing) return; render(state);
     if (Date.now() > noticeUntil) { const s = document.getElementById('status'); s.textContent = 'updated ' + new Date(state.at).toLocaleTimeString() + ' · refreshes every 3 s'; s.className = 'muted'; } }
   catch (e) { const s = document.getElementById('status'); s.textContent = 'could not read Sluice: ' + e.message; s.className = 'error'; }
+  finally { document.body.dataset.reads = String(++reads); } // each read of the state done with, shown or not
 }
+let reads = 0;
 refresh(); setInterval(refresh, 3000);
 </script>
 </body>

@@ -449,8 +449,29 @@ describe('the dashboard in headless Chromium', () => {
     // SLUICE_UPDATE_DOCS_SCREENSHOT=1: the copy README.md shows (docs/dashboard.png).
     if (process.env.SLUICE_UPDATE_DOCS_SCREENSHOT) await page.screenshot({ path: path.join(ROOT, 'docs', 'dashboard.png') });
 
-    // Raise batch's limit to 2 from the page: it asks first, and then the table has it and two jobs start.
+    // Raise batch's limit to 2 from the page: it asks first, and then the table has it and two jobs start. The page's
+    // refresh is read while the limit is typed (its answer held until then): the rows it brings must not replace the
+    // input being typed in.
+    let entered!: () => void;
+    const inFlight = new Promise<void>((resolve) => (entered = resolve));
+    let typed!: () => void;
+    const afterTyping = new Promise<void>((resolve) => (typed = resolve));
+    await page.route(
+      '**/api/state',
+      async (route) => {
+        entered();
+        await afterTyping;
+        await route.continue();
+      },
+      { times: 1 },
+    );
+    await inFlight;
+    const reads = await page.locator('body').getAttribute('data-reads');
     await batch.locator('input').fill('2');
+    typed();
+    // That read done with (the page counts them on its body): the row is the one typed in, not one it brought.
+    await page.locator(`body:not([data-reads="${reads}"])`).waitFor({ state: 'attached' });
+    expect(await batch.locator('input').inputValue()).toBe('2');
     await batch.locator('button.set-limit').click();
     await page.locator('#status').filter({ hasText: 'pool batch: limit 2, 2 waiting let in' }).waitFor({ timeout: 60_000 });
     expect(dialogs).toEqual(['Set the limit of pool batch to 2?']);
