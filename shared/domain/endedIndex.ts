@@ -1,4 +1,5 @@
 import { JobState } from './jobState';
+import { fnv1a } from './fnv1a';
 
 /**
  * The sparse `ended` index: a job record in a terminal state carries `endedBucket` and `endedSk`, so the views read the
@@ -25,11 +26,7 @@ export function dayOf(at: number): string {
 
 /** A stable shard of a job id (FNV-1a), 0..ENDED_SHARDS-1. */
 export function endedShardOf(jobId: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < jobId.length; i++) {
-    hash ^= jobId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
+  const hash = fnv1a(jobId);
   return hash % ENDED_SHARDS;
 }
 

@@ -5,6 +5,7 @@ import type { JobSpecBase } from './job';
 import { canonicalJson } from './jobBody';
 import { describeIssues } from './zodIssues';
 import { fireTimes } from './setSchedule';
+import { fnv1a } from './fnv1a';
 
 /**
  * Job sets: jobs declared once (a YAML file in the repository) that run together on a schedule, each fire of the
@@ -245,11 +246,7 @@ const CONTENT_KEY = /^j[0-9a-f]{8}$/;
 /** A key from the job's content: FNV-1a of its canonical JSON, 8 hex digits (stable across edits of other jobs). */
 function contentKey(spec: object): string {
   const text = canonicalJson(spec);
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
+  const hash = fnv1a(text);
   return `j${hash.toString(16).padStart(8, '0')}`;
 }
 

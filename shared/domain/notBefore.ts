@@ -1,3 +1,5 @@
+import { fnv1a } from './fnv1a';
+
 /**
  * Jobs that start at a time (`notBefore` on a spec). Pure rules: where a job waits until it is due, and how its due
  * time is indexed. No clock here: every function takes `now`.
@@ -88,11 +90,7 @@ export function minuteOf(at: number): number {
 
 /** A stable shard of a job id (FNV-1a), 0..DUE_SHARDS-1. */
 export function shardOf(jobId: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < jobId.length; i++) {
-    hash ^= jobId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
+  const hash = fnv1a(jobId);
   return hash % DUE_SHARDS;
 }
 

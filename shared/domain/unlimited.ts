@@ -1,5 +1,6 @@
 import { demandOf } from './job';
 import type { Demand } from './limits';
+import { fnv1a } from './fnv1a';
 
 /**
  * Pools with no concurrency limit (POOLS: `"fanout": "unlimited"`). Every other limit is a counter item every job of
@@ -73,11 +74,7 @@ export const UNCOUNTED_HOLDER_SHARDS = 16;
 
 /** The holders index key of an uncounted slot of `pool` held by `jobId`. */
 export function uncountedHolderKey(pool: string, jobId: string): string {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < jobId.length; i++) {
-    hash ^= jobId.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
+  const hash = fnv1a(jobId);
   return `${pool}/${hash % UNCOUNTED_HOLDER_SHARDS}`;
 }
 
