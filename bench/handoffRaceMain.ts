@@ -52,7 +52,7 @@ async function spawnDynalite(): Promise<{ endpoint: string; stop(): Promise<void
 async function startEngine(engine: string): Promise<{ endpoint: string; stop(): Promise<void> }> {
   if (engine === 'dynalite') return spawnDynalite();
   const { startDynamoDbLocal } = await import('../test/support/dynamodbLocal');
-  return startDynamoDbLocal({ timeoutMs: 120_000 });
+  return startDynamoDbLocal({ timeoutMs: 120_000, jit: 'full' });
 }
 
 const median = (xs: number[]) => {
