@@ -4,7 +4,7 @@ import { poolDetails } from '../../../shared/inspect/pools';
 import { Drift } from '../../../shared/app/reconcile';
 import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import { deliverSent, type FakeWorld, glueJob, makeDeps, makeQueueDeps, messageOf } from '../../support/fakes';
 import { sluiceServices } from '../../../shared/app/services';
 import type { GlueJob } from '../../../shared/kinds/registry';
 
@@ -172,23 +172,86 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
     expect(await world.acquirer.process(messageOf(keyed('k3')))).toBe(AcquireResult.Waiting);
   });
-  test('limited again by a deploy: its counter follows at the next reconcile; a limit set on it before the deploy holds from the first job', async () => {
+  test('limited again by a deploy with a start rate: no job starts on the unlimited counter; the next reconcile lets them in up to the limit', async () => {
     // Rated while unlimited: its counter exists with the limit no pool reaches (the rate's tat lives on it).
     const before = unlimited({ rates: { fanout: 100 } });
     expect(await before.acquirer.process(messageOf(fanout('old')))).toBe(AcquireResult.Started);
     expect(before.leases.peekPool('fanout')).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, unlimited: true });
-    // The operator's step before the deploy (docs/protocol.md, Unlimited pools): the counter gets the new limit now.
-    await before.poolAdmin.setLimit('fanout', 2);
     // The deploy: every function instance starts afresh with the new configuration (a limit of 2), over the same
     // table, and no reconcile has run yet.
     const settings = { ...before.settings, pools: { default: 1, fanout: 2 }, unlimitedPools: [] };
     const after = sluiceServices({ ...before.deps, settings });
     const results = [];
     for (const id of ['n1', 'n2', 'n3']) results.push(await after.acquirer.process(messageOf(fanout(id))));
-    expect(results).toEqual([AcquireResult.Started, AcquireResult.Waiting, AcquireResult.Waiting]);
-    // The next reconcile removes the mark: the counter is a limited pool's, at its configured limit.
+    // The first take found the counter still an unlimited pool's: it switched it (adopting, the configured limit).
+    expect(results).toEqual([AcquireResult.Waiting, AcquireResult.Waiting, AcquireResult.Waiting]);
+    expect(before.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 1, adopting: true });
+    expect(before.leases.peekPool('fanout')!.unlimited).toBeUndefined();
+    // The next reconcile finds no uncounted slot (the rated jobs were counted): the counter admits again, up to 2.
     await after.reconciler.run();
     expect(before.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2, rate: expect.anything() });
+    await deliverSent(before);
+    expect(before.starters.glue.inProgress()).toHaveLength(2);
+  });
+
+  test('limited again while 5 jobs run uncounted: no job starts until fewer than the new limit run, then up to it', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 5; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
+    await world.reconciler.run(); // while unlimited: the pool's counter exists (the limit no pool reaches)
+    // The deploy: a limit of 2. No reconcile yet: a job arriving now must not start (5 run already).
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 0, adopting: true });
+    for (let i = 1; i < 4; i++) expect(await world.acquirer.process(messageOf(fanout(`n${i}`)))).toBe(AcquireResult.Waiting);
+    // The reconciler counts the 5 slots on the counter (over its limit), then lets it admit: nothing fits.
+    const report = await world.reconciler.run();
+    expect(report.drift).toMatchObject({ [Drift.Adopted]: 5 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 5 });
+    expect(world.ledger.peek('u0')).toMatchObject({ state: 'running', lease: { pool: 'fanout' } });
+    expect(world.ledger.peek('u0')!.lease!.uncounted).toBeUndefined();
+    expect(world.leases.holdersOf('fanout')).toHaveLength(5);
+    // Jobs end one by one: a waiting job starts only once fewer than 2 run, and never more than 2 run from then on.
+    const running = () => world.starters.glue.inProgress().length;
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await world.completeRun.complete(world.starters.glue.finish(runOf(world, `u${i}`), 'succeeded'));
+      await deliverSent(world);
+      await world.reconciler.run();
+      await deliverSent(world);
+      seen.push(running());
+    }
+    expect(seen).toEqual([4, 3, 2, 2, 2]);
+    expect(['n0', 'n1', 'n2', 'n3'].map((id) => world.ledger.peek(id)!.state).sort()).toEqual(['running', 'running', 'waiting', 'waiting']);
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
+  });
+
+  test('limited again before any reconcile ever created its counter: the first take creates it adopting, and waits', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
+    expect(world.leases.peekPool('fanout')).toBeUndefined();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 0, adopting: true });
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
+    expect(world.ledger.peek('n0')!.state).toBe('waiting');
+  });
+
+  test('a reservation made on the unlimited counter is taken back, not started, once the pool is limited again', async () => {
+    // A keyed job waits on its key (the pool counter, an unlimited pool's, has room); it is handed a slot by a release.
+    const world = makeQueueDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'], keyLimits: { org: 1 } } });
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.acquirer.process(messageOf(fanout('k1', { limits: ['org:a'] })));
+    expect(await world.acquirer.process(messageOf(fanout('k2', { limits: ['org:a'] })))).toBe(AcquireResult.Waiting);
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
+    expect(world.ledger.peek('k2')!.state).toBe('reserved');
+    // The deploy (a limit of 2; 3 jobs run uncounted) comes before its wake-up: the claim is refused and the job waits.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('waiting');
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
   });
 
   test('a counter an earlier version made unlimited (the limit no pool reaches, no mark) is one: it follows the configuration too', async () => {
