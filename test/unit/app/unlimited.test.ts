@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { formatPoolDetails } from '../../../shared/cli/formatInspect';
 import { poolDetails } from '../../../shared/inspect/pools';
@@ -252,6 +253,98 @@ describe('an unlimited pool', () => {
     expect(world.ledger.peek('k2')!.state).toBe('waiting');
     expect(world.starters.glue.inProgress()).toHaveLength(3);
     expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
+  });
+
+  test('adopting ends only at a run that counted every uncounted slot it saw: one it failed to count keeps the pool admitting nothing', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    // The first run fails to count one slot (throttled, say): the counter stays adopting, and n0 waits.
+    jest.spyOn(world.leases, 'adopt').mockRejectedValueOnce(new Error('ThrottlingException'));
+    expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 2 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 2, adopting: true });
+    expect(world.ledger.peek('n0')!.state).toBe('waiting');
+    // The next counts it, finds none left, and lets n0 in (4 of 5 units in use then).
+    expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 1, [Drift.IdleSlot]: 1 });
+    await deliverSent(world);
+    expect(world.ledger.peek('n0')!.state).toBe('running');
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 4 });
+  });
+
+  test('a slot the holders index did not show yet is counted at a later run; until enough jobs end the pool admits nothing more', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    for (const id of ['n0', 'n1']) expect(await world.acquirer.process(messageOf(fanout(id)))).toBe(AcquireResult.Waiting);
+    // The index lags: u2's entry is not there for the first run (GSI reads are eventually consistent).
+    const holders = world.leases.holders.bind(world.leases);
+    const lagging = jest.spyOn(world.leases, 'holders').mockImplementation(async (pool, options) => {
+      const page = await holders(pool, options);
+      return { ...page, holders: page.holders.filter((holder) => holder.jobId !== 'u2') };
+    });
+    await world.reconciler.run();
+    // The bound: the two it saw are counted and the counter admits again with room for none (2 of 2).
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
+    expect(world.ledger.peek('u2')!.lease).toMatchObject({ uncounted: true });
+    lagging.mockRestore();
+    expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 1 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
+    // Over its limit: one ending job frees no room for a waiting one; the second does.
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'));
+    await deliverSent(world);
+    expect(world.starters.glue.inProgress()).toHaveLength(2);
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u1'), 'succeeded'));
+    await deliverSent(world);
+    expect(
+      world.starters.glue
+        .inProgress()
+        .map((run) => run.jobId)
+        .sort(),
+    ).toEqual(['n0', 'u2']);
+  });
+
+  test('property: once the pool is limited again, a job started after the switch runs only while at most the limit run', async () => {
+    type Step = { do: 'arrive' } | { do: 'end'; pick: number } | { do: 'reconcile' };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.constant({ do: 'arrive' as const }),
+      fc.record({ do: fc.constant('end' as const), pick: fc.nat() }),
+      fc.constant({ do: 'reconcile' as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.boolean(),
+        fc.array(step, { maxLength: 25 }),
+        async (before, limit, reconciledBefore, steps) => {
+          const world = unlimited();
+          for (let i = 0; i < before; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+          if (reconciledBefore) await world.reconciler.run();
+          Object.assign(world.settings, { pools: { default: 1, fanout: limit }, unlimitedPools: [] });
+          let arrivals = 0;
+          const check = () => {
+            const running = world.starters.glue.inProgress();
+            const startedAfter = running.filter((run) => run.jobId.startsWith('n')).length;
+            if (startedAfter > 0) expect({ running: running.length, limit }).toEqual({ running: Math.min(running.length, limit), limit });
+          };
+          for (const next of steps) {
+            if (next.do === 'arrive') await world.acquirer.process(messageOf(fanout(`n${arrivals++}`)));
+            else if (next.do === 'reconcile') await world.reconciler.run();
+            else {
+              const running = world.starters.glue.inProgress();
+              if (running.length > 0)
+                await world.completeRun.complete(world.starters.glue.finish(running[next.pick % running.length]!.executionId, 'succeeded'));
+            }
+            await deliverSent(world);
+            check();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   test('a counter an earlier version made unlimited (the limit no pool reaches, no mark) is one: it follows the configuration too', async () => {
