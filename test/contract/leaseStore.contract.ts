@@ -598,6 +598,24 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.getPool('u')).toMatchObject({ inUse: 1, unlimited: true });
       });
 
+      test("pass, reserve and claim: a limited pool's receiver is refused on a counter still an unlimited pool's; nothing written", async () => {
+        // Prepare: an unlimited pool's counter with a holder, a reservation and a waiting job (its rated or keyed jobs')
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        await holding('h', 'u');
+        await reserved('r', 'u');
+        await waiting('w', 'u');
+        const before = await observe('u', ['h', 'r', 'w']);
+        const limitedReceiver = { ...receiver('w', 'u'), demand: limited() };
+        // Act, assess
+        expect(await store.reserve(limitedReceiver, T + 6)).toBe(ReserveOutcome.Full);
+        expect(await store.pass(unit('u'), from(await read('h'), 'succeeded'), limitedReceiver, T + 6)).toBe(PassOutcome.OverLimit);
+        expect(await store.claim(limited(), from(await read('r'), 'starting'), T + 6)).toBe(ClaimOutcome.OverLimit);
+        expect(await observe('u', ['h', 'r', 'w'])).toEqual(before);
+        // An unlimited pool's receiver is let in as before
+        expect(await store.claim(unit('u'), from(await read('r'), 'starting'), T + 7)).toBe(ClaimOutcome.Claimed);
+        expect(await store.pass(unit('u'), from(await read('h'), 'succeeded'), receiver('w', 'u'), T + 7)).toBe(PassOutcome.Passed);
+      });
+
       test('switched to a limit: adopting, it admits no job (take, pass, reserve, claim) until endAdopting; a reservation is taken back as over its limit', async () => {
         // Prepare: an unlimited pool's counter with a counted holder and a reservation (its rated or keyed jobs')
         await store.createPool('u', UNLIMITED_COUNTER_LIMIT);

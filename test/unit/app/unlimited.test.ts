@@ -255,6 +255,29 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
   });
 
+  test("limited again, no reconcile yet: a release hands no slot to a waiting job on the counter still an unlimited pool's", async () => {
+    // Keyed jobs take the pool's counter (an unlimited pool's) and their key; k2 waits on the key. Three run uncounted.
+    const world = unlimited({ keyLimits: { org: 1 } });
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    expect(await world.acquirer.process(messageOf(fanout('k1', { limits: ['org:a'] })))).toBe(AcquireResult.Started);
+    expect(await world.acquirer.process(messageOf(fanout('k2', { limits: ['org:a'] })))).toBe(AcquireResult.Waiting);
+    // The deploy: a limit of 2 (4 run). k1 ends: its release must not start k2 on the old counter.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('waiting');
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    // The reconciler switches and counts the three: still no room (3 of 2) until two of them end.
+    await world.reconciler.run();
+    await deliverSent(world);
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
+    expect(world.ledger.peek('k2')!.state).toBe('waiting');
+    for (const id of ['u0', 'u1']) await world.completeRun.complete(world.starters.glue.finish(runOf(world, id), 'succeeded'));
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('running');
+    expect(world.starters.glue.inProgress()).toHaveLength(2);
+  });
+
   test('adopting ends only at a run that counted every uncounted slot it saw: one it failed to count keeps the pool admitting nothing', async () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
