@@ -4,7 +4,15 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
-import { adoptionDone, type AdoptionPass, adoptsUncounted, heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
+import {
+  adoptionDone,
+  type AdoptionPass,
+  adoptsUncounted,
+  heldDemand,
+  poolOfHolderKey,
+  UNCOUNTED_HOLDER_SHARDS,
+  uncountedHolderKeys,
+} from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
@@ -171,7 +179,9 @@ export class Reconciler {
       // A shard has no counter and no waiting list: nothing to fill. Its pool's last shard read whole may end adopting.
       if (pass && whole.has(turn.pool)) {
         pass.wholeShards++;
-        await this.endAdopting(pool, pass, note);
+        // Read once its last shard is done, and only for a counter seen adopting (a pool marked adopting since is the
+        // next run's to end).
+        if (pass.wholeShards === UNCOUNTED_HOLDER_SHARDS && adopting.includes(pool)) await this.endAdopting(pool, pass, note);
       }
     }
     return report;

@@ -246,7 +246,9 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   async adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome> {
     await this.enter();
     const record = this.jobs.get(jobId)?.record;
-    // As HOLDING_UNCOUNTED_AT: an uncounted slot of this pool (its shard), whatever the version; no room condition.
+    // As HOLDING_UNCOUNTED_AT: an uncounted slot of this pool (its shard), whatever the version; no room condition. The
+    // record and the counter change together or not at all, as TransactWriteItems does
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
     if (!record?.lease?.uncounted || record.lease.pool !== pool) return AdoptOutcome.NotHeld;
     const row = this.pools.get(pool);
     if (!row) return AdoptOutcome.NoPool;
