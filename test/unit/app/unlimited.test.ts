@@ -204,6 +204,10 @@ describe('an unlimited pool', () => {
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
     expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 0, adopting: true });
     for (let i = 1; i < 4; i++) expect(await world.acquirer.process(messageOf(fanout(`n${i}`)))).toBe(AcquireResult.Waiting);
+    // sluice top and pool list: the jobs it runs are the 5 it does not count yet; nothing is free.
+    const [adopting] = (await poolDetails({ leases: world.leases })).filter((p) => p.name === 'fanout');
+    expect(adopting).toMatchObject({ name: 'fanout', limit: 2, adopting: true, inUse: 5, waiting: 4 });
+    expect(formatPoolDetails([adopting!], world.clock.now()).split('\n')[1]).toMatch(/^fanout\s+2\s+5\s+0\s+4$/);
     // The reconciler counts the 5 slots on the counter (over its limit), then lets it admit: nothing fits.
     const report = await world.reconciler.run();
     expect(report.drift).toMatchObject({ [Drift.Adopted]: 5 });
