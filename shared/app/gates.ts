@@ -126,8 +126,8 @@ export async function followConfiguration(
         const switched = to !== undefined && (await leases.switchUnlimited(pool, to));
         if (switched) log.info('pool counter switched to follow its configuration', { pool, limit: to, adopting: to !== UNLIMITED });
         // Adopting: switched to a limit now, or by an earlier switch (this one's, or one made meanwhile by another caller).
-        const now = switched ? { adopting: to !== UNLIMITED } : to === undefined ? counter : await leases.getPool(pool);
-        if (now?.adopting) adopting.push(pool);
+        const after = switched ? { adopting: to !== UNLIMITED } : to === undefined ? counter : await leases.getPool(pool);
+        if (after?.adopting) adopting.push(pool);
       } catch (error) {
         failed++;
         log.error('could not switch a pool counter to its configuration', { pool, error: String(error) });
