@@ -282,6 +282,29 @@ describe('an unlimited pool', () => {
     expect(world.starters.glue.inProgress()).toHaveLength(2);
   });
 
+  test('a job ending as the reconciler counts its slot: its release decided on the uncounted read fails, reads again, and gives a counted slot back', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('u0')));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 1 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    // The releaser read u0 uncounted; the reconciler counts the slot before the releaser's write lands.
+    const free = world.leases.free.bind(world.leases);
+    const freed = jest.spyOn(world.leases, 'free').mockImplementationOnce(async (demand, move, now) => {
+      expect(await world.leases.adopt('fanout', 'u0', 1)).toBe('adopted');
+      return free(demand, move, now);
+    });
+    expect(await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'))).toBe('released');
+    expect(freed.mock.calls.map(([demand]) => demand.uncounted === true)).toEqual([true, false]);
+    expect(world.ledger.peek('u0')).toMatchObject({ state: 'succeeded' });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 1, inUse: 0, adopting: true });
+    // The reconciler finds nothing left to count: n0 starts.
+    await world.reconciler.run();
+    await deliverSent(world);
+    expect(world.ledger.peek('n0')!.state).toBe('running');
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 1, inUse: 1 });
+  });
+
   test('adopting ends only at a run that counted every uncounted slot it saw: one it failed to count keeps the pool admitting nothing', async () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
