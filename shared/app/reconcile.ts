@@ -17,6 +17,7 @@ import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
 import { AdoptOutcome } from '../ports/leaseStore';
+import { UnknownPoolError } from '../errors';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { createConfiguredGate, followConfiguration, overLimitGate } from './gates';
@@ -202,7 +203,7 @@ export class Reconciler {
       // (adopting, the pool being marked or adopting), then counted.
       if (outcome === AdoptOutcome.NoPool && (await createConfiguredGate(this.deps, pool)))
         outcome = await this.deps.leases.adopt(pool, jobId, units);
-      if (outcome === AdoptOutcome.NoPool) throw new Error(`pool ${pool} has no counter to count the slot on`);
+      if (outcome === AdoptOutcome.NoPool) throw new UnknownPoolError(`pool ${pool} has no counter to count the slot on`);
       return outcome === AdoptOutcome.Adopted;
     } catch (error) {
       pass.failed++;
