@@ -1,4 +1,4 @@
-import { counterSwitch, isUnlimitedPool, UNLIMITED_COUNTER_LIMIT } from '../domain/unlimited';
+import { admitsOnCounter, counterSwitch, isLimitedPool, isUnlimitedPool, UNLIMITED, UNLIMITED_COUNTER_LIMIT } from '../domain/unlimited';
 import { inParallel } from './inParallel';
 import { type Demand, defaultKeyLimit, gatesOf, isKeyGate, keyOf } from '../domain/limits';
 import { isValidLimit, type PoolSnapshot } from '../domain/pool';
@@ -8,8 +8,12 @@ import type { SluiceDeps } from './deps';
 /** Why a demand cannot be let in now, read from its gates' counters. */
 export type Blocked =
   | { gate: string; missing: true }
-  /** `tooHeavy`: the gate's limit (not 0: a paused gate may be raised) is less than the job's units: it can never start */
-  | { gate: string; missing: false; limit: number; rate: boolean; tooHeavy: boolean };
+  /**
+   * `tooHeavy`: the gate's limit (not 0: a paused gate may be raised) is less than the job's units: it can never start.
+   * `unsettled`: the gate is its pool's counter and admits nothing for now (admitsOnCounter): `unlimited`, still an
+   * unlimited pool's though the configuration gives the pool a limit (to be switched, to adopting), or `adopting`.
+   */
+  | { gate: string; missing: false; limit: number; rate: boolean; tooHeavy: boolean; unsettled?: 'unlimited' | 'adopting' };
 
 /**
  * Why the demand cannot be let in, read from the counters after a take or reserve failed: a gate that does not exist
@@ -31,16 +35,21 @@ export function blockedBy(
 ): Blocked | undefined {
   const missing = counters.findIndex((counter) => !counter);
   if (missing >= 0) return { gate: gates[missing]!, missing: true };
-  const found = (i: number, rate: boolean, tooHeavy = false): Blocked => ({
+  const found = (i: number, rate: boolean, tooHeavy = false, unsettled?: 'unlimited' | 'adopting'): Blocked => ({
     gate: gates[i]!,
     missing: false,
     limit: counters[i]!.limit,
     rate,
     tooHeavy,
+    ...(unsettled && { unsettled }),
   });
   // Any limit too small for the job's weight, first: whichever is full now, it could never start.
   const heavy = counters.findIndex((counter) => counter!.limit > 0 && counter!.limit < demand.units);
   if (heavy >= 0) return found(heavy, false, true);
+  // A counter that admits nothing for now (a pool limited again, its earlier slots not counted yet) holds it back as a
+  // full one does.
+  const unsettled = counters.findIndex((counter, i) => !admitsOnCounter(counter!, { limited: demand.limited && gates[i] === demand.pool }));
+  if (unsettled >= 0) return found(unsettled, false, false, counters[unsettled]!.adopting ? 'adopting' : 'unlimited');
   const full = counters.findIndex((counter) => counter!.limit - counter!.inUse < demand.units);
   if (full >= 0) return found(full, false);
   // Room everywhere: a start rate with no start to give within the horizon holds it back.
@@ -54,10 +63,13 @@ async function countersOf(leases: SluiceDeps['leases'], demand: Demand) {
   return { gates, counters: await Promise.all(gates.map((gate) => leases.getPool(gate))) };
 }
 
-/** The first gate of the demand that is over its limit (a lowered limit), if any. */
+/**
+ * The first gate of the demand that is over its limit (a lowered limit), or adopting (a pool limited again whose
+ * earlier slots are not counted yet: taken for over its limit), if any.
+ */
 export async function overLimitGate(leases: SluiceDeps['leases'], demand: Demand): Promise<string | undefined> {
   const { gates, counters } = await countersOf(leases, demand);
-  const i = counters.findIndex((counter) => counter !== undefined && counter.inUse > counter.limit);
+  const i = counters.findIndex((counter) => counter !== undefined && (counter.inUse > counter.limit || counter.adopting === true));
   return i < 0 ? undefined : gates[i];
 }
 
@@ -74,8 +86,12 @@ export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'se
       : deps.settings.pools[gate];
   if (limit === undefined || (limit !== UNLIMITED_COUNTER_LIMIT && !isValidLimit(limit))) return false;
   const rate = configuredRate(gate, deps.settings.rates ?? {});
+  // A limited pool that was ever unlimited (marked by its first uncounted slot) may have jobs holding uncounted slots:
+  // its counter is created adopting, as a switch would make it, and admits once the reconciler has counted them.
+  const adopting = isLimitedPool(gate, deps.settings) && (await deps.leases.uncountedPools()).includes(gate);
   // With its rate in the same write: a job admitted between a creation and a later setRate would start unrated.
-  await deps.leases.createPool(gate, limit, rate === undefined ? undefined : intervalOf(rate));
+  const intervalMs = rate === undefined ? undefined : intervalOf(rate);
+  await (adopting ? deps.leases.createPool(gate, limit, intervalMs, true) : deps.leases.createPool(gate, limit, intervalMs));
   return true;
 }
 
@@ -87,16 +103,19 @@ export function configuredRate(gate: string, rates: Readonly<Record<string, numb
 
 /**
  * Puts the counters of these pools in step with the configuration where a pool switched between unlimited and limited
- * (counterSwitch): a pool limited again gets its configured limit back, one made unlimited the limit no pool reaches.
- * A counter that fails to switch is logged and left to the next caller. The pools switched, with their new limits.
+ * (counterSwitch): a pool limited again gets its configured limit back and starts adopting (it admits nothing until the
+ * reconciler has counted the slots taken while it was unlimited), one made unlimited the limit no pool reaches. A
+ * counter that fails to switch is logged and left to the next caller. `adopting`: the pools whose counter is adopting
+ * after this call (switched now, or before).
  */
 export async function followConfiguration(
   deps: Pick<SluiceDeps, 'leases' | 'settings' | 'log'>,
   pools: readonly string[],
-): Promise<{ failed: number }> {
+): Promise<{ failed: number; adopting: string[] }> {
   const { leases, settings, log } = deps;
   const configured = new Set([...Object.keys(settings.pools), ...(settings.unlimitedPools ?? [])]);
   let failed = 0;
+  const adopting: string[] = [];
   await inParallel(
     pools.filter((pool) => configured.has(pool)),
     8,
@@ -104,13 +123,16 @@ export async function followConfiguration(
       try {
         const counter = await leases.getPool(pool);
         const to = counter && counterSwitch(pool, counter, settings);
-        if (to !== undefined && (await leases.switchUnlimited(pool, to)))
-          log.info('pool counter switched to follow its configuration', { pool, limit: to });
+        const switched = to !== undefined && (await leases.switchUnlimited(pool, to));
+        if (switched) log.info('pool counter switched to follow its configuration', { pool, limit: to, adopting: to !== UNLIMITED });
+        // Adopting: switched to a limit now, or by an earlier switch (this one's, or one made meanwhile by another caller).
+        const after = switched ? { adopting: to !== UNLIMITED } : to === undefined ? counter : await leases.getPool(pool);
+        if (after?.adopting) adopting.push(pool);
       } catch (error) {
         failed++;
         log.error('could not switch a pool counter to its configuration', { pool, error: String(error) });
       }
     },
   );
-  return { failed };
+  return { failed, adopting: adopting.sort() };
 }

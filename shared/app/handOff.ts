@@ -8,6 +8,7 @@ import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore'
 import { Backfill } from './backfill';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
+import { configuredDemand, type PoolConfiguration } from '../domain/unlimited';
 import { ensureTick } from './ticks';
 
 /** Reservations a fill makes at once. */
@@ -16,7 +17,11 @@ const FILL_PARALLEL = 16;
 /** Bounds the retry loops below; each round makes progress unless other writers keep winning races. */
 const MAX_ROUNDS = 25;
 
-type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'>;
+/**
+ * `settings`: the stage's configuration, where the caller has it (not the CLI): a receiver of a pool it gives a limit is
+ * admitted only onto a limited pool's counter (receiverOf). Without it, only an adopting counter refuses.
+ */
+type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'> & Partial<Pick<SluiceDeps, 'settings'>>;
 
 /** A read of a limit's waiting list made ahead of a release (the releaser makes it while it reads the job). */
 export interface Prefetched {
@@ -112,7 +117,7 @@ export class HandOff {
         await leases.removeWaiter(waiterGate(next), next.waitKey);
         continue;
       }
-      switch (await leases.pass(demand, move, receiverOf(next), clock.now())) {
+      switch (await leases.pass(demand, move, receiverOf(next, this.deps.settings ?? {}), clock.now())) {
         case PassOutcome.Passed:
           await this.dispatch(next);
           this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
@@ -220,7 +225,7 @@ export class HandOff {
    */
   private async admit(waiter: Waiter, gate: string, depth: number): Promise<Admitted> {
     const { leases, clock } = this.deps;
-    const outcome = await leases.reserve(receiverOf(waiter), clock.now());
+    const outcome = await leases.reserve(receiverOf(waiter, this.deps.settings ?? {}), clock.now());
     if (outcome === ReserveOutcome.Reserved) {
       await this.dispatch(waiter);
       return { admitted: 1, stop: false, waiting: false };
@@ -237,7 +242,7 @@ export class HandOff {
       await leases.removeWaiter(waiterGate(waiter), waiter.waitKey);
       return { admitted: 0, stop: false, waiting: false };
     }
-    const blocked = await blockingGate(leases, waiterDemand(waiter), clock.now());
+    const blocked = await blockingGate(leases, configuredDemand(waiterDemand(waiter), this.deps.settings ?? {}), clock.now());
     // Room and starts everywhere by now (freed meanwhile, or a booking lost to a concurrent one): the next round tries
     // it again, in its place.
     if (!blocked) return { admitted: 0, stop: false, waiting: true };
@@ -321,9 +326,13 @@ interface Admitted {
   waiting: boolean;
 }
 
-/** The receiving side of a pass or reserve: the waiter's job, what it takes, and its waiter item. */
-export function receiverOf(waiter: Waiter): Receiver {
-  return { jobId: waiter.jobId, demand: waiterDemand(waiter), gate: waiterGate(waiter), waitKey: waiter.waitKey };
+/**
+ * The receiving side of a pass or reserve: the waiter's job, what it takes (as the configuration says: a pool with a
+ * limit admits only onto a limited pool's counter), and its waiter item.
+ */
+export function receiverOf(waiter: Waiter, config: PoolConfiguration): Receiver {
+  const demand = configuredDemand(waiterDemand(waiter), config);
+  return { jobId: waiter.jobId, demand, gate: waiterGate(waiter), waitKey: waiter.waitKey };
 }
 
 /** A hand-off ticket; undefined if the store could not give one (the release then spreads by its job's id). */

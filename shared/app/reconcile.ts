@@ -4,10 +4,20 @@ import { encodeJobBody } from '../domain/jobBody';
 import { JobState } from '../domain/jobState';
 import { kindOf } from '../kinds/registry';
 import { PROTOCOL } from '../domain/protocol';
-import { heldDemand, poolOfHolderKey, uncountedHolderKeys } from '../domain/unlimited';
+import {
+  adoptionDone,
+  type AdoptionPass,
+  adoptsUncounted,
+  heldDemand,
+  poolOfHolderKey,
+  UNCOUNTED_HOLDER_SHARDS,
+  uncountedHolderKeys,
+} from '../domain/unlimited';
 import { reservationIsStale } from '../domain/waiting';
 import { type JobRecord, moved } from '../ports/jobLedger';
 import { outcomeOf, RunStatus } from '../ports/jobStarter';
+import { AdoptOutcome } from '../ports/leaseStore';
+import { UnknownPoolError } from '../errors';
 import { CompleteRun, CompletionResult } from './completeRun';
 import { MetricName, type SluiceDeps } from './deps';
 import { createConfiguredGate, followConfiguration, overLimitGate } from './gates';
@@ -39,6 +49,8 @@ export const Drift = {
   DeadlinePassed: 'deadline-passed',
   /** free slots with jobs waiting */
   IdleSlot: 'idle-slot',
+  /** a slot taken while its pool was unlimited, counted now on the limit the configuration gives the pool again */
+  Adopted: 'adopted',
 } as const;
 export type Drift = (typeof Drift)[keyof typeof Drift];
 
@@ -108,7 +120,6 @@ export class Reconciler {
           .markUncounted(pool)
           .catch((error: unknown) => this.deps.log.error('reconciler could not mark an unlimited pool', { pool, error: String(error) }));
     const uncountedPools = [...new Set([...marked, ...(settings.unlimitedPools ?? [])])];
-    const shards = new Set(uncountedPools.flatMap(uncountedHolderKeys));
     const listed = await leases.listPools();
     // An unlimited pool's counter is created (never full, written only by its rated or keyed jobs) so that the CLI,
     // which does not know the stage's configuration, lists the pool and its holders (shared/inspect/pools.ts).
@@ -118,16 +129,24 @@ export class Reconciler {
           this.deps.log.error('reconciler could not create an unlimited pool', { pool, error: String(error) }),
         );
     // A pool switched between unlimited and limited: its counter follows before the pool's fill, which lets in the
-    // jobs the old limit held back.
-    await followConfiguration(this.deps, listed);
-    const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool), started: false }));
-    report.pools = new Set([...listed, ...uncountedPools]).size;
+    // jobs the old limit held back. A pool limited again adopts: its counter admits nothing until the slots its jobs
+    // took while it was unlimited are counted on it (below); its shards are visited even if no mark names it.
+    const { adopting } = await followConfiguration(this.deps, listed);
+    const shards = new Set([...uncountedPools, ...adopting].flatMap(uncountedHolderKeys));
+    // Each pool whose uncounted slots are counted now (configured limited): what this run saw of its shards.
+    const passes = new Map<string, AdoptionPass>();
+    const turns = [...new Set([...listed, ...shards])].map((pool) => ({ pool, after: this.resumeAfter.get(pool) }));
+    const whole = new Set(turns.filter((turn) => turn.after === undefined).map((turn) => turn.pool));
+    report.pools = new Set([...listed, ...uncountedPools, ...adopting]).size;
     while (turns.length > 0) {
       const turn = turns.shift()!;
       if (clock.now() >= deadline) {
         report.unfinished += 1 + turns.length;
         return report;
       }
+      const pool = poolOfHolderKey(turn.pool);
+      const adopts = shards.has(turn.pool) && adoptsUncounted(pool, settings);
+      const pass = adopts ? (passes.get(pool) ?? passes.set(pool, { wholeShards: 0, failed: 0 }).get(pool)!) : undefined;
       const page = await leases.holders(turn.pool, { after: turn.after, max: HOLDERS_PER_PAGE });
       await inParallel(
         page.holders.map((holder) => holder.jobId),
@@ -135,10 +154,12 @@ export class Reconciler {
         async (jobId) => {
           report.holdersChecked++;
           try {
+            // A slot taken while its pool was unlimited: counted on the pool's limit first, then checked as any.
+            if (pass && (await this.adopt(jobId, pool, pass))) note(Drift.Adopted, pool, { jobId });
             const drift = await this.checkHolder(jobId, report);
-            if (drift) note(drift, poolOfHolderKey(turn.pool), { jobId });
+            if (drift) note(drift, pool, { jobId });
           } catch (error) {
-            this.deps.log.error('reconciler could not check a slot', { pool: poolOfHolderKey(turn.pool), jobId, error: String(error) });
+            this.deps.log.error('reconciler could not check a slot', { pool, jobId, error: String(error) });
           }
         },
       );
@@ -148,11 +169,66 @@ export class Reconciler {
         continue;
       }
       this.resumeAfter.delete(turn.pool);
-      if (shards.has(turn.pool)) continue; // no counter, no waiting list: nothing to fill
-      const admitted = await this.handOff.fill(turn.pool);
-      if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
+      // (An adopting pool admits nothing: it is filled once it has counted its uncounted slots, below.)
+      if (!shards.has(turn.pool)) {
+        if (!adopting.includes(turn.pool)) {
+          const admitted = await this.handOff.fill(turn.pool);
+          if (admitted > 0) note(Drift.IdleSlot, turn.pool, { admitted });
+        }
+        continue;
+      }
+      // A shard has no counter and no waiting list: nothing to fill. Its pool's last shard read whole may end adopting.
+      if (pass && whole.has(turn.pool)) {
+        pass.wholeShards++;
+        // Read once its last shard is done, and only for a counter seen adopting (a pool marked adopting since is the
+        // next run's to end).
+        if (pass.wholeShards === UNCOUNTED_HOLDER_SHARDS && adopting.includes(pool)) await this.endAdopting(pool, pass, note);
+      }
     }
     return report;
+  }
+
+  /**
+   * Counts an uncounted slot of a pool the configuration gives a limit again on the pool's counter (`adopt`): true if
+   * this call counted it. A record no longer holding one (given back, or counted meanwhile) is nothing to do; a failure
+   * is counted in the pass, so the pool keeps adopting (admitting nothing) until a run counts every slot it sees.
+   */
+  private async adopt(jobId: string, pool: string, pass: AdoptionPass): Promise<boolean> {
+    try {
+      const record = await this.deps.ledger.get(jobId);
+      if (!record?.lease?.uncounted || record.lease.pool !== pool) return false;
+      const units = demandOf(record.spec).units;
+      let outcome = await this.deps.leases.adopt(pool, jobId, units);
+      // No counter yet (the pool took only uncounted slots, and no reconcile created it): created from configuration
+      // (adopting, the pool being marked or adopting), then counted.
+      if (outcome === AdoptOutcome.NoPool && (await createConfiguredGate(this.deps, pool)))
+        outcome = await this.deps.leases.adopt(pool, jobId, units);
+      if (outcome === AdoptOutcome.NoPool) throw new UnknownPoolError(`pool ${pool} has no counter to count the slot on`);
+      return outcome === AdoptOutcome.Adopted;
+    } catch (error) {
+      pass.failed++;
+      throw error;
+    }
+  }
+
+  /**
+   * Once a run has read every shard of an adopting pool whole and counted every slot it saw (adoptionDone), the pool's
+   * counter admits again, and its waiting jobs are let in up to its limit (none while the counted slots hold it over).
+   */
+  private async endAdopting(pool: string, pass: AdoptionPass, note: (drift: Drift, pool: string, details: object) => void): Promise<void> {
+    try {
+      const counter = await this.deps.leases.getPool(pool);
+      if (!counter || !adoptionDone(counter, pass) || !(await this.deps.leases.endAdopting(pool))) return;
+      this.deps.log.info('pool adopted the slots taken while it was unlimited: it admits again', {
+        pool,
+        limit: counter.limit,
+        inUse: counter.inUse,
+      });
+      const admitted = await this.handOff.fill(pool);
+      if (admitted > 0) note(Drift.IdleSlot, pool, { admitted });
+    } catch (error) {
+      this.deps.log.error('reconciler could not end the adopting of a pool', { pool, error: String(error) });
+    }
   }
 
   private async checkHolder(jobId: string, report: ReconcileReport): Promise<Drift | undefined> {

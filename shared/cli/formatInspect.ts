@@ -43,7 +43,8 @@ export function formatPoolDetails(pools: readonly PoolDetail[], now: number): st
       p.name,
       p.unlimited ? 'unlimited' : String(p.limit),
       String(p.inUse),
-      p.unlimited ? '-' : String(Math.max(0, p.limit - p.inUse)),
+      // An adopting pool admits nothing until the jobs started while it was unlimited are counted.
+      p.unlimited ? '-' : p.adopting ? '0' : String(Math.max(0, p.limit - p.inUse)),
       String(p.waiting),
       ...(rated ? [p.startsPerSecond === undefined ? '-' : `${p.startsPerSecond}/s`] : []),
     ]),

@@ -17,6 +17,12 @@ export interface Demand {
    * Its slot is its own record only; it has no gate.
    */
   uncounted?: boolean;
+  /**
+   * The stage's configuration gives its pool a limit (a number in `pools`): an admission onto the pool's counter
+   * requires the counter be a limited pool's, not one still an unlimited pool's (shared/domain/unlimited.ts,
+   * `admitsOnCounter`). Set from the configuration by the caller (`configuredDemand`), never from the job message.
+   */
+  limited?: boolean;
 }
 
 export const KEY_GATE_PREFIX = 'key/';
@@ -60,6 +66,8 @@ export interface GateChange {
   gate: string;
   delta: number;
   guarded: boolean;
+  /** the receiver's pool gate, its pool configured limited (Demand.limited): its counter must be a limited pool's */
+  limited?: boolean;
 }
 
 /** The counter changes of a release (`to` absent), an admission (`from` absent) or a hand-over (both). */
@@ -69,7 +77,7 @@ export function exchange(from: Demand | undefined, to: Demand | undefined): Gate
   if (to)
     for (const gate of gatesOf(to)) {
       const freed = changes.get(gate)?.delta ?? 0;
-      changes.set(gate, { gate, delta: freed + to.units, guarded: true });
+      changes.set(gate, { gate, delta: freed + to.units, guarded: true, ...(to.limited && gate === to.pool && { limited: true }) });
     }
   return [...changes.values()];
 }

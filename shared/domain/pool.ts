@@ -11,6 +11,11 @@ export interface PoolSnapshot {
    * configuration naming the pool unlimited (shared/domain/unlimited.ts, `counterSwitch`).
    */
   unlimited?: boolean;
+  /**
+   * A pool limited again whose counter does not yet count the slots its jobs took while it was unlimited: nothing is
+   * admitted onto it (as over its limit) until the reconciler has counted them (shared/domain/unlimited.ts).
+   */
+  adopting?: boolean;
 }
 
 export function freeSlots(pool: PoolSnapshot): number {

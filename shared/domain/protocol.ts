@@ -12,15 +12,20 @@ export const SlotEffect = {
   Release: 'release',
   /** receives a slot handed over by a release, or free units (no limit of its demand left over its maximum) */
   Receive: 'receive',
+  /** an uncounted slot it holds becomes a counted one: its units added to its pool's counter (no room condition) */
+  Count: 'count',
 } as const;
 export type SlotEffect = (typeof SlotEffect)[keyof typeof SlotEffect];
+
+/** A row that leaves the job in the state it found it in (its write is about the slot only). */
+export const UNCHANGED = 'unchanged';
 
 export interface ProtocolRow {
   /** who makes the write */
   by: string;
   /** the states the record must be in (besides having the version its writer read); 'new' for an item not yet there */
   from: readonly JobState[] | 'new';
-  to: JobState;
+  to: JobState | typeof UNCHANGED;
   slot: SlotEffect;
   /** why the step happens */
   when: string;
@@ -30,7 +35,7 @@ const { Scheduled, Queued, Waiting, Reserved, Starting, Running, Succeeded, Fail
 
 /**
  * The lease protocol: every write Sluice makes to a job record, as one table (docs/protocol.md shows the same rows;
- * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `schedule`, `receive` and `heartbeat` is conditioned on the
+ * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `schedule`, `receive`, `heartbeat` and `adopt` is conditioned on the
  * version of the record its writer read; slot changes move the record and the pool's counter in one transaction (an
  * unlimited pool's uncounted slot: the record alone, one conditional write; shared/domain/unlimited.ts).
  */
@@ -61,14 +66,14 @@ export const PROTOCOL = {
     from: [Scheduled, Queued],
     to: Starting,
     slot: SlotEffect.Take,
-    when: "a delivery finds a free slot (a scheduled job: once due); a job of an unlimited pool with no start rate and no keyed limit takes no limit's units, its record only (leaseUncounted), so it always finds one",
+    when: "a delivery finds a free slot (a scheduled job: once due) on counters that admit it: none adopting, and a pool the configuration gives a limit not on a counter still an unlimited pool's; a job of an unlimited pool with no start rate and no keyed limit takes no limit's units, its record only (leaseUncounted), so it always finds one",
   },
   park: {
     by: 'acquirer',
     from: [Scheduled, Queued],
     to: Waiting,
     slot: SlotEffect.None,
-    when: 'the pool is full, or its take lost every race for a busy counter (waiter item written first; a scheduled job: once due)',
+    when: "the pool is full (or its counter admits nothing for now: adopting, or still an unlimited pool's though the configuration gives the pool a limit, which the acquirer then switches to adopting), or its take lost every race for a busy counter (waiter item written first; a scheduled job: once due)",
   },
   reject: { by: 'acquirer', from: [Scheduled, Queued], to: Dead, slot: SlotEffect.None, when: 'the pool is unknown (dead-lettered next)' },
   cancel: {
@@ -189,7 +194,14 @@ export const PROTOCOL = {
     from: [Reserved],
     to: Waiting,
     slot: SlotEffect.Release,
-    when: 'the pool is over a lowered limit: the reservation is taken back (only while inUse > limit) and the job waits again',
+    when: 'the pool is over a lowered limit, or adopting: the reservation is taken back (only while inUse > limit, or adopting) and the job waits again',
+  },
+  adopt: {
+    by: 'reconciler',
+    from: [Starting, Running, Dead],
+    to: UNCHANGED,
+    slot: SlotEffect.Count,
+    when: "its slot was taken uncounted while its pool was unlimited, and the configuration gives the pool a limit again: the slot becomes a counted one of the pool and the pool's counter takes its units, even over the limit; conditioned on the record still holding that uncounted slot (no version read, none added: the job's state and every decision on it stay as they are)",
   },
 } as const satisfies Record<string, ProtocolRow>;
 export type Step = keyof typeof PROTOCOL;

@@ -19,6 +19,8 @@ export const UNLIMITED_COUNTER_LIMIT = 1_000_000_000;
 
 /** What decides whether a job takes counters: the stage's configuration, never the job message. */
 export interface PoolConfiguration {
+  /** the pools given a limit (their initial limit) */
+  pools?: Readonly<Record<string, number>>;
   unlimitedPools?: readonly string[];
   rates?: Readonly<Record<string, number>>;
 }
@@ -27,30 +29,86 @@ export function isUnlimitedPool(pool: string, config: PoolConfiguration): boolea
   return config.unlimitedPools?.includes(pool) ?? false;
 }
 
+/** The configuration gives the pool a limit (a number in `pools`), not "unlimited". */
+export function isLimitedPool(pool: string, config: PoolConfiguration): boolean {
+  return config.pools?.[pool] !== undefined && !isUnlimitedPool(pool, config);
+}
+
+/**
+ * The demand an admission onto counters carries (a take, a hand-off's receiver, a fill's, a claim): marked `limited`
+ * when the configuration gives its pool a limit, so that a counter still an unlimited pool's (switched by no one yet
+ * since the deploy) admits none of its jobs (admitsOnCounter).
+ */
+export function configuredDemand(demand: Demand, config: PoolConfiguration): Demand {
+  return isLimitedPool(demand.pool, config) ? { ...demand, limited: true } : demand;
+}
+
 /**
  * The demand a `take` admits: uncounted (no gate at all) for a job of an unlimited pool without a configured start
- * rate and without keyed limits; its demand as it is otherwise.
+ * rate and without keyed limits; its configured demand otherwise (configuredDemand).
  */
 export function takeDemand(demand: Demand, config: PoolConfiguration): Demand {
-  if (!isUnlimitedPool(demand.pool, config) || demand.keys.length > 0 || config.rates?.[demand.pool] !== undefined) return demand;
+  if (!isUnlimitedPool(demand.pool, config) || demand.keys.length > 0 || config.rates?.[demand.pool] !== undefined)
+    return configuredDemand(demand, config);
   return { ...demand, uncounted: true };
+}
+
+/**
+ * Whether a counted admission of `demand` may take units of this pool counter (the rule the admissions' conditions
+ * state: COUNTER_NOT_ADOPTING on every gate, COUNTER_SETTLED_LIMITED on a limited pool's). Never while the counter is
+ * adopting: the slots its pool's jobs took while it was unlimited are not counted on it yet, so its room is not the
+ * pool's. Nor, for a pool the configuration gives a limit, while the counter is still an unlimited pool's (the limit
+ * no pool reaches): the deploy came before any switch. Room is checked apart (room >= units).
+ */
+export function admitsOnCounter(counter: { unlimited?: boolean; adopting?: boolean }, demand: { limited?: boolean }): boolean {
+  return !counter.adopting && !(demand.limited && counter.unlimited);
 }
 
 /**
  * What the counter of a pool must become now that its configuration says what it says (undefined: nothing). Whether a
  * pool is unlimited is the configuration's to say, at each take; its counter, which its rated and keyed jobs take,
- * follows once, as it switches: a pool configured unlimited whose counter is not yet an unlimited pool's gets the limit
- * no pool reaches (the limit it had is the limited pool's, not the unlimited one's); a counter still an unlimited pool's
- * whose pool is configured limited again gets the configured limit, as a counter created from configuration does.
- * Between switches the counter's limit is the table's, as any limit's (`sluice pool set-limit`).
+ * follows once, as it switches: a pool configured unlimited whose counter is not yet an unlimited pool's (limited, or
+ * adopting) gets the limit no pool reaches (the limit it had is the limited pool's, not the unlimited one's); a counter
+ * still an unlimited pool's whose pool is configured limited again gets the configured limit, as a counter created from
+ * configuration does, and starts *adopting* (LeaseStore.switchUnlimited): it admits nothing until the reconciler has
+ * counted on it the slots taken while the pool was unlimited (adoptionDone). Between switches the counter's limit is
+ * the table's, as any limit's (`sluice pool set-limit`).
  */
 export function counterSwitch(
   pool: string,
-  counter: { unlimited?: boolean },
+  counter: { unlimited?: boolean; adopting?: boolean },
   config: PoolConfiguration & { pools: Readonly<Record<string, number>> },
 ): 'unlimited' | number | undefined {
   if (isUnlimitedPool(pool, config)) return counter.unlimited ? undefined : UNLIMITED;
   return counter.unlimited ? config.pools[pool] : undefined;
+}
+
+/**
+ * Whether the reconciler counts an uncounted slot of `pool` it finds (`adopt`: the slot becomes a counted one of the
+ * pool, its units added to the counter with no room condition, as a lowered limit leaves a counter over its limit):
+ * when the configuration gives the pool a limit. A pool configured unlimited keeps its slots uncounted; a pool the
+ * configuration no longer names has no limit to count them against.
+ */
+export function adoptsUncounted(pool: string, config: PoolConfiguration): boolean {
+  return isLimitedPool(pool, config);
+}
+
+/** What one reconciler run saw of a pool's uncounted slots. */
+export interface AdoptionPass {
+  /** shards of the pool read whole in this run, from their first page to their last */
+  wholeShards: number;
+  /** uncounted slots seen that could not be counted (an error): they may still be there */
+  failed: number;
+}
+
+/**
+ * An adopting counter admits again (its `adopting` mark removed) after a run read every shard of its pool whole and
+ * counted every uncounted slot it saw: none is left that the index shows. The index lags its table a moment (GSI
+ * reads are eventually consistent), so a slot written just before that read may show later: it is counted then, at a
+ * later run, and the counter may then be over its limit until enough jobs end (admitting nothing meanwhile).
+ */
+export function adoptionDone(counter: { adopting?: boolean }, pass: AdoptionPass): boolean {
+  return counter.adopting === true && pass.wholeShards >= UNCOUNTED_HOLDER_SHARDS && pass.failed === 0;
 }
 
 /**

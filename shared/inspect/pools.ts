@@ -33,6 +33,11 @@ export interface PoolDetail {
   limit: number;
   /** a pool configured "unlimited": `inUse` counts its holders, those its counter counts and those it does not */
   unlimited?: true;
+  /**
+   * a pool limited again whose counter does not count yet the jobs started while it was unlimited: it admits nothing;
+   * `inUse` counts those jobs too (its uncounted holders)
+   */
+  adopting?: true;
   inUse: number;
   /** the start rate, starts per second, if the limit has one */
   startsPerSecond?: number;
@@ -63,15 +68,17 @@ export async function poolDetails(
     if (!pool) continue;
     // An unlimited pool's uncounted slots are listed under its shards (shared/domain/unlimited.ts), not under its name.
     const unlimited = pool.limit >= UNLIMITED_COUNTER_LIMIT;
-    const [holders, waiting, waiters] = await Promise.all([
-      unlimited
-        ? Promise.all([name, ...uncountedHolderKeys(name)].map((key) => allHolders(deps.leases, key))).then((lists) => lists.flat())
-        : allHolders(deps.leases, name),
+    const uncountedToo = unlimited || pool.adopting === true;
+    const [holders, uncounted, waiting, waiters] = await Promise.all([
+      allHolders(deps.leases, name),
+      uncountedToo
+        ? Promise.all(uncountedHolderKeys(name).map((key) => allHolders(deps.leases, key))).then((lists) => lists.flat())
+        : Promise.resolve([]),
       deps.leases.countWaiters(name),
       options.waiters ? deps.leases.oldestWaiters(name, options.waiters) : Promise.resolve([]),
     ]);
     const held = await Promise.all(
-      holders.map(async (holder): Promise<HolderDetail> => {
+      [...holders, ...uncounted].map(async (holder): Promise<HolderDetail> => {
         if (!options.records || !deps.ledger) return { ...holder };
         const record = await deps.ledger.get(holder.jobId);
         const target = record && targetNameOf(record.kind, record.spec);
@@ -89,9 +96,11 @@ export async function poolDetails(
     pools.push({
       name,
       limit: pool.limit,
-      // Uncounted slots move no counter: an unlimited pool's jobs in use are its holders.
-      inUse: unlimited ? held.length : pool.inUse,
+      // Uncounted slots move no counter: an unlimited pool's jobs in use are its holders; an adopting pool's, those its
+      // counter counts and those it does not count yet.
+      inUse: unlimited ? held.length : pool.inUse + uncounted.length,
       ...(unlimited && { unlimited: true as const }),
+      ...(!unlimited && pool.adopting && { adopting: true as const }),
       ...(pool.rate && { startsPerSecond: Math.round((1000 / pool.rate.intervalMs) * 1000) / 1000 }),
       waiting,
       held: held.sort((a, b) => a.since - b.since || a.jobId.localeCompare(b.jobId)),

@@ -83,6 +83,16 @@ export const ReserveOutcome = {
 } as const;
 export type ReserveOutcome = (typeof ReserveOutcome)[keyof typeof ReserveOutcome];
 
+export const AdoptOutcome = {
+  /** the uncounted slot is a counted one of its pool now, its units added to the pool's counter */
+  Adopted: 'adopted',
+  /** the job holds no uncounted slot of the pool (given back, or counted already): nothing written */
+  NotHeld: 'not-held',
+  /** the pool's counter does not exist: nothing written */
+  NoPool: 'no-pool',
+} as const;
+export type AdoptOutcome = (typeof AdoptOutcome)[keyof typeof AdoptOutcome];
+
 /** A job a slot is handed to: queued or waiting with no slot; its waiter item, if any, goes in the same transaction. */
 export interface Receiver {
   jobId: string;
@@ -120,9 +130,10 @@ export interface LeaseStore {
   listPools(): Promise<string[]>;
   /**
    * Creates the gate with this limit (and start rate: ms between starts) unless it exists; returns whether it created
-   * it. One write: no job is ever admitted to a configured gate before its rate is on it.
+   * it. One write: no job is ever admitted to a configured gate before its rate is on it. `adopting`: created adopting
+   * (a pool limited again that may have uncounted slots: it admits nothing until they are counted; see switchUnlimited).
    */
-  createPool(gate: string, limit: number, intervalMs?: number): Promise<boolean>;
+  createPool(gate: string, limit: number, intervalMs?: number, adopting?: boolean): Promise<boolean>;
   /**
    * Sets the limit (creating the gate if needed, with the start rate `intervalMsIfNew`). Held slots are never taken
    * away by this call; an existing gate's rate is left as it is.
@@ -130,11 +141,22 @@ export interface LeaseStore {
   setLimit(gate: string, limit: number, intervalMsIfNew?: number): Promise<void>;
   /**
    * Switches a pool's counter between an unlimited pool's and a limited one's (shared/domain/unlimited.ts,
-   * `counterSwitch`): 'unlimited' sets the limit to UNLIMITED_COUNTER_LIMIT and marks the counter `unlimited`; a number
-   * sets that limit and removes the mark. Only if the counter exists and is not that already (marked, or not): false,
-   * changing nothing, otherwise. A counter created with the limit UNLIMITED_COUNTER_LIMIT is marked as it is created.
+   * `counterSwitch`): 'unlimited' sets the limit to UNLIMITED_COUNTER_LIMIT, marks the counter `unlimited` and ends any
+   * adopting; a number sets that limit, removes the mark and makes the counter *adopting*: it admits nothing (every
+   * admission's condition, and `claim`'s, fails on it; `freeOverLimit` takes it for over its limit) until `endAdopting`.
+   * Only if the counter exists and is not that already (an unlimited pool's, or not): false, changing nothing,
+   * otherwise. A counter created with the limit UNLIMITED_COUNTER_LIMIT is marked as it is created.
    */
   switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean>;
+  /**
+   * Counts an uncounted slot of `pool` held by the job on the pool's counter, in one transaction: the record's slot
+   * becomes a counted one of the pool (listed under the pool in the holders index) and the counter takes `units` (the
+   * job's weight), with no room condition (the counter may go over its limit, as after a limit lowered). Only while the
+   * record holds an uncounted slot of the pool; its version and state are left as they are.
+   */
+  adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome>;
+  /** Removes the counter's `adopting` mark: true once, if it had one (it admits again). */
+  endAdopting(pool: string): Promise<boolean>;
   /** Sets the gate's start rate (ms between starts), or removes it (undefined). The gate must exist. */
   setRate(gate: string, intervalMs: number | undefined): Promise<void>;
   /**

@@ -3,7 +3,15 @@ import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
 import { type Waiter, waitKey } from '../../shared/domain/waiting';
 import { type JobLedger, type JobRecord, type Move, type RecordPatch, registeredRecord } from '../../shared/ports/jobLedger';
-import { ClaimOutcome, type LeaseStore, PassOutcome, type Receiver, ReserveOutcome, TakeOutcome } from '../../shared/ports/leaseStore';
+import {
+  AdoptOutcome,
+  ClaimOutcome,
+  type LeaseStore,
+  PassOutcome,
+  type Receiver,
+  ReserveOutcome,
+  TakeOutcome,
+} from '../../shared/ports/leaseStore';
 import { appflow, expiryOf, type StoreFixture, T } from './jobLedger.contract';
 import { receiver, unit } from '../support/demands';
 import type { JobKind } from '../../shared/kinds/registry';
@@ -174,10 +182,11 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         // The operator's limit between switches is the table's, as any limit's: the mark stays
         await store.setLimit('p', 3);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3, unlimited: true });
-        // Back to limited, once: the configured limit, the mark gone (room follows: full at 3)
+        // Back to limited, once: the configured limit, the mark gone, adopting (room follows: full at 3)
         expect(await store.switchUnlimited('p', 3)).toBe(true);
         expect(await store.switchUnlimited('p', 3)).toBe(false);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3 });
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3, adopting: true });
+        expect(await store.endAdopting('p')).toBe(true);
         expect((await store.take(unit('p'), from(await queued('j4'), 'starting'), T + 3)).outcome).toBe(TakeOutcome.Full);
         // A missing counter is not created
         expect(await store.switchUnlimited('nope', 'unlimited')).toBe(false);
@@ -193,7 +202,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
         expect(await store.switchUnlimited('legacy', 'unlimited')).toBe(false);
         expect(await store.switchUnlimited('legacy', 4)).toBe(true);
-        expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: 4, inUse: 0 });
+        expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: 4, inUse: 0, adopting: true });
         expect(await store.switchUnlimited('legacy', 4)).toBe(false);
       });
 
@@ -556,6 +565,151 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await read('j1')).toMatchObject({ lease: { pool: 'u', since: T + 10 } });
         expect((await read('j1')).lease).not.toHaveProperty('uncounted');
         expect(await store.getPool('u')).toMatchObject({ inUse: 1 });
+      });
+    });
+
+    // ---- a pool limited again: its counter adopts the uncounted slots -------------------------------------------
+
+    describe('a pool limited again (adopting)', () => {
+      const uncounted = (pool = 'u'): Demand => ({ ...unit(pool), uncounted: true });
+      /** A job of a pool the configuration gives a limit (configuredDemand). */
+      const limited = (pool = 'u', keys: string[] = []): Demand => ({ ...unit(pool), keys, limited: true });
+
+      test("take: a limited pool's job is refused on a counter still an unlimited pool's (Full, the counter seen, nothing written); an unlimited pool's counted job is not", async () => {
+        // Prepare: an unlimited pool's counter (marked), and one an earlier version made (the limit, no mark)
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        await store.createPool('legacy', 1);
+        await store.setLimit('legacy', UNLIMITED_COUNTER_LIMIT);
+        await store.createPool('key/org:a', 5);
+        const a = await queued('a', 'u');
+        const b = await queued('b', 'legacy');
+        const before = await observe('u', ['a']);
+        // Act, assess: refused, as Full on the pool, with the counter as the write saw it
+        expect(await store.take(limited(), from(a, 'starting'), T + 5)).toEqual({
+          outcome: TakeOutcome.Full,
+          seen: { counter: { name: 'u', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true } },
+        });
+        expect((await store.take(limited('legacy'), from(b, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Full);
+        expect((await store.take(limited('u', ['org:a']), from(a, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Full);
+        expect(await observe('u', ['a'])).toEqual(before);
+        expect(await store.getPool('key/org:a')).toMatchObject({ inUse: 0 });
+        // The same job of an unlimited pool (its rated or keyed jobs take the counter) is admitted
+        expect((await store.take(unit('u'), from(a, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Taken);
+        expect(await store.getPool('u')).toMatchObject({ inUse: 1, unlimited: true });
+      });
+
+      test("pass, reserve and claim: a limited pool's receiver is refused on a counter still an unlimited pool's; nothing written", async () => {
+        // Prepare: an unlimited pool's counter with a holder, a reservation and a waiting job (its rated or keyed jobs')
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        await holding('h', 'u');
+        await reserved('r', 'u');
+        await waiting('w', 'u');
+        const before = await observe('u', ['h', 'r', 'w']);
+        const limitedReceiver = { ...receiver('w', 'u'), demand: limited() };
+        // Act, assess
+        expect(await store.reserve(limitedReceiver, T + 6)).toBe(ReserveOutcome.Full);
+        expect(await store.pass(unit('u'), from(await read('h'), 'succeeded'), limitedReceiver, T + 6)).toBe(PassOutcome.OverLimit);
+        expect(await store.claim(limited(), from(await read('r'), 'starting'), T + 6)).toBe(ClaimOutcome.OverLimit);
+        expect(await observe('u', ['h', 'r', 'w'])).toEqual(before);
+        // An unlimited pool's receiver is let in as before
+        expect(await store.claim(unit('u'), from(await read('r'), 'starting'), T + 7)).toBe(ClaimOutcome.Claimed);
+        expect(await store.pass(unit('u'), from(await read('h'), 'succeeded'), receiver('w', 'u'), T + 7)).toBe(PassOutcome.Passed);
+      });
+
+      test('switched to a limit: adopting, it admits no job (take, pass, reserve, claim) until endAdopting; a reservation is taken back as over its limit', async () => {
+        // Prepare: an unlimited pool's counter with a counted holder and a reservation (its rated or keyed jobs')
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        await holding('h', 'u');
+        await reserved('r', 'u');
+        const q = await queued('q', 'u');
+        await waiting('w', 'u');
+        // Act: the switch to a limit
+        expect(await store.switchUnlimited('u', 5)).toBe(true);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 2, adopting: true });
+        // Assess: every admission refused, with room to spare, whatever the configuration the caller knows
+        expect((await store.take(unit('u'), from(q, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Full);
+        expect((await store.take(limited(), from(q, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Full);
+        expect(await store.reserve(receiver('w', 'u'), T + 6)).toBe(ReserveOutcome.Full);
+        expect(await store.pass(unit('u'), from(await read('h'), 'succeeded'), receiver('w', 'u'), T + 7)).toBe(PassOutcome.OverLimit);
+        expect(await store.claim(limited(), from(await read('r'), 'starting'), T + 7)).toBe(ClaimOutcome.OverLimit);
+        expect(await store.claim(unit('u'), from(await read('r'), 'starting'), T + 7)).toBe(ClaimOutcome.OverLimit);
+        expect(await observe('u', ['h', 'r', 'q', 'w'])).toMatchObject({ pool: { inUse: 2 }, holders: ['h', 'r'] });
+        expect(await read('w')).toMatchObject({ state: 'waiting' });
+        // The reservation is taken back (freeOverLimit: adopting is over its limit); a release is never refused
+        expect(await store.freeOverLimit(unit('u'), 'u', from(await read('r'), 'waiting'), T + 8)).toBe(true);
+        expect(await store.free(unit('u'), from(await read('h'), 'succeeded'), T + 8)).toBe(true);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 0, adopting: true });
+        // Once: it admits again
+        expect(await store.endAdopting('u')).toBe(true);
+        expect(await store.endAdopting('u')).toBe(false);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 0 });
+        expect((await store.take(limited(), from(await read('q'), 'starting'), T + 9)).outcome).toBe(TakeOutcome.Taken);
+        expect(await store.reserve(receiver('w', 'u'), T + 9)).toBe(ReserveOutcome.Reserved);
+      });
+
+      test('switched back to unlimited while adopting: the adopting mark goes with the limit; a counter may be created adopting', async () => {
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        expect(await store.switchUnlimited('u', 2)).toBe(true);
+        expect(await store.switchUnlimited('u', 'unlimited')).toBe(true);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
+        expect(await store.endAdopting('u')).toBe(false);
+        // Created adopting (a pool limited again that took uncounted slots before any counter existed)
+        expect(await store.createPool('c', 2, undefined, true)).toBe(true);
+        expect(await store.getPool('c')).toEqual({ name: 'c', limit: 2, inUse: 0, adopting: true });
+        const q = await queued('q', 'c');
+        expect((await store.take(limited('c'), from(q, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Full);
+        // Neither a counter never adopting nor a missing one changes
+        await store.createPool('p', 2);
+        expect(await store.endAdopting('p')).toBe(false);
+        expect(await store.endAdopting('nope')).toBe(false);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 0 });
+        expect(await store.getPool('nope')).toBeUndefined();
+      });
+
+      test('adopt: the uncounted slot becomes a counted one of its pool and the counter takes its units, even over the limit; once', async () => {
+        // Prepare: two jobs holding uncounted slots, then the pool limited again (2)
+        await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
+        for (const id of ['j1', 'j2', 'j3']) {
+          const record = await queued(id, 'u');
+          expect((await store.take(uncounted(), from(record, 'starting', { attempt: `msg-${id}` }), T + 5)).outcome).toBe(
+            TakeOutcome.Taken,
+          );
+        }
+        expect(await store.switchUnlimited('u', 2)).toBe(true);
+        const before = await read('j1');
+        // Act
+        expect(await store.adopt('u', 'j1', 1)).toBe(AdoptOutcome.Adopted);
+        expect(await store.adopt('u', 'j2', 2)).toBe(AdoptOutcome.Adopted);
+        // Assess: counted (no room condition: 3 units on a limit of 2), the record's state and version as they were
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 2, inUse: 3, adopting: true });
+        const after = await read('j1');
+        expect(after).toEqual({ ...before, lease: { pool: 'u', since: T + 5 } });
+        expect(after.lease).not.toHaveProperty('uncounted');
+        expect(await allHolders('u')).toEqual(['j1', 'j2']);
+        expect(await allHolders(uncountedHolderKey('u', 'j1'))).toEqual([]);
+        expect(await allHolders(uncountedHolderKey('u', 'j3'))).toEqual(['j3']);
+        // A second adopt of the same slot changes nothing; nor does one of a job holding no slot
+        expect(await store.adopt('u', 'j1', 1)).toBe(AdoptOutcome.NotHeld);
+        await queued('free', 'u');
+        expect(await store.adopt('u', 'free', 1)).toBe(AdoptOutcome.NotHeld);
+        expect(await store.getPool('u')).toMatchObject({ inUse: 3 });
+        // Given back as counted now: an uncounted release of it frees nothing, a counted one gives its units back
+        expect(await store.free(uncounted(), from(after, 'succeeded'), T + 9)).toBe(false);
+        expect(await store.free(unit('u'), from(after, 'succeeded'), T + 9)).toBe(true);
+        expect(await store.getPool('u')).toMatchObject({ inUse: 2 });
+        // An uncounted slot given back before it was adopted is simply gone: nothing to adopt
+        expect(await store.free(uncounted(), from(await read('j3'), 'succeeded'), T + 9)).toBe(true);
+        expect(await store.adopt('u', 'j3', 1)).toBe(AdoptOutcome.NotHeld);
+        expect(await store.getPool('u')).toMatchObject({ inUse: 2 });
+      });
+
+      test('adopt: no counter for the pool is NoPool, and nothing is written', async () => {
+        const record = await queued('j1', 'v');
+        expect((await store.take(uncounted('v'), from(record, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Taken);
+        const held = await read('j1');
+        expect(await store.adopt('v', 'j1', 1)).toBe(AdoptOutcome.NoPool);
+        expect(await read('j1')).toEqual(held);
+        expect(await store.getPool('v')).toBeUndefined();
       });
     });
 

@@ -41,8 +41,11 @@ export const GATE_EXISTS = 'attribute_exists(pk)';
 /** Start a reservation: the gate is not over its (lowered) limit. */
 export const GATE_WITHIN_LIMIT = 'attribute_exists(pk) AND room >= :zero';
 
-/** Take a reservation back: only while the gate is over its limit. */
-export const GATE_OVER_LIMIT = 'attribute_exists(pk) AND room < :zero';
+/**
+ * Take a reservation back: only while the gate is over its limit, or adopting (its pool's slots taken while it was
+ * unlimited are not counted on it yet: it is taken for over its limit until they are).
+ */
+export const GATE_OVER_LIMIT = 'attribute_exists(pk) AND (room < :zero OR attribute_exists(adopting))';
 
 /** An admission to a gate believed to have no start rate: it has none (a rate set since makes the write fail). */
 export const NOT_RATED = 'attribute_not_exists(intervalMs)';
@@ -64,6 +67,31 @@ export const COUNTER_LIMITED = 'attribute_exists(pk) AND attribute_not_exists(un
 
 /** Switch a counter back to a limited pool's: it is an unlimited pool's (marked, or at the limit no pool reaches). */
 export const COUNTER_UNLIMITED = 'attribute_exists(pk) AND (attribute_exists(unlimited) OR #limit >= :unlimitedLimit)';
+
+/**
+ * Admit onto a counter (take, hand over, reserve, claim): it is not adopting. An adopting counter does not count yet
+ * the slots its pool's jobs took while the pool was unlimited, so its room is not the pool's (shared/domain/unlimited.ts,
+ * `admitsOnCounter`).
+ */
+export const COUNTER_NOT_ADOPTING = 'attribute_not_exists(adopting)';
+
+/**
+ * Admit a job of a pool the configuration gives a limit onto its pool's counter: the counter is a limited pool's and
+ * settled, neither still an unlimited pool's (marked, or at the limit no pool reaches: the deploy came before any
+ * switch) nor adopting. `:unlimitedLimit`: UNLIMITED_COUNTER_LIMIT.
+ */
+export const COUNTER_SETTLED_LIMITED = `attribute_not_exists(unlimited) AND #limit < :unlimitedLimit AND ${COUNTER_NOT_ADOPTING}`;
+
+/** Let a counter admit again once its pool's uncounted slots are counted on it: it is adopting. */
+export const COUNTER_ADOPTING = 'attribute_exists(pk) AND attribute_exists(adopting)';
+
+/**
+ * Count an uncounted slot on its pool's counter (adopt): the record still holds an uncounted slot of the pool, at its
+ * shard (`:shard`). No version: adopting changes neither the job's state nor anything a decision reads but the slot's
+ * being counted, and every write giving a slot back requires the mark it finds (SAME_VERSION_HOLDING_COUNTED or
+ * SAME_VERSION_HOLDING_UNCOUNTED), so one decided before it fails and reads again.
+ */
+export const HOLDING_UNCOUNTED_AT = 'holderPool = :shard AND leaseUncounted = :uncounted';
 
 /** A pool's fair-share round only moves up. */
 export const ROUND_BEHIND = 'attribute_exists(pk) AND (attribute_not_exists(round) OR round < :rank)';

@@ -3,7 +3,16 @@ import type { Demand } from '../../domain/limits';
 import type { PoolSnapshot } from '../../domain/pool';
 import type { Waiter } from '../../domain/waiting';
 import type { JobRecord, Move } from '../../ports/jobLedger';
-import type { ClaimOutcome, HolderPage, LeaseStore, PassOutcome, Receiver, ReserveOutcome, TakeResult } from '../../ports/leaseStore';
+import type {
+  AdoptOutcome,
+  ClaimOutcome,
+  HolderPage,
+  LeaseStore,
+  PassOutcome,
+  Receiver,
+  ReserveOutcome,
+  TakeResult,
+} from '../../ports/leaseStore';
 import type { Clock } from '../../ports/clock';
 import { type Backoff, REAL_BACKOFF } from './contention';
 import { Counters } from './leases/counters';
@@ -63,8 +72,8 @@ export class DynamoLeaseStore implements LeaseStore {
   listPools(): Promise<string[]> {
     return this.counters.listPools();
   }
-  createPool(gate: string, limit: number, intervalMs?: number): Promise<boolean> {
-    return this.counters.createPool(gate, limit, intervalMs);
+  createPool(gate: string, limit: number, intervalMs?: number, adopting?: boolean): Promise<boolean> {
+    return this.counters.createPool(gate, limit, intervalMs, adopting);
   }
   setLimit(gate: string, limit: number, intervalMsIfNew?: number): Promise<void> {
     return this.counters.setLimit(gate, limit, intervalMsIfNew);
@@ -72,6 +81,12 @@ export class DynamoLeaseStore implements LeaseStore {
 
   switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
     return this.counters.switchUnlimited(pool, to);
+  }
+  adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome> {
+    return this.uncounted.adopt(pool, jobId, units);
+  }
+  endAdopting(pool: string): Promise<boolean> {
+    return this.counters.endAdopting(pool);
   }
   setRate(gate: string, intervalMs: number | undefined): Promise<void> {
     return this.rates.setRate(gate, intervalMs);

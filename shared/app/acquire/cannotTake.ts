@@ -7,7 +7,8 @@ import { isKeyGate, keyOf } from '../../domain/limits';
 import { UnknownLimitError, UnknownPoolError, WeightTooLargeError } from '../../errors';
 import type { JobRecord } from '../../ports/jobLedger';
 import type { TakeResult } from '../../ports/leaseStore';
-import { blockedBy, blockingGate, createConfiguredGate } from '../gates';
+import { configuredDemand } from '../../domain/unlimited';
+import { blockedBy, blockingGate, createConfiguredGate, followConfiguration } from '../gates';
 import { type Acquiring, type MOVED, TAKE_AGAIN } from './context';
 import { park } from './park';
 import { reject } from './reject';
@@ -16,7 +17,8 @@ import type { AcquireResult, Delivered } from './result';
 /**
  * A take found a limit of the job without room, or missing, or lost its race for a counter (`contended`). Reads
  * which: a missing one is created from configuration (then take again) or the job is rejected; a job heavier than a
- * limit can ever hold is rejected; otherwise the job parks on the list of the limit that holds it back. When every
+ * limit can ever hold is rejected; otherwise the job parks on the list of the limit that holds it back (a pool limited
+ * again whose counter is still an unlimited pool's: switched to adopting first, as the reconciler would). When every
  * limit has room by now: take again, or, after a lost race, park on the contended limit's list. MOVED when the
  * record moved while parking (read it again).
  */
@@ -29,7 +31,7 @@ export async function cannotTake(
   /** the take was Contended on this gate (it exists, or the counters read now say it does not) */
   contended?: string,
 ): Promise<AcquireResult | typeof TAKE_AGAIN | typeof MOVED> {
-  const demand = demandOf(record.spec);
+  const demand = configuredDemand(demandOf(record.spec), acq.deps.settings);
   const now = acq.deps.clock.now();
   // The failed take's own view of a one-gate demand saves reading the counter again.
   const blocked = seen ? blockedBy([demand.pool], [seen.counter], demand, now) : await blockingGate(acq.deps.leases, demand, now);
@@ -47,6 +49,10 @@ export async function cannotTake(
       .message;
     return reject(acq, record, reason, unsaved, delivered);
   }
+  // The pool is limited again by a deploy no reconcile followed yet: its counter, still an unlimited pool's, takes the
+  // configured limit and adopts the slots taken meanwhile before it admits again (a failure is logged; the reconciler
+  // switches it then). The job waits on the pool's list until then.
+  if (blocked.unsettled === 'unlimited') await followConfiguration(acq.deps, [blocked.gate]);
   // Waiting for a start rate: one tick per limit lets the waiting jobs in as starts can be booked.
   return park(acq, record, blocked.gate, unsaved, blocked.rate);
 }

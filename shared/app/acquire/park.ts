@@ -51,7 +51,8 @@ export async function park(
 async function afterParking(acq: Acquiring, record: JobRecord, gate: string, tick: boolean): Promise<void> {
   try {
     const counter = await acq.deps.leases.getPool(gate);
-    if (counter && counter.inUse < counter.limit) {
+    // (An adopting counter admits nothing: the reconciler fills it once its pool's earlier slots are counted.)
+    if (counter && counter.inUse < counter.limit && !counter.adopting) {
       acq.fullHints.forget(gate);
       await acq.handOff.fill(gate);
     }

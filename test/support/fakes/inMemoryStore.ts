@@ -1,4 +1,4 @@
-import { UNLIMITED, UNLIMITED_COUNTER_LIMIT, uncountedHolderKey } from '../../../shared/domain/unlimited';
+import { admitsOnCounter, UNLIMITED, UNLIMITED_COUNTER_LIMIT, uncountedHolderKey } from '../../../shared/domain/unlimited';
 import { demandOf, type RunCompletion } from '../../../shared/domain/job';
 import { ADMITTABLE_STATES, canMove, isTerminal, JobState } from '../../../shared/domain/jobState';
 import type { PoolSnapshot } from '../../../shared/domain/pool';
@@ -8,6 +8,7 @@ import { type Waiter, waiterGate } from '../../../shared/domain/waiting';
 import { dueAtOfSortKey, dueUpToBound } from '../../../shared/domain/notBefore';
 import { type JobLedger, type JobRecord, type Move, registeredRecord, type RunRef } from '../../../shared/ports/jobLedger';
 import {
+  AdoptOutcome,
   ClaimOutcome,
   type HolderPage,
   type LeaseStore,
@@ -34,6 +35,7 @@ interface PoolRow {
   rate?: RateState;
   tickAt?: number;
   unlimited?: boolean;
+  adopting?: boolean;
 }
 
 export interface InMemoryStoreOptions {
@@ -209,7 +211,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return [...this.registry].sort(byCodeUnit);
   }
 
-  async createPool(pool: string, limit: number, intervalMs?: number): Promise<boolean> {
+  async createPool(pool: string, limit: number, intervalMs?: number, adopting = false): Promise<boolean> {
     await this.enter();
     this.registry.add(pool);
     if (this.pools.has(pool)) return false;
@@ -218,6 +220,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
       inUse: 0,
       ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }),
       ...(limit === UNLIMITED_COUNTER_LIMIT && { unlimited: true }),
+      ...(adopting && { adopting: true }),
     });
     return true;
   }
@@ -230,10 +233,35 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (to === UNLIMITED) {
       row.limit = UNLIMITED_COUNTER_LIMIT;
       row.unlimited = true;
+      delete row.adopting;
     } else {
+      // Limited again: adopting (admitting nothing) until its uncounted slots are counted (Counters.switchUnlimited).
       row.limit = to;
       delete row.unlimited;
+      row.adopting = true;
     }
+    return true;
+  }
+
+  async adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome> {
+    await this.enter();
+    const record = this.jobs.get(jobId)?.record;
+    // As HOLDING_UNCOUNTED_AT: an uncounted slot of this pool (its shard), whatever the version; no room condition. The
+    // record and the counter change together or not at all, as TransactWriteItems does
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
+    if (!record?.lease?.uncounted || record.lease.pool !== pool) return AdoptOutcome.NotHeld;
+    const row = this.pools.get(pool);
+    if (!row) return AdoptOutcome.NoPool;
+    row.inUse += units;
+    delete record.lease.uncounted;
+    return AdoptOutcome.Adopted;
+  }
+
+  async endAdopting(pool: string): Promise<boolean> {
+    await this.enter();
+    const row = this.pools.get(pool);
+    if (!row?.adopting) return false;
+    delete row.adopting;
     return true;
   }
 
@@ -338,7 +366,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     return this.release(demand, move, now, () => {
       const row = this.pools.get(overGate);
-      return row !== undefined && row.inUse > row.limit;
+      // As GATE_OVER_LIMIT: over its limit, or adopting (taken for over it until its uncounted slots are counted).
+      return row !== undefined && (row.inUse > row.limit || row.adopting === true);
     });
   }
 
@@ -483,6 +512,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
           inUse: row.inUse,
           ...(row.rate && { rate: { ...row.rate } }),
           ...((row.unlimited || row.limit >= UNLIMITED_COUNTER_LIMIT) && { unlimited: true }),
+          ...(row.adopting && { adopting: true }),
         }
       : undefined;
   }
@@ -550,11 +580,14 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return changes.find((change) => !this.pools.has(change.gate))?.gate;
   }
 
-  /** Every guarded gate keeps within its limit after its change (room >= delta, as the DynamoDB condition says). */
+  /**
+   * Every guarded gate keeps within its limit after its change (room >= delta, as the DynamoDB condition says) and
+   * admits the receiver (COUNTER_NOT_ADOPTING, COUNTER_SETTLED_LIMITED: shared/domain/unlimited.ts, admitsOnCounter).
+   */
   private allows(changes: GateChange[]): boolean {
     return changes.every((change) => {
       const row = this.pools.get(change.gate)!;
-      return !change.guarded || row.limit - row.inUse >= change.delta;
+      return !change.guarded || (row.limit - row.inUse >= change.delta && admitsOnCounter(this.peekPool(change.gate)!, change));
     });
   }
 

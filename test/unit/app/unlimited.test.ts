@@ -1,10 +1,11 @@
+import fc from 'fast-check';
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { formatPoolDetails } from '../../../shared/cli/formatInspect';
 import { poolDetails } from '../../../shared/inspect/pools';
 import { Drift } from '../../../shared/app/reconcile';
 import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
+import { deliverSent, type FakeWorld, glueJob, makeDeps, makeQueueDeps, messageOf } from '../../support/fakes';
 import { sluiceServices } from '../../../shared/app/services';
 import type { GlueJob } from '../../../shared/kinds/registry';
 
@@ -172,23 +173,228 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
     expect(await world.acquirer.process(messageOf(keyed('k3')))).toBe(AcquireResult.Waiting);
   });
-  test('limited again by a deploy: its counter follows at the next reconcile; a limit set on it before the deploy holds from the first job', async () => {
+  test('limited again by a deploy with a start rate: no job starts on the unlimited counter; the next reconcile lets them in up to the limit', async () => {
     // Rated while unlimited: its counter exists with the limit no pool reaches (the rate's tat lives on it).
     const before = unlimited({ rates: { fanout: 100 } });
     expect(await before.acquirer.process(messageOf(fanout('old')))).toBe(AcquireResult.Started);
     expect(before.leases.peekPool('fanout')).toMatchObject({ limit: UNLIMITED_COUNTER_LIMIT, unlimited: true });
-    // The operator's step before the deploy (docs/protocol.md, Unlimited pools): the counter gets the new limit now.
-    await before.poolAdmin.setLimit('fanout', 2);
     // The deploy: every function instance starts afresh with the new configuration (a limit of 2), over the same
     // table, and no reconcile has run yet.
     const settings = { ...before.settings, pools: { default: 1, fanout: 2 }, unlimitedPools: [] };
     const after = sluiceServices({ ...before.deps, settings });
     const results = [];
     for (const id of ['n1', 'n2', 'n3']) results.push(await after.acquirer.process(messageOf(fanout(id))));
-    expect(results).toEqual([AcquireResult.Started, AcquireResult.Waiting, AcquireResult.Waiting]);
-    // The next reconcile removes the mark: the counter is a limited pool's, at its configured limit.
+    // The first take found the counter still an unlimited pool's: it switched it (adopting, the configured limit).
+    expect(results).toEqual([AcquireResult.Waiting, AcquireResult.Waiting, AcquireResult.Waiting]);
+    expect(before.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 1, adopting: true });
+    expect(before.leases.peekPool('fanout')!.unlimited).toBeUndefined();
+    // The next reconcile finds no uncounted slot (the rated jobs were counted): the counter admits again, up to 2.
     await after.reconciler.run();
     expect(before.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2, rate: expect.anything() });
+    await deliverSent(before);
+    expect(before.starters.glue.inProgress()).toHaveLength(2);
+  });
+
+  test('limited again while 5 jobs run uncounted: no job starts until fewer than the new limit run, then up to it', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 5; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
+    await world.reconciler.run(); // while unlimited: the pool's counter exists (the limit no pool reaches)
+    // The deploy: a limit of 2. No reconcile yet: a job arriving now must not start (5 run already).
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 0, adopting: true });
+    for (let i = 1; i < 4; i++) expect(await world.acquirer.process(messageOf(fanout(`n${i}`)))).toBe(AcquireResult.Waiting);
+    // sluice top and pool list: the jobs it runs are the 5 it does not count yet; nothing is free.
+    const [adopting] = (await poolDetails({ leases: world.leases })).filter((p) => p.name === 'fanout');
+    expect(adopting).toMatchObject({ name: 'fanout', limit: 2, adopting: true, inUse: 5, waiting: 4 });
+    expect(formatPoolDetails([adopting!], world.clock.now()).split('\n')[1]).toMatch(/^fanout\s+2\s+5\s+0\s+4$/);
+    // The reconciler counts the 5 slots on the counter (over its limit), then lets it admit: nothing fits.
+    const report = await world.reconciler.run();
+    expect(report.drift).toMatchObject({ [Drift.Adopted]: 5 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 5 });
+    expect(world.ledger.peek('u0')).toMatchObject({ state: 'running', lease: { pool: 'fanout' } });
+    expect(world.ledger.peek('u0')!.lease!.uncounted).toBeUndefined();
+    expect(world.leases.holdersOf('fanout')).toHaveLength(5);
+    // Jobs end one by one: a waiting job starts only once fewer than 2 run, and never more than 2 run from then on.
+    const running = () => world.starters.glue.inProgress().length;
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await world.completeRun.complete(world.starters.glue.finish(runOf(world, `u${i}`), 'succeeded'));
+      await deliverSent(world);
+      await world.reconciler.run();
+      await deliverSent(world);
+      seen.push(running());
+    }
+    expect(seen).toEqual([4, 3, 2, 2, 2]);
+    expect(['n0', 'n1', 'n2', 'n3'].map((id) => world.ledger.peek(id)!.state).sort()).toEqual(['running', 'running', 'waiting', 'waiting']);
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
+  });
+
+  test('limited again before any reconcile ever created its counter: the first take creates it adopting, and waits', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
+    expect(world.leases.peekPool('fanout')).toBeUndefined();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 0, adopting: true });
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
+    expect(world.ledger.peek('n0')!.state).toBe('waiting');
+  });
+
+  test('a reservation made on the unlimited counter is taken back, not started, once the pool is limited again', async () => {
+    // A keyed job waits on its key (the pool counter, an unlimited pool's, has room); it is handed a slot by a release.
+    const world = makeQueueDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'], keyLimits: { org: 1 } } });
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.acquirer.process(messageOf(fanout('k1', { limits: ['org:a'] })));
+    expect(await world.acquirer.process(messageOf(fanout('k2', { limits: ['org:a'] })))).toBe(AcquireResult.Waiting);
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
+    expect(world.ledger.peek('k2')!.state).toBe('reserved');
+    // The deploy (a limit of 2; 3 jobs run uncounted) comes before its wake-up: the claim is refused and the job waits.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('waiting');
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
+  });
+
+  test("limited again, no reconcile yet: a release hands no slot to a waiting job on the counter still an unlimited pool's", async () => {
+    // Keyed jobs take the pool's counter (an unlimited pool's) and their key; k2 waits on the key. Three run uncounted.
+    const world = unlimited({ keyLimits: { org: 1 } });
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    expect(await world.acquirer.process(messageOf(fanout('k1', { limits: ['org:a'] })))).toBe(AcquireResult.Started);
+    expect(await world.acquirer.process(messageOf(fanout('k2', { limits: ['org:a'] })))).toBe(AcquireResult.Waiting);
+    // The deploy: a limit of 2 (4 run). k1 ends: its release must not start k2 on the old counter.
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('waiting');
+    expect(world.starters.glue.inProgress()).toHaveLength(3);
+    // The reconciler switches and counts the three: still no room (3 of 2) until two of them end.
+    await world.reconciler.run();
+    await deliverSent(world);
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
+    expect(world.ledger.peek('k2')!.state).toBe('waiting');
+    for (const id of ['u0', 'u1']) await world.completeRun.complete(world.starters.glue.finish(runOf(world, id), 'succeeded'));
+    await deliverSent(world);
+    expect(world.ledger.peek('k2')!.state).toBe('running');
+    expect(world.starters.glue.inProgress()).toHaveLength(2);
+  });
+
+  test('a job ending as the reconciler counts its slot: its release decided on the uncounted read fails, reads again, and gives a counted slot back', async () => {
+    const world = unlimited();
+    await world.acquirer.process(messageOf(fanout('u0')));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 1 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    // The releaser read u0 uncounted; the reconciler counts the slot before the releaser's write lands.
+    const free = world.leases.free.bind(world.leases);
+    const freed = jest.spyOn(world.leases, 'free').mockImplementationOnce(async (demand, move, now) => {
+      expect(await world.leases.adopt('fanout', 'u0', 1)).toBe('adopted');
+      return free(demand, move, now);
+    });
+    expect(await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'))).toBe('released');
+    expect(freed.mock.calls.map(([demand]) => demand.uncounted === true)).toEqual([true, false]);
+    expect(world.ledger.peek('u0')).toMatchObject({ state: 'succeeded' });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 1, inUse: 0, adopting: true });
+    // The reconciler finds nothing left to count: n0 starts.
+    await world.reconciler.run();
+    await deliverSent(world);
+    expect(world.ledger.peek('n0')!.state).toBe('running');
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 1, inUse: 1 });
+  });
+
+  test('adopting ends only at a run that counted every uncounted slot it saw: one it failed to count keeps the pool admitting nothing', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    // The first run fails to count one slot (throttled, say): the counter stays adopting, and n0 waits.
+    jest.spyOn(world.leases, 'adopt').mockRejectedValueOnce(new Error('ThrottlingException'));
+    expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 2 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 2, adopting: true });
+    expect(world.ledger.peek('n0')!.state).toBe('waiting');
+    // The next counts it, finds none left, and lets n0 in (4 of 5 units in use then).
+    expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 1, [Drift.IdleSlot]: 1 });
+    await deliverSent(world);
+    expect(world.ledger.peek('n0')!.state).toBe('running');
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 4 });
+  });
+
+  test('a slot the holders index did not show yet is counted at a later run; until enough jobs end the pool admits nothing more', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    for (const id of ['n0', 'n1']) expect(await world.acquirer.process(messageOf(fanout(id)))).toBe(AcquireResult.Waiting);
+    // The index lags: u2's entry is not there for the first run (GSI reads are eventually consistent).
+    const holders = world.leases.holders.bind(world.leases);
+    const lagging = jest.spyOn(world.leases, 'holders').mockImplementation(async (pool, options) => {
+      const page = await holders(pool, options);
+      return { ...page, holders: page.holders.filter((holder) => holder.jobId !== 'u2') };
+    });
+    await world.reconciler.run();
+    // The bound: the two it saw are counted and the counter admits again with room for none (2 of 2).
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
+    expect(world.ledger.peek('u2')!.lease).toMatchObject({ uncounted: true });
+    lagging.mockRestore();
+    expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 1 });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
+    // Over its limit: one ending job frees no room for a waiting one; the second does.
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'));
+    await deliverSent(world);
+    expect(world.starters.glue.inProgress()).toHaveLength(2);
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u1'), 'succeeded'));
+    await deliverSent(world);
+    expect(
+      world.starters.glue
+        .inProgress()
+        .map((run) => run.jobId)
+        .sort(),
+    ).toEqual(['n0', 'u2']);
+  });
+
+  test('property: once the pool is limited again, a job started after the switch runs only while at most the limit run', async () => {
+    type Step = { do: 'arrive' } | { do: 'end'; pick: number } | { do: 'reconcile' };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.constant({ do: 'arrive' as const }),
+      fc.record({ do: fc.constant('end' as const), pick: fc.nat() }),
+      fc.constant({ do: 'reconcile' as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 6 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.boolean(),
+        fc.array(step, { maxLength: 25 }),
+        async (before, limit, reconciledBefore, steps) => {
+          const world = unlimited();
+          for (let i = 0; i < before; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+          if (reconciledBefore) await world.reconciler.run();
+          Object.assign(world.settings, { pools: { default: 1, fanout: limit }, unlimitedPools: [] });
+          let arrivals = 0;
+          const check = () => {
+            const running = world.starters.glue.inProgress();
+            const startedAfter = running.filter((run) => run.jobId.startsWith('n')).length;
+            if (startedAfter > 0) expect({ running: running.length, limit }).toEqual({ running: Math.min(running.length, limit), limit });
+          };
+          for (const next of steps) {
+            if (next.do === 'arrive') await world.acquirer.process(messageOf(fanout(`n${arrivals++}`)));
+            else if (next.do === 'reconcile') await world.reconciler.run();
+            else {
+              const running = world.starters.glue.inProgress();
+              if (running.length > 0)
+                await world.completeRun.complete(world.starters.glue.finish(running[next.pick % running.length]!.executionId, 'succeeded'));
+            }
+            await deliverSent(world);
+            check();
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   test('a counter an earlier version made unlimited (the limit no pool reaches, no mark) is one: it follows the configuration too', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { JobState, TRANSITIONS } from '../../../shared/domain/jobState';
-import { COMPLETE_TO, PROTOCOL, type ProtocolRow } from '../../../shared/domain/protocol';
+import { COMPLETE_TO, PROTOCOL, type ProtocolRow, UNCHANGED } from '../../../shared/domain/protocol';
 
 const rows = Object.entries(PROTOCOL) as Array<[string, ProtocolRow]>;
 
@@ -10,8 +10,11 @@ function protocolMoves(): Set<string> {
   const moves = new Set<string>();
   for (const [step, row] of rows) {
     if (row.from === 'new') continue;
-    const targets = step === 'complete' ? COMPLETE_TO : [row.to];
-    for (const from of row.from) for (const to of targets) moves.add(`${from}->${to}`);
+    for (const from of row.from) {
+      // A row leaving the state as it is (adopt) makes from -> from.
+      const targets = step === 'complete' ? COMPLETE_TO : [row.to === UNCHANGED ? from : row.to];
+      for (const to of targets) moves.add(`${from}->${to}`);
+    }
   }
   return moves;
 }

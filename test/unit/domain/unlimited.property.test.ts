@@ -1,6 +1,17 @@
 import fc from 'fast-check';
 import { exchange, gatesOf } from '../../../shared/domain/limits';
-import { counterSwitch, heldDemand, takeDemand, UNLIMITED } from '../../../shared/domain/unlimited';
+import { blockedBy } from '../../../shared/app/gates';
+import {
+  adoptionDone,
+  admitsOnCounter,
+  adoptsUncounted,
+  configuredDemand,
+  counterSwitch,
+  heldDemand,
+  takeDemand,
+  UNCOUNTED_HOLDER_SHARDS,
+  UNLIMITED,
+} from '../../../shared/domain/unlimited';
 
 /** Whether a job takes counters is the stage's configuration's call, and a release gives back what the take counted. */
 
@@ -62,5 +73,84 @@ describe('unlimited pools: the counter follows a switch of the configuration, on
         if (to !== undefined) expect(counterSwitch('fanout', to === UNLIMITED ? { unlimited: true } : {}, config)).toBeUndefined();
       }),
     );
+  });
+});
+
+describe('a pool limited again: what its counter admits, and when it admits again', () => {
+  const counter = fc.record({ unlimited: fc.boolean(), adopting: fc.boolean() });
+  const limitedConfig = fc.record({
+    unlimitedPools: fc.subarray(['fanout', 'etl', 'default']),
+    pools: fc.dictionary(pool, fc.integer({ min: 0, max: 50 })),
+    rates: fc.dictionary(pool, fc.constantFrom(1, 2.5)),
+  });
+
+  test('a demand is marked limited exactly when the configuration gives its pool a number and does not name it unlimited; an uncounted one never', () => {
+    fc.assert(
+      fc.property(demand, limitedConfig, (d, c) => {
+        const limited = c.pools[d.pool] !== undefined && !c.unlimitedPools.includes(d.pool);
+        expect(configuredDemand(d, c).limited === true).toBe(limited);
+        const taken = takeDemand(d, c);
+        expect(taken.limited === true).toBe(limited && !taken.uncounted);
+        if (taken.uncounted) expect(taken.limited).toBeUndefined();
+      }),
+    );
+  });
+
+  test("the limited mark goes with the receiver's pool gate only (not its keyed limits, not the giver's gates)", () => {
+    fc.assert(
+      fc.property(demand, demand, fc.boolean(), (from, to, limited) => {
+        const receiver = { ...to, ...(limited && { limited: true }) };
+        const marked = exchange({ ...from, limited: true }, receiver).filter((change) => change.limited);
+        expect(marked.map((change) => change.gate)).toEqual(limited ? [to.pool] : []);
+        expect(marked.every((change) => change.guarded)).toBe(true);
+      }),
+    );
+  });
+
+  test("an adopting counter admits no demand; a limited pool's demand is never admitted onto an unlimited pool's counter; any other is", () => {
+    fc.assert(
+      fc.property(counter, fc.boolean(), (c, limited) => {
+        const admits = admitsOnCounter(c, { limited });
+        if (c.adopting) expect(admits).toBe(false);
+        else if (c.unlimited) expect(admits).toBe(!limited);
+        else expect(admits).toBe(true);
+      }),
+    );
+  });
+
+  test('room never admits by itself: with room everywhere, a demand its pool counter does not admit is held back on its pool (never "take again")', () => {
+    fc.assert(
+      fc.property(demand, counter, fc.boolean(), fc.integer({ min: 0, max: 5 }), (d, c, limited, inUse) => {
+        const receiver = { ...d, ...(limited && { limited: true }) };
+        const gates = gatesOf(receiver);
+        const counters = gates.map((gate, i) => ({ name: gate, limit: 100, inUse, ...(i === 0 && c) }));
+        const blocked = blockedBy(gates, counters, receiver, 0);
+        if (admitsOnCounter(c, receiver)) expect(blocked).toBeUndefined();
+        else expect(blocked).toMatchObject({ gate: d.pool, missing: false, unsettled: c.adopting ? 'adopting' : 'unlimited' });
+      }),
+    );
+  });
+
+  test('an adopting counter is switched to an unlimited one when configured unlimited, and left adopting when configured limited', () => {
+    expect(counterSwitch('fanout', { adopting: true }, { unlimitedPools: ['fanout'], pools: {} })).toBe(UNLIMITED);
+    expect(counterSwitch('fanout', { adopting: true }, { pools: { fanout: 3 } })).toBeUndefined();
+    expect(counterSwitch('fanout', { unlimited: true }, { pools: { fanout: 3 } })).toBe(3);
+  });
+
+  test('adopting ends only after a run read all 16 shards whole and counted every slot it saw', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 3 }), (adopting, wholeShards, failed) => {
+        expect(adoptionDone({ adopting }, { wholeShards, failed })).toBe(
+          adopting && wholeShards >= UNCOUNTED_HOLDER_SHARDS && failed === 0,
+        );
+      }),
+    );
+    expect(UNCOUNTED_HOLDER_SHARDS).toBe(16);
+  });
+
+  test('the reconciler counts the uncounted slots of a pool the configuration gives a limit, only', () => {
+    expect(adoptsUncounted('fanout', { pools: { fanout: 2 } })).toBe(true);
+    expect(adoptsUncounted('fanout', { pools: {}, unlimitedPools: ['fanout'] })).toBe(false);
+    expect(adoptsUncounted('fanout', { pools: { other: 1 } })).toBe(false);
   });
 });

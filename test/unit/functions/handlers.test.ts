@@ -1,3 +1,4 @@
+import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { StartFlowCommand } from '@aws-sdk/client-appflow';
 import { SAME_VERSION_HOLDING_COUNTED } from '../../../shared/adapters/dynamodb/conditions';
 import { StartJobRunCommand } from '@aws-sdk/client-glue';
@@ -79,8 +80,11 @@ describe('acquirer handler', () => {
       {
         Update: expect.objectContaining({
           Key: { pk: 'POOL#default', sk: 'POOL' },
-          ConditionExpression: 'attribute_exists(pk) AND room >= :delta AND attribute_not_exists(intervalMs)',
-          ExpressionAttributeValues: { ':delta': 1, ':minusDelta': -1 },
+          // A pool the configuration gives a limit admits only onto a limited pool's counter, not adopting.
+          ConditionExpression:
+            'attribute_exists(pk) AND room >= :delta AND attribute_not_exists(unlimited) AND #limit < :unlimitedLimit AND attribute_not_exists(adopting) AND attribute_not_exists(intervalMs)',
+          ExpressionAttributeNames: { '#limit': 'limit' },
+          ExpressionAttributeValues: { ':delta': 1, ':minusDelta': -1, ':unlimitedLimit': UNLIMITED_COUNTER_LIMIT },
         }),
       },
       {

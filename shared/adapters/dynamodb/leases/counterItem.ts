@@ -19,6 +19,8 @@ export interface PoolItem {
   tat?: number;
   /** an unlimited pool's counter (PoolSnapshot.unlimited) */
   unlimited?: boolean;
+  /** a limited pool's counter not yet counting the slots taken while it was unlimited (PoolSnapshot.adopting) */
+  adopting?: boolean;
 }
 
 export function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
@@ -30,6 +32,7 @@ export function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
     ...(rate && { rate }),
     // Marked, or (a counter an earlier version made an unlimited pool's, before the mark) at the limit no pool reaches.
     ...((item.unlimited || Number(item.limit) >= UNLIMITED_COUNTER_LIMIT) && { unlimited: true }),
+    ...(item.adopting && { adopting: true }),
   };
 }
 
@@ -38,12 +41,13 @@ export function rateOf(item: Partial<PoolItem>): RateState | null {
   return item.intervalMs === undefined ? null : { intervalMs: Number(item.intervalMs), tat: Number(item.tat ?? 0) };
 }
 
-/** An error's item as the low-level client gives it ({ N: '5' }), as plain values (numbers and strings suffice here). */
+/** An error's item as the low-level client gives it ({ N: '5' }), as plain values (numbers, strings and booleans suffice here). */
 export function unmarshalled(item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(item).map(([key, value]) => {
-      const v = value as { N?: string; S?: string } | unknown;
+      const v = value as { N?: string; S?: string; BOOL?: boolean } | unknown;
       if (v && typeof v === 'object' && 'N' in v) return [key, Number((v as { N: string }).N)];
+      if (v && typeof v === 'object' && 'BOOL' in v) return [key, (v as { BOOL: boolean }).BOOL];
       if (v && typeof v === 'object' && 'S' in v) return [key, (v as { S: string }).S];
       return [key, v];
     }),

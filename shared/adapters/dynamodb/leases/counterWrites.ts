@@ -1,5 +1,15 @@
 import type { GateChange } from '../../../domain/limits';
-import { GATE_EXISTS, GATE_HAS_ROOM, GATE_OVER_LIMIT, GATE_WITHIN_LIMIT, NOT_RATED, RATE_AS_READ } from '../conditions';
+import { UNLIMITED_COUNTER_LIMIT } from '../../../domain/unlimited';
+import {
+  COUNTER_NOT_ADOPTING,
+  COUNTER_SETTLED_LIMITED,
+  GATE_EXISTS,
+  GATE_HAS_ROOM,
+  GATE_OVER_LIMIT,
+  GATE_WITHIN_LIMIT,
+  NOT_RATED,
+  RATE_AS_READ,
+} from '../conditions';
 import { CONTENTION_TRIES, contentionDelayMs } from '../contention';
 import type { CancellationReason } from '../errors';
 import { poolKey } from '../keys';
@@ -62,14 +72,15 @@ export class CounterWrites {
   /**
    * The counter writes of a slot change, one per gate (ALL_OLD on failure tells a full gate from a missing one). A
    * guarded change of 0 on a gate without a rate only checks the gate is within its limit. `overGate`, if given, must
-   * be over its limit. A guarded gate believed rated books `startAt` (RATE_AS_READ); any other guarded gate must have
-   * no rate (NOT_RATED).
+   * be over its limit (or adopting). A guarded gate believed rated books `startAt` (RATE_AS_READ); any other guarded gate
+   * must have no rate (NOT_RATED). A guarded gate admits only if it is not adopting, and a limited pool's receiver only
+   * onto a limited pool's counter (admitsOnCounter).
    */
   counters(changes: GateChange[], overGate?: string, startAt?: number): TransactItem[] {
-    return changes.map(({ gate, delta, guarded }) => {
+    return changes.map(({ gate, delta, guarded, limited }) => {
       const rate = guarded ? this.rates.get(gate) : undefined;
-      if (guarded && delta === 0 && gate !== overGate && !rate) return this.counterCheck(gate, true);
-      const base = gate === overGate ? GATE_OVER_LIMIT : guarded ? GATE_HAS_ROOM : GATE_EXISTS;
+      if (guarded && delta === 0 && gate !== overGate && !rate) return this.counterCheck(gate, true, limited);
+      const base = gate === overGate ? GATE_OVER_LIMIT : guarded ? `${GATE_HAS_ROOM} AND ${admits(limited)}` : GATE_EXISTS;
       const condition = !guarded ? base : rate ? `${base} AND ${RATE_AS_READ}` : `${base} AND ${NOT_RATED}`;
       return {
         Update: {
@@ -77,11 +88,13 @@ export class CounterWrites {
           Key: poolKey(gate),
           UpdateExpression: `ADD inUse :delta, room :minusDelta${rate ? ' SET tat = :nextTat' : ''}`,
           ConditionExpression: condition,
+          ...(guarded && limited && { ExpressionAttributeNames: { '#limit': 'limit' } }),
           ExpressionAttributeValues: {
             ':delta': delta,
             ':minusDelta': -delta,
             ...(gate === overGate && { ':zero': 0 }),
             ...(rate && { ':tat': rate.tat, ':nextTat': startAt! + rate.intervalMs }),
+            ...(guarded && limited && { ':unlimitedLimit': UNLIMITED_COUNTER_LIMIT }),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
@@ -89,16 +102,26 @@ export class CounterWrites {
     });
   }
 
-  /** The gate exists and is not over its limit (checked, not written); `unrated`: and has no start rate. */
-  counterCheck(gate: string, unrated = false): TransactItem {
+  /**
+   * The gate exists, is not over its limit and admits (not adopting; `limited`: a limited pool's counter), checked, not
+   * written; `unrated`: and has no start rate.
+   */
+  counterCheck(gate: string, unrated = false, limited = false): TransactItem {
+    const within = `${GATE_WITHIN_LIMIT} AND ${admits(limited)}`;
     return {
       ConditionCheck: {
         TableName: this.table.tableName,
         Key: poolKey(gate),
-        ConditionExpression: unrated ? `${GATE_WITHIN_LIMIT} AND ${NOT_RATED}` : GATE_WITHIN_LIMIT,
-        ExpressionAttributeValues: { ':zero': 0 },
+        ConditionExpression: unrated ? `${within} AND ${NOT_RATED}` : within,
+        ...(limited && { ExpressionAttributeNames: { '#limit': 'limit' } }),
+        ExpressionAttributeValues: { ':zero': 0, ...(limited && { ':unlimitedLimit': UNLIMITED_COUNTER_LIMIT }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     };
   }
+}
+
+/** What a counter must be to admit (shared/domain/unlimited.ts, admitsOnCounter). */
+function admits(limited: boolean | undefined): string {
+  return limited ? COUNTER_SETTLED_LIMITED : COUNTER_NOT_ADOPTING;
 }

@@ -96,7 +96,7 @@ export class Slots {
     const update = moveUpdate(move, now, 'keep', this.table.retentionDays, SAME_VERSION_RESERVED);
     update.ExpressionAttributeValues[':pool'] = demand.pool;
     update.ExpressionAttributeValues[':reserved'] = JobState.Reserved;
-    const checks = gatesOf(demand).map((gate) => this.writes.counterCheck(gate));
+    const checks = gatesOf(demand).map((gate) => this.writes.counterCheck(gate, false, demand.limited && gate === demand.pool));
     const reasons = await this.table.transact([...checks, this.table.job(update, move.jobId)]);
     if (!reasons) return ClaimOutcome.Claimed;
     return failedCondition(reasons[checks.length]) ? ClaimOutcome.Stale : ClaimOutcome.OverLimit;

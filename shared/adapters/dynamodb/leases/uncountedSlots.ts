@@ -2,11 +2,11 @@ import { uncountedHolderKey } from '../../../domain/unlimited';
 import { paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Demand } from '../../../domain/limits';
 import { type JobRecord, type Lease, type Move, moved } from '../../../ports/jobLedger';
-import { TakeOutcome, type TakeResult } from '../../../ports/leaseStore';
-import { IS_NEW, SAME_VERSION_FREE, SAME_VERSION_HOLDING_UNCOUNTED } from '../conditions';
-import { applied } from '../errors';
+import { AdoptOutcome, TakeOutcome, type TakeResult } from '../../../ports/leaseStore';
+import { GATE_EXISTS, HOLDING_UNCOUNTED_AT, IS_NEW, SAME_VERSION_FREE, SAME_VERSION_HOLDING_UNCOUNTED } from '../conditions';
+import { applied, failedCondition } from '../errors';
 import { moveUpdate, toJobItem } from '../jobItem';
-import { jobKey, UNCOUNTED_POOLS_PK, uncountedPoolKey } from '../keys';
+import { jobKey, poolKey, UNCOUNTED_POOLS_PK, uncountedPoolKey } from '../keys';
 import type { LeaseTable } from './leaseTable';
 
 /**
@@ -20,6 +20,9 @@ import type { LeaseTable } from './leaseTable';
  * never removed): the reconciler visits the shards of every marked pool, so a slot taken while the pool was unlimited
  * is still checked after the pool is limited again (the configuration no longer names it unlimited), even if the
  * switch came before any reconcile.
+ *
+ * A pool limited again has its uncounted slots counted on its counter (`adopt`, by the reconciler): one transaction per
+ * slot, the record's slot made a counted one of the pool and the counter's units added, with no room condition.
  */
 export class UncountedSlots {
   /** Pools this instance has marked (or read marked): the mark is written once per instance and pool. */
@@ -64,6 +67,33 @@ export class UncountedSlots {
           }),
         );
     return { outcome: (await applied(written)) ? TakeOutcome.Taken : TakeOutcome.Stale };
+  }
+
+  async adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome> {
+    const reasons = await this.table.transact([
+      {
+        Update: {
+          TableName: this.table.tableName,
+          Key: jobKey(jobId),
+          // Listed under the pool from now on (holders index), as a slot a counted take wrote.
+          UpdateExpression: 'SET holderPool = :pool REMOVE leaseUncounted',
+          ConditionExpression: HOLDING_UNCOUNTED_AT,
+          ExpressionAttributeValues: { ':shard': uncountedHolderKey(pool, jobId), ':uncounted': true, ':pool': pool },
+        },
+      },
+      {
+        Update: {
+          TableName: this.table.tableName,
+          Key: poolKey(pool),
+          // No room condition: a slot held already is counted, even over the limit (as a lowered limit leaves it).
+          UpdateExpression: 'ADD inUse :units, room :minusUnits',
+          ConditionExpression: GATE_EXISTS,
+          ExpressionAttributeValues: { ':units': units, ':minusUnits': -units },
+        },
+      },
+    ]);
+    if (!reasons) return AdoptOutcome.Adopted;
+    return failedCondition(reasons[0]) ? AdoptOutcome.NotHeld : AdoptOutcome.NoPool;
   }
 
   async free(demand: Demand, move: Move, now: number): Promise<boolean> {

@@ -1,13 +1,15 @@
 import type { GateChange } from '../../../domain/limits';
 import { type CancellationReason, failedCondition } from '../errors';
-import { type PoolItem, rateOf, unmarshalled } from './counterItem';
+import { admitsOnCounter } from '../../../domain/unlimited';
+import { type PoolItem, rateOf, snapshotOf, unmarshalled } from './counterItem';
 import type { RateBeliefs } from './rateBookings';
 
 /**
  * What a cancelled admission's reasons say about its counters (each failed counter's ALL_OLD read, beliefs about rates
  * corrected on the way):
- * - Outcome: a condition that is the caller's answer failed: a gate missing, or without room, or an item other than
- *   the counters (the job moved, the receiver is gone);
+ * - Outcome: a condition that is the caller's answer failed: a gate missing, or without room, or not admitting (adopting,
+ *   or still an unlimited pool's for a limited one's job), or an item other than the counters (the job moved, the
+ *   receiver is gone);
  * - Belief: every failed counter had room, and a rate this instance did not know of (or one removed): try again now;
  * - Fence: every failed counter had room, and its `tat` had moved since it was read: another booking won the race.
  *   Contention, not fullness: back off and try again; after CONTENTION_TRIES, the admission is Contended.
@@ -39,8 +41,9 @@ export function judge(
     const believed = rates.get(change.gate) ?? null;
     const rate = rateOf(seen);
     rates.set(change.gate, rate);
-    // The counter's own condition: room >= delta (GATE_HAS_ROOM, GATE_WITHIN_LIMIT); an unguarded one only exists.
-    if (change.guarded && Number(seen.room) < change.delta) outcome = true;
+    // The counter's own condition: room >= delta (GATE_HAS_ROOM, GATE_WITHIN_LIMIT), and a counter that admits the
+    // receiver (COUNTER_NOT_ADOPTING, COUNTER_SETTLED_LIMITED); an unguarded one only exists.
+    if (change.guarded && (Number(seen.room) < change.delta || !admitsOnCounter(snapshotOf(change.gate, seen), change))) outcome = true;
     else if ((believed === null) !== (rate === null) || believed?.intervalMs !== rate?.intervalMs) corrected = true;
     else fenced ??= change.gate; // the rate as believed, its tat moved: another booking won the race
   });
