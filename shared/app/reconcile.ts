@@ -145,7 +145,7 @@ export class Reconciler {
         return report;
       }
       const pool = poolOfHolderKey(turn.pool);
-      const adopts = shards.has(turn.pool) && adoptsUncounted(pool, settings);
+      const adopts = shards.has(turn.pool) && (adoptsUncounted(pool, settings) || adopting.includes(pool));
       const pass = adopts ? (passes.get(pool) ?? passes.set(pool, { wholeShards: 0, failed: 0 }).get(pool)!) : undefined;
       const page = await leases.holders(turn.pool, { after: turn.after, max: HOLDERS_PER_PAGE });
       await inParallel(
