@@ -78,3 +78,25 @@ test('a pool limited again, then dropped from the configuration (its limit stays
     counter: { name: 'fanout', limit: 2, inUse: 1 },
   });
 });
+
+test('a counter created adopting whose registry entry was not written (the creator died between the two puts) still ends adopting', async () => {
+  const world = makeDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'] } });
+  expect(await world.acquirer.process(messageOf(fanout('u0')))).toBe(AcquireResult.Started);
+  expect(world.leases.peekPool('fanout')).toBeUndefined(); // no reconcile yet: no counter
+  Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+  // The first job creates the counter adopting (the pool is marked) and waits.
+  expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+  expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
+  // DynamoDB's createPool writes the counter, then its registry item (Counters.createPool): a crash between leaves the
+  // pool unlisted. The in-memory store writes both at once, so the lost registry item is modelled here.
+  jest.spyOn(world.leases, 'listPools').mockResolvedValue([]);
+  for (let i = 0; i < 3; i++) {
+    await world.reconciler.run();
+    await deliverSent(world);
+  }
+  // u0 runs (counted now) and 2 are allowed: n0 must have started.
+  expect({ n0: world.ledger.peek('n0')!.state, counter: world.leases.peekPool('fanout') }).toEqual({
+    n0: 'running',
+    counter: { name: 'fanout', limit: 2, inUse: 2 },
+  });
+});
