@@ -131,7 +131,8 @@ export class Reconciler {
     // A pool switched between unlimited and limited: its counter follows before the pool's fill, which lets in the
     // jobs the old limit held back. A pool limited again adopts: its counter admits nothing until the slots its jobs
     // took while it was unlimited are counted on it (below); its shards are visited even if no mark names it.
-    const { adopting } = await followConfiguration(this.deps, listed);
+    // The marked pools too: a counter whose registry item was never written (its creator died between the two puts).
+    const { adopting } = await followConfiguration(this.deps, [...new Set([...listed, ...uncountedPools])]);
     const shards = new Set([...uncountedPools, ...adopting].flatMap(uncountedHolderKeys));
     // Each pool whose uncounted slots are counted now (configured limited): what this run saw of its shards.
     const passes = new Map<string, AdoptionPass>();
