@@ -113,11 +113,11 @@ export async function followConfiguration(
   pools: readonly string[],
 ): Promise<{ failed: number; adopting: string[] }> {
   const { leases, settings, log } = deps;
-  const configured = new Set([...Object.keys(settings.pools), ...(settings.unlimitedPools ?? [])]);
   let failed = 0;
   const adopting: string[] = [];
   await inParallel(
-    pools.filter((pool) => configured.has(pool)),
+    // A pool the configuration no longer names is read too: its counter may have been left adopting.
+    pools.filter((pool) => !isKeyGate(pool)),
     8,
     async (pool) => {
       try {

@@ -131,7 +131,8 @@ export class Reconciler {
     // A pool switched between unlimited and limited: its counter follows before the pool's fill, which lets in the
     // jobs the old limit held back. A pool limited again adopts: its counter admits nothing until the slots its jobs
     // took while it was unlimited are counted on it (below); its shards are visited even if no mark names it.
-    const { adopting } = await followConfiguration(this.deps, listed);
+    // The marked pools too: a counter whose registry item was never written (its creator died between the two puts).
+    const { adopting } = await followConfiguration(this.deps, [...new Set([...listed, ...uncountedPools])]);
     const shards = new Set([...uncountedPools, ...adopting].flatMap(uncountedHolderKeys));
     // Each pool whose uncounted slots are counted now (configured limited): what this run saw of its shards.
     const passes = new Map<string, AdoptionPass>();
@@ -145,7 +146,7 @@ export class Reconciler {
         return report;
       }
       const pool = poolOfHolderKey(turn.pool);
-      const adopts = shards.has(turn.pool) && adoptsUncounted(pool, settings);
+      const adopts = shards.has(turn.pool) && (adoptsUncounted(pool, settings) || adopting.includes(pool));
       const pass = adopts ? (passes.get(pool) ?? passes.set(pool, { wholeShards: 0, failed: 0 }).get(pool)!) : undefined;
       const page = await leases.holders(turn.pool, { after: turn.after, max: HOLDERS_PER_PAGE });
       await inParallel(

@@ -69,10 +69,7 @@ export async function failed(
     case 'backoff':
     case 'hold': {
       const retry = step === 'backoff' ? move({}) : move({ claimableAt: retryDue });
-      const applied =
-        step === 'backoff'
-          ? await acq.handOff.release(heldDemand(spec, record.lease), retry)
-          : retrySent || (await acq.deps.ledger.move(retry, now));
+      const applied = step === 'backoff' ? await releaseHeld(acq, record, retry) : retrySent || (await acq.deps.ledger.move(retry, now));
       if (!applied && !(await wroteItself(acq, record, retry))) return duplicate(acq, record, 'moved on while its start failed');
       if (!retrySent) await acq.deps.queue.send(encodeJobBody(spec), delay);
       metrics.count(MetricName.Retries, 1, spec.pool);
@@ -86,11 +83,23 @@ export async function failed(
       const reason = step === 'giveUpKeep' ? `${spent} (a run may have started: check the job API before sending the job again)` : spent;
       if (step === 'giveUp') {
         const giveUp = move({ lastError: reason });
-        if (!(await acq.handOff.release(heldDemand(spec, record.lease), giveUp)) && !(await wroteItself(acq, record, giveUp)))
+        if (!(await releaseHeld(acq, record, giveUp)) && !(await wroteItself(acq, record, giveUp)))
           return duplicate(acq, record, 'moved on while its start failed');
         return sendToDlq(acq, { ...record, state: JobState.Dead, version: record.version + 1 }, reason);
       }
       return giveUpKeep(acq, record, move, reason);
     }
   }
+}
+
+/**
+ * Gives the slot back as the record holds it. The reconciler may have counted an uncounted slot since it was read
+ * (`adopt`: no version added), so a release decided on the uncounted read fails its condition: read again, and at the
+ * same version give it back as counted.
+ */
+async function releaseHeld(acq: Acquiring, record: JobRecord, move: Move): Promise<boolean> {
+  if (await acq.handOff.release(heldDemand(record.spec, record.lease), move)) return true;
+  const now = await acq.deps.ledger.get(record.jobId);
+  if (now?.version !== move.version || !now.lease || now.lease.uncounted === record.lease?.uncounted) return false;
+  return acq.handOff.release(heldDemand(now.spec, now.lease), move);
 }
