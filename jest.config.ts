@@ -1,9 +1,14 @@
+import path from 'node:path';
 import type { Config } from 'jest';
 
 // Node 20 runs the tests (Lambda runs nodejs22.x): the AWS SDK's 8-line notice that its releases after January 2027
 // need Node 22 would print once per worker and child process. Set here, before the workers and children start, so they
 // inherit it; SLUICE_SDK_NODE_WARNING=1 lets it through.
 if (!process.env.SLUICE_SDK_NODE_WARNING) process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+// Packaging the service (bin/package.cjs, several tests) reuses a function's bundle while its inputs' contents are
+// unchanged (bin/serverless/buildCache.cjs): the stages the tests package bundle the same code.
+process.env.SLUICE_BUNDLE_CACHE ??= path.join(__dirname, '.sluice', 'bundles');
 
 /** `npm test` leaves out the *.slow.test.ts files; `npm run test:faults` (SLUICE_FAULTS=all, CI's second step) runs them. */
 const slowIgnored = process.env.SLUICE_FAULTS === 'all' ? ['/node_modules/'] : ['/node_modules/', '\\.slow\\.test\\.ts$'];

@@ -12,6 +12,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
+const { cachedBuild } = require('./buildCache.cjs');
 
 /** The date every zip entry carries (DOS dates start in 1980). */
 const ZIP_DATE = new Date(Date.UTC(1980, 0, 1));
@@ -64,7 +65,7 @@ class Bundle {
     const entry = module && ['.ts', '.js'].map((ext) => module + ext).find((file) => fs.existsSync(path.join(root, file)));
     if (!entry) throw new Error(`function ${name}: no source file for handler '${fn.handler}' (looked for ${module}.ts, .js)`);
     const outName = `${module}.js`;
-    const result = await build({
+    const result = await cachedBuild(build, {
       ...options,
       absWorkingDir: root,
       entryPoints: [entry],
