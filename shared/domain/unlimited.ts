@@ -122,10 +122,12 @@ export interface AdoptionPass {
 /**
  * An adopting counter admits again (its `adopting` mark removed) after a run read every shard of its pool whole and
  * counted every uncounted slot it saw, its reads begun once the adoption had settled (adoptionSettled, `settleMs`
- * after `adoptingSince`): no invocation on the configuration before the deploy takes an uncounted slot after that, so
- * none is left that the index shows. The index lags its table a moment (GSI reads are eventually consistent), so a
- * slot written just before those reads may show later: it is counted then, at a later run, and the counter may then be
- * over its limit until enough jobs end (admitting nothing meanwhile).
+ * after `adoptingSince`): if the settle time covers the deploy (every invocation on the configuration before it has
+ * ended), no uncounted slot is taken after those reads began, so none is left that the index shows. The index lags its
+ * table a moment (GSI reads are eventually consistent), so a slot written just before those reads may show later (as
+ * may one taken by an invocation the settle time did not cover): it is counted then, at a later run, and the counter
+ * may then be over its limit until enough jobs end (admitting nothing meanwhile). docs/protocol.md states the bound.
+ * A pass whose reads have no start time (none began whole in this run) never ends it.
  */
 export function adoptionDone(counter: { adopting?: boolean; adoptingSince?: number }, pass: AdoptionPass, settleMs: number): boolean {
   return (
