@@ -377,6 +377,24 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 4 });
   });
 
+  test('a counted job of an adopting pool ending: its release tries no reservation for the waiting jobs (nothing is free while adopting)', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    for (const id of ['n0', 'n1']) expect(await world.acquirer.process(messageOf(fanout(id)))).toBe(AcquireResult.Waiting);
+    // A run within the settle time counts the three slots (3 of 5): the pool is still adopting.
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 5, inUse: 3, adopting: true });
+    // u0 ends, its slot a counted one now: no hand-off and no fill reservation is tried (each would be refused).
+    const reserve = jest.spyOn(world.leases, 'reserve');
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'));
+    await deliverSent(world);
+    expect(reserve).not.toHaveBeenCalled();
+    expect(['n0', 'n1'].map((id) => world.ledger.peek(id)!.state)).toEqual(['waiting', 'waiting']);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 2, adopting: true });
+  });
+
   test('a slot the holders index did not show yet is counted at a later run; until enough jobs end the pool admits nothing more', async () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
