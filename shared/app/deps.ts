@@ -87,6 +87,12 @@ export interface SluiceSettings {
   stopOverdueRuns: boolean;
   /** How long one reconciler run may spend checking holders; the rest is checked next run. */
   reconcileBudgetMs: number;
+  /**
+   * How long after a pool's counter began adopting every invocation still on the configuration before the deploy has
+   * ended (the acquirer's timeout plus a deploy margin): adopting ends only in a reconciler run whose reads began after
+   * it, and an adopting counter is not switched back to unlimited before it (shared/domain/unlimited.ts).
+   */
+  adoptSettleMs: number;
   /** How many holders the reconciler checks at once (each may call a job API). */
   reconcileConcurrency: number;
   /** Who starts a job a released slot was handed to: the releaser itself (one hop), or the acquirer by a wake-up message. */

@@ -77,7 +77,7 @@ export async function overLimitGate(leases: SluiceDeps['leases'], demand: Demand
  * Creates a gate a job names for the first time, from configuration: a pool from its configured limit, a keyed limit
  * from its prefix's default. False when configuration has none (the job can never run: dead-lettered).
  */
-export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'settings'>, gate: string): Promise<boolean> {
+export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'settings' | 'clock'>, gate: string): Promise<boolean> {
   // An unlimited pool's counter, where one is needed (a start rate's tat, or a job naming keyed limits): never full.
   const limit = isKeyGate(gate)
     ? defaultKeyLimit(keyOf(gate), deps.settings.keyLimits ?? {})
@@ -87,11 +87,12 @@ export async function createConfiguredGate(deps: Pick<SluiceDeps, 'leases' | 'se
   if (limit === undefined || (limit !== UNLIMITED_COUNTER_LIMIT && !isValidLimit(limit))) return false;
   const rate = configuredRate(gate, deps.settings.rates ?? {});
   // A limited pool that was ever unlimited (marked by its first uncounted slot) may have jobs holding uncounted slots:
-  // its counter is created adopting, as a switch would make it, and admits once the reconciler has counted them.
+  // its counter is created adopting (since now), as a switch would make it, and admits once the reconciler has counted
+  // them. The marks are read strongly consistent: a mark written before this read is seen.
   const adopting = isLimitedPool(gate, deps.settings) && (await deps.leases.uncountedPools()).includes(gate);
   // With its rate in the same write: a job admitted between a creation and a later setRate would start unrated.
   const intervalMs = rate === undefined ? undefined : intervalOf(rate);
-  await (adopting ? deps.leases.createPool(gate, limit, intervalMs, true) : deps.leases.createPool(gate, limit, intervalMs));
+  await (adopting ? deps.leases.createPool(gate, limit, intervalMs, deps.clock.now()) : deps.leases.createPool(gate, limit, intervalMs));
   return true;
 }
 
@@ -105,14 +106,15 @@ export function configuredRate(gate: string, rates: Readonly<Record<string, numb
  * Puts the counters of these pools in step with the configuration where a pool switched between unlimited and limited
  * (counterSwitch): a pool limited again gets its configured limit back and starts adopting (it admits nothing until the
  * reconciler has counted the slots taken while it was unlimited), one made unlimited the limit no pool reaches. A
- * counter that fails to switch is logged and left to the next caller. `adopting`: the pools whose counter is adopting
- * after this call (switched now, or before).
+ * counter that fails to switch is logged and left to the next caller. An adopting counter is not made an unlimited
+ * pool's before its adoption has settled (counterSwitch): the caller may be an invocation on the configuration before
+ * the deploy. `adopting`: the pools whose counter is adopting after this call (switched now, or before).
  */
 export async function followConfiguration(
-  deps: Pick<SluiceDeps, 'leases' | 'settings' | 'log'>,
+  deps: Pick<SluiceDeps, 'leases' | 'settings' | 'log' | 'clock'>,
   pools: readonly string[],
 ): Promise<{ failed: number; adopting: string[] }> {
-  const { leases, settings, log } = deps;
+  const { leases, settings, log, clock } = deps;
   let failed = 0;
   const adopting: string[] = [];
   await inParallel(
@@ -122,8 +124,9 @@ export async function followConfiguration(
     async (pool) => {
       try {
         const counter = await leases.getPool(pool);
-        const to = counter && counterSwitch(pool, counter, settings);
-        const switched = to !== undefined && (await leases.switchUnlimited(pool, to));
+        const now = clock.now();
+        const to = counter && counterSwitch(pool, counter, settings, now, settings.adoptSettleMs);
+        const switched = to !== undefined && (await leases.switchUnlimited(pool, to, now, settings.adoptSettleMs));
         if (switched) log.info('pool counter switched to follow its configuration', { pool, limit: to, adopting: to !== UNLIMITED });
         // Adopting: switched to a limit now, or by an earlier switch (this one's, or one made meanwhile by another caller).
         const after = switched ? { adopting: to !== UNLIMITED } : to === undefined ? counter : await leases.getPool(pool);

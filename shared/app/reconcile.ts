@@ -148,6 +148,8 @@ export class Reconciler {
       const pool = poolOfHolderKey(turn.pool);
       const adopts = shards.has(turn.pool) && (adoptsUncounted(pool, settings) || adopting.includes(pool));
       const pass = adopts ? (passes.get(pool) ?? passes.set(pool, { wholeShards: 0, failed: 0 }).get(pool)!) : undefined;
+      // The adoption's reads begin with the first page of the first shard this run reads whole (adoptionDone).
+      if (pass && whole.has(turn.pool) && turn.after === undefined) pass.readsBeganAt ??= clock.now();
       const page = await leases.holders(turn.pool, { after: turn.after, max: HOLDERS_PER_PAGE });
       await inParallel(
         page.holders.map((holder) => holder.jobId),
@@ -213,13 +215,19 @@ export class Reconciler {
   }
 
   /**
-   * Once a run has read every shard of an adopting pool whole and counted every slot it saw (adoptionDone), the pool's
+   * Once a run has read every shard of an adopting pool whole and counted every slot it saw, its reads begun once the
+   * adoption had settled (adoptionDone: no invocation on the configuration before the deploy is left), the pool's
    * counter admits again, and its waiting jobs are let in up to its limit (none while the counted slots hold it over).
    */
   private async endAdopting(pool: string, pass: AdoptionPass, note: (drift: Drift, pool: string, details: object) => void): Promise<void> {
     try {
       const counter = await this.deps.leases.getPool(pool);
-      if (!counter || !adoptionDone(counter, pass) || !(await this.deps.leases.endAdopting(pool))) return;
+      if (
+        !counter ||
+        !adoptionDone(counter, pass, this.deps.settings.adoptSettleMs) ||
+        !(await this.deps.leases.endAdopting(pool, counter.adoptingSince))
+      )
+        return;
       this.deps.log.info('pool adopted the slots taken while it was unlimited: it admits again', {
         pool,
         limit: counter.limit,

@@ -42,7 +42,8 @@ export function formatPoolDetails(pools: readonly PoolDetail[], now: number): st
     pools.map((p) => [
       p.name,
       p.unlimited ? 'unlimited' : String(p.limit),
-      String(p.inUse),
+      // Units, and (an adopting pool read without its jobs' records) the jobs its counter does not count yet, apart.
+      p.uncountedJobs === undefined ? String(p.inUse) : `${p.inUse} + ${p.uncountedJobs} jobs`,
       // An adopting pool admits nothing until the jobs started while it was unlimited are counted.
       p.unlimited ? '-' : p.adopting ? '0' : String(Math.max(0, p.limit - p.inUse)),
       String(p.waiting),

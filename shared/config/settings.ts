@@ -43,6 +43,11 @@ const EnvSchema = z.object({
   RETRY_FOR_SECONDS: seconds(6 * 3600),
   /** The reconciler's time budget per run (its Lambda timeout is 120 s) and how many holders it checks at once. */
   RECONCILE_BUDGET_SECONDS: seconds(90),
+  /**
+   * How long after a pool's counter began adopting (a pool limited again) every invocation on the configuration before
+   * the deploy has ended: the acquirer's timeout plus a margin for the deploy (shared/domain/unlimited.ts, adoptionSettled).
+   */
+  ADOPT_SETTLE_SECONDS: seconds(330),
   RECONCILE_CONCURRENCY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(100).default(16)),
   /** Who starts a job handed a released slot: the releaser (one hop, the default) or the acquirer by a wake-up message. */
   HAND_OFF_START: z.preprocess(blankAsUnset, z.enum([HandOffStart.Releaser, HandOffStart.Queue]).default(HandOffStart.Releaser)),
@@ -210,6 +215,7 @@ export function settingsFrom(env: SluiceEnv): SluiceSettings {
     maxRunMs: Object.fromEntries(KINDS.map((k) => [k.kind, maxRunSecondsOf(env, k.kind) * 1000])) as Record<JobKind, number>,
     stopOverdueRuns: env.STOP_OVERDUE_RUNS === 'true',
     reconcileBudgetMs: env.RECONCILE_BUDGET_SECONDS * 1000,
+    adoptSettleMs: env.ADOPT_SETTLE_SECONDS * 1000,
     reconcileConcurrency: env.RECONCILE_CONCURRENCY,
     handOffStart: env.HAND_OFF_START,
   };

@@ -16,10 +16,13 @@ export interface PoolSnapshot {
    * admitted onto it (as over its limit) until the reconciler has counted them (shared/domain/unlimited.ts).
    */
   adopting?: boolean;
+  /** when (epoch ms, the switching caller's clock) the counter began adopting; absent on counters an earlier version made adopting */
+  adoptingSince?: number;
 }
 
+/** The slots a fill may hand out: none while the counter is adopting (every admission onto it would be refused). */
 export function freeSlots(pool: PoolSnapshot): number {
-  return Math.max(0, pool.limit - pool.inUse);
+  return pool.adopting ? 0 : Math.max(0, pool.limit - pool.inUse);
 }
 
 /** Limits a pool may have: 0 pauses it. */

@@ -73,14 +73,30 @@ export function admitsOnCounter(counter: { unlimited?: boolean; adopting?: boole
  * configuration does, and starts *adopting* (LeaseStore.switchUnlimited): it admits nothing until the reconciler has
  * counted on it the slots taken while the pool was unlimited (adoptionDone). Between switches the counter's limit is
  * the table's, as any limit's (`sluice pool set-limit`).
+ *
+ * An adopting counter is not switched back to an unlimited pool's before its adoption has settled (adoptionSettled, at
+ * `now` by the caller's clock): until then the caller may be an invocation still on the configuration before the
+ * deploy (the pool unlimited), which must not undo the switch (the store's condition says the same).
  */
 export function counterSwitch(
   pool: string,
-  counter: { unlimited?: boolean; adopting?: boolean },
+  counter: { unlimited?: boolean; adopting?: boolean; adoptingSince?: number },
   config: PoolConfiguration & { pools: Readonly<Record<string, number>> },
+  now: number,
+  settleMs: number,
 ): 'unlimited' | number | undefined {
-  if (isUnlimitedPool(pool, config)) return counter.unlimited ? undefined : UNLIMITED;
+  if (isUnlimitedPool(pool, config)) return counter.unlimited || !adoptionSettled(counter, now, settleMs) ? undefined : UNLIMITED;
   return counter.unlimited ? config.pools[pool] : undefined;
+}
+
+/**
+ * Whether a counter's adopting began at least `settleMs` (the stage's adoptSettleSeconds) before `at`: every invocation
+ * still on the configuration before the deploy that made it adopting has ended by then (the acquirer's timeout, plus
+ * the time a deploy takes to bring every function to the new configuration). True for a counter not adopting, and for
+ * one made adopting before the time was recorded (no `adoptingSince`: as settled as it will ever be).
+ */
+export function adoptionSettled(counter: { adopting?: boolean; adoptingSince?: number }, at: number, settleMs: number): boolean {
+  return !counter.adopting || counter.adoptingSince === undefined || at >= counter.adoptingSince + settleMs;
 }
 
 /**
@@ -99,16 +115,28 @@ export interface AdoptionPass {
   wholeShards: number;
   /** uncounted slots seen that could not be counted (an error): they may still be there */
   failed: number;
+  /** when (the reconciler's clock) this run began reading the first of those shards: every one was read after it */
+  readsBeganAt?: number;
 }
 
 /**
  * An adopting counter admits again (its `adopting` mark removed) after a run read every shard of its pool whole and
- * counted every uncounted slot it saw: none is left that the index shows. The index lags its table a moment (GSI
- * reads are eventually consistent), so a slot written just before that read may show later: it is counted then, at a
- * later run, and the counter may then be over its limit until enough jobs end (admitting nothing meanwhile).
+ * counted every uncounted slot it saw, its reads begun once the adoption had settled (adoptionSettled, `settleMs`
+ * after `adoptingSince`): if the settle time covers the deploy (every invocation on the configuration before it has
+ * ended), no uncounted slot is taken after those reads began, so none is left that the index shows. The index lags its
+ * table a moment (GSI reads are eventually consistent), so a slot written just before those reads may show later (as
+ * may one taken by an invocation the settle time did not cover): it is counted then, at a later run, and the counter
+ * may then be over its limit until enough jobs end (admitting nothing meanwhile). docs/protocol.md states the bound.
+ * A pass whose reads have no start time (none began whole in this run) never ends it.
  */
-export function adoptionDone(counter: { adopting?: boolean }, pass: AdoptionPass): boolean {
-  return counter.adopting === true && pass.wholeShards >= UNCOUNTED_HOLDER_SHARDS && pass.failed === 0;
+export function adoptionDone(counter: { adopting?: boolean; adoptingSince?: number }, pass: AdoptionPass, settleMs: number): boolean {
+  return (
+    counter.adopting === true &&
+    pass.wholeShards >= UNCOUNTED_HOLDER_SHARDS &&
+    pass.failed === 0 &&
+    pass.readsBeganAt !== undefined &&
+    adoptionSettled(counter, pass.readsBeganAt, settleMs)
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { UNLIMITED_COUNTER_LIMIT, uncountedHolderKeys } from '../domain/unlimited';
 import { allHolders } from '../app/holders';
+import { demandOf } from '../domain/job';
 import type { JobLedger } from '../ports/jobLedger';
 import type { LeaseStore } from '../ports/leaseStore';
 import { consoleUrlOf } from './consoleUrl';
@@ -35,9 +36,14 @@ export interface PoolDetail {
   unlimited?: true;
   /**
    * a pool limited again whose counter does not count yet the jobs started while it was unlimited: it admits nothing;
-   * `inUse` counts those jobs too (its uncounted holders)
+   * `inUse` counts those jobs' units too (its uncounted holders', from their records), unless `uncountedJobs` is given
    */
   adopting?: true;
+  /**
+   * an adopting pool read without the job records: how many jobs hold slots its counter does not count yet (their units
+   * unknown); `inUse` is then the counter's units only
+   */
+  uncountedJobs?: number;
   inUse: number;
   /** the start rate, starts per second, if the limit has one */
   startsPerSecond?: number;
@@ -93,14 +99,19 @@ export async function poolDetails(
         };
       }),
     );
+    // An adopting pool's uncounted holders in units (their demand's, as the counter counts), when their records can be
+    // read; else as many jobs, said so apart (units and jobs are not added up).
+    const adopting = !unlimited && pool.adopting === true;
+    const uncountedUnits = adopting && deps.ledger ? await unitsHeldUncounted(deps.ledger, name, uncounted) : undefined;
     pools.push({
       name,
       limit: pool.limit,
-      // Uncounted slots move no counter: an unlimited pool's jobs in use are its holders; an adopting pool's, those its
-      // counter counts and those it does not count yet.
-      inUse: unlimited ? held.length : pool.inUse + uncounted.length,
+      // Uncounted slots move no counter: an unlimited pool's jobs in use are its holders; an adopting pool's, the units
+      // its counter counts and those of the slots it does not count yet.
+      inUse: unlimited ? held.length : pool.inUse + (uncountedUnits ?? 0),
       ...(unlimited && { unlimited: true as const }),
-      ...(!unlimited && pool.adopting && { adopting: true as const }),
+      ...(adopting && { adopting: true as const }),
+      ...(adopting && uncountedUnits === undefined && { uncountedJobs: uncounted.length }),
       ...(pool.rate && { startsPerSecond: Math.round((1000 / pool.rate.intervalMs) * 1000) / 1000 }),
       waiting,
       held: held.sort((a, b) => a.since - b.since || a.jobId.localeCompare(b.jobId)),
@@ -111,4 +122,17 @@ export async function poolDetails(
     });
   }
   return pools.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The units of the slots of `pool` these holders still hold uncounted, as their records say (their demand's units). */
+async function unitsHeldUncounted(
+  ledger: Pick<JobLedger, 'get'>,
+  pool: string,
+  holders: ReadonlyArray<{ jobId: string }>,
+): Promise<number> {
+  const records = await Promise.all(holders.map((holder) => ledger.get(holder.jobId)));
+  return records.reduce(
+    (sum, record) => sum + (record?.lease?.uncounted && record.lease.pool === pool ? demandOf(record.spec).units : 0),
+    0,
+  );
 }

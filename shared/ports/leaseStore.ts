@@ -130,10 +130,11 @@ export interface LeaseStore {
   listPools(): Promise<string[]>;
   /**
    * Creates the gate with this limit (and start rate: ms between starts) unless it exists; returns whether it created
-   * it. One write: no job is ever admitted to a configured gate before its rate is on it. `adopting`: created adopting
-   * (a pool limited again that may have uncounted slots: it admits nothing until they are counted; see switchUnlimited).
+   * it. One write: no job is ever admitted to a configured gate before its rate is on it. `adoptingSince`: created
+   * adopting since then (a pool limited again that may have uncounted slots: it admits nothing until they are counted;
+   * see switchUnlimited).
    */
-  createPool(gate: string, limit: number, intervalMs?: number, adopting?: boolean): Promise<boolean>;
+  createPool(gate: string, limit: number, intervalMs?: number, adoptingSince?: number): Promise<boolean>;
   /**
    * Sets the limit (creating the gate if needed, with the start rate `intervalMsIfNew`). Held slots are never taken
    * away by this call; an existing gate's rate is left as it is.
@@ -142,12 +143,14 @@ export interface LeaseStore {
   /**
    * Switches a pool's counter between an unlimited pool's and a limited one's (shared/domain/unlimited.ts,
    * `counterSwitch`): 'unlimited' sets the limit to UNLIMITED_COUNTER_LIMIT, marks the counter `unlimited` and ends any
-   * adopting; a number sets that limit, removes the mark and makes the counter *adopting*: it admits nothing (every
-   * admission's condition, and `claim`'s, fails on it; `freeOverLimit` takes it for over its limit) until `endAdopting`.
-   * Only if the counter exists and is not that already (an unlimited pool's, or not): false, changing nothing,
-   * otherwise. A counter created with the limit UNLIMITED_COUNTER_LIMIT is marked as it is created.
+   * adopting; a number sets that limit, removes the mark and makes the counter *adopting* since `now` (written as
+   * `adoptingSince` in the same write): it admits nothing (every admission's condition, and `claim`'s, fails on it;
+   * `freeOverLimit` takes it for over its limit) until `endAdopting`. Only if the counter exists and is not that already
+   * (an unlimited pool's, or not), and, to 'unlimited', not adopting since less than `settleMs` before `now`
+   * (adoptionSettled: a late invocation on the configuration before the deploy must not undo the switch): false,
+   * changing nothing, otherwise. A counter created with the limit UNLIMITED_COUNTER_LIMIT is marked as it is created.
    */
-  switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean>;
+  switchUnlimited(pool: string, to: 'unlimited' | number, now: number, settleMs: number): Promise<boolean>;
   /**
    * Counts an uncounted slot of `pool` held by the job on the pool's counter, in one transaction: the record's slot
    * becomes a counted one of the pool (listed under the pool in the holders index) and the counter takes `units` (the
@@ -155,8 +158,11 @@ export interface LeaseStore {
    * record holds an uncounted slot of the pool; its version and state are left as they are.
    */
   adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome>;
-  /** Removes the counter's `adopting` mark: true once, if it had one (it admits again). */
-  endAdopting(pool: string): Promise<boolean>;
+  /**
+   * Removes the counter's `adopting` mark: true once, if it had one (it admits again), and, `since` given, only if it is
+   * adopting since then (the adoption the caller judged done, not one a later switch began).
+   */
+  endAdopting(pool: string, since?: number): Promise<boolean>;
   /** Sets the gate's start rate (ms between starts), or removes it (undefined). The gate must exist. */
   setRate(gate: string, intervalMs: number | undefined): Promise<void>;
   /**

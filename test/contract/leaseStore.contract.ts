@@ -38,6 +38,9 @@ const from = (record: JobRecord, to: JobState, patch?: RecordPatch): Move => ({ 
  * What every LeaseStore must do, whatever stores it. `setup` gives an empty store (no pools, no jobs: a fresh table,
  * say) before each test, with the JobLedger over the same records; `cleanup` runs after it.
  */
+/** The settle time the switch tests give (adoptSettleSeconds): any will do, the callers' clocks are the tests'. */
+const SETTLE = 60_000;
+
 export function describeLeaseStoreContract(name: string, setup: () => Promise<LeaseStoreFixture>, timeoutMs = 30_000): void {
   describe(`LeaseStore contract: ${name}`, () => {
     let fixture: LeaseStoreFixture;
@@ -175,22 +178,22 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
         expect(await store.getPool('u')).toEqual({ name: 'u', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
         // Act, assess: to unlimited, once (room follows: a take of the whole old limit and more fits)
-        expect(await store.switchUnlimited('p', 'unlimited')).toBe(true);
-        expect(await store.switchUnlimited('p', 'unlimited')).toBe(false);
+        expect(await store.switchUnlimited('p', 'unlimited', T + 1, SETTLE)).toBe(true);
+        expect(await store.switchUnlimited('p', 'unlimited', T + 1, SETTLE)).toBe(false);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: UNLIMITED_COUNTER_LIMIT, inUse: 1, unlimited: true });
         for (const id of ['j2', 'j3']) await holding(id);
         // The operator's limit between switches is the table's, as any limit's: the mark stays
         await store.setLimit('p', 3);
         expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3, unlimited: true });
         // Back to limited, once: the configured limit, the mark gone, adopting (room follows: full at 3)
-        expect(await store.switchUnlimited('p', 3)).toBe(true);
-        expect(await store.switchUnlimited('p', 3)).toBe(false);
-        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3, adopting: true });
+        expect(await store.switchUnlimited('p', 3, T + 2, SETTLE)).toBe(true);
+        expect(await store.switchUnlimited('p', 3, T + 2, SETTLE)).toBe(false);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 3, inUse: 3, adopting: true, adoptingSince: T + 2 });
         expect(await store.endAdopting('p')).toBe(true);
         expect((await store.take(unit('p'), from(await queued('j4'), 'starting'), T + 3)).outcome).toBe(TakeOutcome.Full);
         // A missing counter is not created
-        expect(await store.switchUnlimited('nope', 'unlimited')).toBe(false);
-        expect(await store.switchUnlimited('nope', 2)).toBe(false);
+        expect(await store.switchUnlimited('nope', 'unlimited', T + 4, SETTLE)).toBe(false);
+        expect(await store.switchUnlimited('nope', 2, T + 4, SETTLE)).toBe(false);
         expect(await store.getPool('nope')).toBeUndefined();
       });
 
@@ -200,10 +203,10 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await store.setLimit('legacy', UNLIMITED_COUNTER_LIMIT);
         // Assess: read as an unlimited pool's; not switched to one again; switched back once
         expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
-        expect(await store.switchUnlimited('legacy', 'unlimited')).toBe(false);
-        expect(await store.switchUnlimited('legacy', 4)).toBe(true);
-        expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: 4, inUse: 0, adopting: true });
-        expect(await store.switchUnlimited('legacy', 4)).toBe(false);
+        expect(await store.switchUnlimited('legacy', 'unlimited', T, SETTLE)).toBe(false);
+        expect(await store.switchUnlimited('legacy', 4, T, SETTLE)).toBe(true);
+        expect(await store.getPool('legacy')).toEqual({ name: 'legacy', limit: 4, inUse: 0, adopting: true, adoptingSince: T });
+        expect(await store.switchUnlimited('legacy', 4, T, SETTLE)).toBe(false);
       });
 
       test('setLimit creates a missing pool, empty, and a slot can be taken at once', async () => {
@@ -624,8 +627,8 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         const q = await queued('q', 'u');
         await waiting('w', 'u');
         // Act: the switch to a limit
-        expect(await store.switchUnlimited('u', 5)).toBe(true);
-        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 2, adopting: true });
+        expect(await store.switchUnlimited('u', 5, T + 5, SETTLE)).toBe(true);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 2, adopting: true, adoptingSince: T + 5 });
         // Assess: every admission refused, with room to spare, whatever the configuration the caller knows
         expect((await store.take(unit('u'), from(q, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Full);
         expect((await store.take(limited(), from(q, 'starting'), T + 6)).outcome).toBe(TakeOutcome.Full);
@@ -638,7 +641,7 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         // The reservation is taken back (freeOverLimit: adopting is over its limit); a release is never refused
         expect(await store.freeOverLimit(unit('u'), 'u', from(await read('r'), 'waiting'), T + 8)).toBe(true);
         expect(await store.free(unit('u'), from(await read('h'), 'succeeded'), T + 8)).toBe(true);
-        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 0, adopting: true });
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 5, inUse: 0, adopting: true, adoptingSince: T + 5 });
         // Once: it admits again
         expect(await store.endAdopting('u')).toBe(true);
         expect(await store.endAdopting('u')).toBe(false);
@@ -647,15 +650,26 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.reserve(receiver('w', 'u'), T + 9)).toBe(ReserveOutcome.Reserved);
       });
 
-      test('switched back to unlimited while adopting: the adopting mark goes with the limit; a counter may be created adopting', async () => {
+      test('switched back to unlimited while adopting: refused until the adoption has settled, then the adopting mark goes with the limit; a counter may be created adopting', async () => {
         await store.createPool('u', UNLIMITED_COUNTER_LIMIT);
-        expect(await store.switchUnlimited('u', 2)).toBe(true);
-        expect(await store.switchUnlimited('u', 'unlimited')).toBe(true);
+        expect(await store.switchUnlimited('u', 2, T, SETTLE)).toBe(true);
+        // A caller still on the configuration before the deploy (the pool unlimited) cannot undo the switch: nothing written
+        expect(await store.switchUnlimited('u', 'unlimited', T + SETTLE - 1, SETTLE)).toBe(false);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 2, inUse: 0, adopting: true, adoptingSince: T });
+        expect(await store.switchUnlimited('u', 'unlimited', T + SETTLE, SETTLE)).toBe(true);
         expect(await store.getPool('u')).toEqual({ name: 'u', limit: UNLIMITED_COUNTER_LIMIT, inUse: 0, unlimited: true });
         expect(await store.endAdopting('u')).toBe(false);
-        // Created adopting (a pool limited again that took uncounted slots before any counter existed)
-        expect(await store.createPool('c', 2, undefined, true)).toBe(true);
-        expect(await store.getPool('c')).toEqual({ name: 'c', limit: 2, inUse: 0, adopting: true });
+        // Limited again later: adopting since that switch, not the first
+        expect(await store.switchUnlimited('u', 2, T + 2 * SETTLE, SETTLE)).toBe(true);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 2, inUse: 0, adopting: true, adoptingSince: T + 2 * SETTLE });
+        // Ended only as the adoption the caller judged done: not one a later switch began
+        expect(await store.endAdopting('u', T)).toBe(false);
+        expect(await store.getPool('u')).toMatchObject({ adopting: true });
+        expect(await store.endAdopting('u', T + 2 * SETTLE)).toBe(true);
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 2, inUse: 0 });
+        // Created adopting (a pool limited again that took uncounted slots before any counter existed), since then
+        expect(await store.createPool('c', 2, undefined, T + 3)).toBe(true);
+        expect(await store.getPool('c')).toEqual({ name: 'c', limit: 2, inUse: 0, adopting: true, adoptingSince: T + 3 });
         const q = await queued('q', 'c');
         expect((await store.take(limited('c'), from(q, 'starting'), T + 5)).outcome).toBe(TakeOutcome.Full);
         // Neither a counter never adopting nor a missing one changes
@@ -675,13 +689,13 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
             TakeOutcome.Taken,
           );
         }
-        expect(await store.switchUnlimited('u', 2)).toBe(true);
+        expect(await store.switchUnlimited('u', 2, T + 6, SETTLE)).toBe(true);
         const before = await read('j1');
         // Act
         expect(await store.adopt('u', 'j1', 1)).toBe(AdoptOutcome.Adopted);
         expect(await store.adopt('u', 'j2', 2)).toBe(AdoptOutcome.Adopted);
         // Assess: counted (no room condition: 3 units on a limit of 2), the record's state and version as they were
-        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 2, inUse: 3, adopting: true });
+        expect(await store.getPool('u')).toEqual({ name: 'u', limit: 2, inUse: 3, adopting: true, adoptingSince: T + 6 });
         const after = await read('j1');
         expect(after).toEqual({ ...before, lease: { pool: 'u', since: T + 5 } });
         expect(after.lease).not.toHaveProperty('uncounted');

@@ -41,6 +41,7 @@ export const MODEL_SETTINGS: SluiceSettings = {
   // an overdue run is stopped, so "every run in progress holds a slot" stays true
   stopOverdueRuns: true,
   reconcileBudgetMs: 60_000,
+  adoptSettleMs: 330_000,
   reconcileConcurrency: 3,
   handOffStart: HandOffStart.Releaser,
 };
@@ -242,8 +243,12 @@ export class SchedulerModel {
       metrics: noMetrics,
       settings: MODEL_SETTINGS,
     };
-    ({ acquirer: this.acquirer, completeRun: this.completeRun, reconciler: this.reconciler, poolAdmin: this.poolAdmin } =
-      sluiceServices(this.deps));
+    ({
+      acquirer: this.acquirer,
+      completeRun: this.completeRun,
+      reconciler: this.reconciler,
+      poolAdmin: this.poolAdmin,
+    } = sluiceServices(this.deps));
   }
 
   // ---- actions -----------------------------------------------------------------------------------------------

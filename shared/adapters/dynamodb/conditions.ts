@@ -65,6 +65,17 @@ export const GATE_KNOWN = 'attribute_exists(pk)';
  */
 export const COUNTER_LIMITED = 'attribute_exists(pk) AND attribute_not_exists(unlimited) AND #limit < :unlimitedLimit';
 
+/**
+ * Switch an adopting counter to an unlimited pool's only once its adoption has settled (adoptionSettled in
+ * shared/domain/unlimited.ts: begun at least the settle time before the caller's now, `:settledBefore`), or it carries
+ * no time (made adopting before the time was written).
+ */
+export const ADOPTION_SETTLED =
+  '(attribute_not_exists(adopting) OR attribute_not_exists(adoptingSince) OR adoptingSince <= :settledBefore)';
+
+/** End the adoption the caller judged done (`:since`), not one a later switch began. */
+export const ADOPTING_SINCE = 'adoptingSince = :since';
+
 /** Switch a counter back to a limited pool's: it is an unlimited pool's (marked, or at the limit no pool reaches). */
 export const COUNTER_UNLIMITED = 'attribute_exists(pk) AND (attribute_exists(unlimited) OR #limit >= :unlimitedLimit)';
 

@@ -72,21 +72,21 @@ export class DynamoLeaseStore implements LeaseStore {
   listPools(): Promise<string[]> {
     return this.counters.listPools();
   }
-  createPool(gate: string, limit: number, intervalMs?: number, adopting?: boolean): Promise<boolean> {
-    return this.counters.createPool(gate, limit, intervalMs, adopting);
+  createPool(gate: string, limit: number, intervalMs?: number, adoptingSince?: number): Promise<boolean> {
+    return this.counters.createPool(gate, limit, intervalMs, adoptingSince);
   }
   setLimit(gate: string, limit: number, intervalMsIfNew?: number): Promise<void> {
     return this.counters.setLimit(gate, limit, intervalMsIfNew);
   }
 
-  switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
-    return this.counters.switchUnlimited(pool, to);
+  switchUnlimited(pool: string, to: 'unlimited' | number, now: number, settleMs: number): Promise<boolean> {
+    return this.counters.switchUnlimited(pool, to, now, settleMs);
   }
   adopt(pool: string, jobId: string, units: number): Promise<AdoptOutcome> {
     return this.uncounted.adopt(pool, jobId, units);
   }
-  endAdopting(pool: string): Promise<boolean> {
-    return this.counters.endAdopting(pool);
+  endAdopting(pool: string, since?: number): Promise<boolean> {
+    return this.counters.endAdopting(pool, since);
   }
   setRate(gate: string, intervalMs: number | undefined): Promise<void> {
     return this.rates.setRate(gate, intervalMs);

@@ -25,12 +25,15 @@ test('limited again on DynamoDB: no job starts until fewer than the new limit ru
     const queue = new RecordingJobQueue(systemClock);
     const starters = everyKind((kind) => new FakeStarter(kind, { idempotent: true, clock: systemClock }));
     const settings = { ...TEST_SETTINGS, pools: { default: 1 } as Record<string, number>, unlimitedPools: ['fanout'] };
+    // The system's clock, moved on by the test when the adoption's settle time passes (adoptSettleSeconds).
+    let skew = 0;
+    const clock = { now: () => systemClock.now() + skew, sleepUntil: (at: number) => systemClock.sleepUntil(at - skew) };
     const deps: SluiceDeps = {
       leases: new DynamoLeaseStore(doc, table.name),
       ledger: new DynamoJobLedger(doc, table.name),
       queue,
       starters: starters as never,
-      clock: systemClock,
+      clock,
       random: seededRandom(7),
       log: silentLog,
       metrics: noMetrics,
@@ -63,10 +66,21 @@ test('limited again on DynamoDB: no job starts until fewer than the new limit ru
     // The deploy: a limit of 2. Before any reconcile, a job arriving waits (3 run); the counter now adopts.
     Object.assign(settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
     for (const id of ['n0', 'n1']) expect(await acquirer.process(job(id))).toBe(AcquireResult.Waiting);
-    expect(await deps.leases.getPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 0, adopting: true });
+    expect(await deps.leases.getPool('fanout')).toEqual({
+      name: 'fanout',
+      limit: 2,
+      inUse: 0,
+      adopting: true,
+      adoptingSince: expect.any(Number),
+    });
 
-    // The reconciler counts the three, ends adopting, and lets nobody in (3 of 2 in use).
+    // The reconciler counts the three; the adoption has not settled (an acquirer on the old configuration may still
+    // take slots), so the pool still admits nothing.
     expect((await reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 3 });
+    expect(await deps.leases.getPool('fanout')).toMatchObject({ limit: 2, inUse: 3, adopting: true });
+    // Settled: the next run finds nothing more to count, ends adopting, and lets nobody in (3 of 2 in use).
+    skew += settings.adoptSettleMs;
+    await reconciler.run();
     expect(await deps.leases.getPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
     expect(await deps.ledger.get('u0')).toMatchObject({ state: 'running', lease: { pool: 'fanout' } });
     expect((await deps.ledger.get('u0'))!.lease).not.toHaveProperty('uncounted');

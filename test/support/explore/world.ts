@@ -96,6 +96,7 @@ export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
   maxRunMs: everyKind(() => 30 * 60_000, { glue: 45 * 60_000 }),
   stopOverdueRuns: true,
   reconcileBudgetMs: 60_000,
+  adoptSettleMs: 330_000,
   reconcileConcurrency: 3,
   handOffStart: HandOffStart.Releaser,
 };

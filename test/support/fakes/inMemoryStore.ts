@@ -36,6 +36,7 @@ interface PoolRow {
   tickAt?: number;
   unlimited?: boolean;
   adopting?: boolean;
+  adoptingSince?: number;
 }
 
 export interface InMemoryStoreOptions {
@@ -211,7 +212,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return [...this.registry].sort(byCodeUnit);
   }
 
-  async createPool(pool: string, limit: number, intervalMs?: number, adopting = false): Promise<boolean> {
+  async createPool(pool: string, limit: number, intervalMs?: number, adoptingSince?: number): Promise<boolean> {
     await this.enter();
     this.registry.add(pool);
     if (this.pools.has(pool)) return false;
@@ -220,25 +221,29 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
       inUse: 0,
       ...(intervalMs !== undefined && { rate: { intervalMs, tat: 0 } }),
       ...(limit === UNLIMITED_COUNTER_LIMIT && { unlimited: true }),
-      ...(adopting && { adopting: true }),
+      ...(adoptingSince !== undefined && { adopting: true, adoptingSince }),
     });
     return true;
   }
 
-  async switchUnlimited(pool: string, to: 'unlimited' | number): Promise<boolean> {
+  async switchUnlimited(pool: string, to: 'unlimited' | number, now: number, settleMs: number): Promise<boolean> {
     await this.enter();
     const row = this.pools.get(pool);
     // As COUNTER_LIMITED / COUNTER_UNLIMITED: an unlimited pool's counter is marked, or at the limit no pool reaches.
     if (!row || (row.unlimited === true || row.limit >= UNLIMITED_COUNTER_LIMIT) === (to === UNLIMITED)) return false;
+    // As ADOPTION_SETTLED: an adopting counter is made an unlimited pool's only once its adoption has settled.
+    if (to === UNLIMITED && row.adopting && row.adoptingSince !== undefined && row.adoptingSince > now - settleMs) return false;
     if (to === UNLIMITED) {
       row.limit = UNLIMITED_COUNTER_LIMIT;
       row.unlimited = true;
       delete row.adopting;
+      delete row.adoptingSince;
     } else {
-      // Limited again: adopting (admitting nothing) until its uncounted slots are counted (Counters.switchUnlimited).
+      // Limited again: adopting (admitting nothing) since now until its uncounted slots are counted (Counters.switchUnlimited).
       row.limit = to;
       delete row.unlimited;
       row.adopting = true;
+      row.adoptingSince = now;
     }
     return true;
   }
@@ -257,11 +262,13 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return AdoptOutcome.Adopted;
   }
 
-  async endAdopting(pool: string): Promise<boolean> {
+  async endAdopting(pool: string, since?: number): Promise<boolean> {
     await this.enter();
     const row = this.pools.get(pool);
-    if (!row?.adopting) return false;
+    // As COUNTER_ADOPTING (and ADOPTING_SINCE, `since` given).
+    if (!row?.adopting || (since !== undefined && row.adoptingSince !== since)) return false;
     delete row.adopting;
+    delete row.adoptingSince;
     return true;
   }
 
@@ -324,6 +331,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 
   async uncountedPools(): Promise<string[]> {
     await this.enter();
+    // As UncountedSlots.pools: a strongly consistent Query, so every mark written before it is read
+    // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
     return [...this.uncountedMarks].sort(byCodeUnit);
   }
 
@@ -513,6 +522,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
           ...(row.rate && { rate: { ...row.rate } }),
           ...((row.unlimited || row.limit >= UNLIMITED_COUNTER_LIMIT) && { unlimited: true }),
           ...(row.adopting && { adopting: true }),
+          ...(row.adopting && row.adoptingSince !== undefined && { adoptingSince: row.adoptingSince }),
         }
       : undefined;
   }

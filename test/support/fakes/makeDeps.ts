@@ -24,6 +24,7 @@ export const TEST_SETTINGS: SluiceSettings = {
   maxRunMs: everyKind(() => 6 * 3600_000, { glue: 48 * 3600_000 }),
   stopOverdueRuns: false,
   reconcileBudgetMs: 60_000,
+  adoptSettleMs: 330_000,
   reconcileConcurrency: 4,
   handOffStart: HandOffStart.Releaser,
   // The services' tests run any spec their kind takes; the override policy has tests of its own (overrides.test.ts).

@@ -68,6 +68,7 @@ test('a pool limited again, then dropped from the configuration (its limit stays
   // The next deploy drops the pool from `pools`: its limit lives in the table from now on (docs/configuration.md).
   Object.assign(world.settings, { pools: { default: 1 }, unlimitedPools: [] });
   await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'));
+  world.clock.advance(world.settings.adoptSettleMs); // the adoption settles
   for (let i = 0; i < 3; i++) {
     await world.reconciler.run();
     await deliverSent(world);
@@ -90,6 +91,7 @@ test('a counter created adopting whose registry entry was not written (the creat
   // DynamoDB's createPool writes the counter, then its registry item (Counters.createPool): a crash between leaves the
   // pool unlisted. The in-memory store writes both at once, so the lost registry item is modelled here.
   jest.spyOn(world.leases, 'listPools').mockResolvedValue([]);
+  world.clock.advance(world.settings.adoptSettleMs); // the adoption settles
   for (let i = 0; i < 3; i++) {
     await world.reconciler.run();
     await deliverSent(world);

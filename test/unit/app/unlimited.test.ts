@@ -18,6 +18,8 @@ import type { GlueJob } from '../../../shared/kinds/registry';
 const fanout = (id: string, extra: Partial<GlueJob> = {}): GlueJob => ({ ...glueJob(id, 'fanout'), ...extra });
 const unlimited = (extra: object = {}) => makeDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'], ...extra } });
 const runOf = (world: FakeWorld, id: string) => world.starters.glue.runsOf(id)[0]!.executionId;
+/** The settle time passes (adoptSettleSeconds): every invocation on the configuration before the deploy has ended. */
+const settle = (world: FakeWorld) => world.clock.advance(world.settings.adoptSettleMs);
 
 describe('an unlimited pool', () => {
   test('every job starts at once, none waits, and no counter is ever written for the pool', async () => {
@@ -170,6 +172,16 @@ describe('an unlimited pool', () => {
     // Limited again: the configured limit, as a counter created from configuration gets it.
     Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
     await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toEqual({
+      name: 'fanout',
+      limit: 2,
+      inUse: 2,
+      adopting: true,
+      adoptingSince: world.clock.now(),
+    });
+    // Adopting ends at a run begun once the adoption has settled.
+    settle(world);
+    await world.reconciler.run();
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
     expect(await world.acquirer.process(messageOf(keyed('k3')))).toBe(AcquireResult.Waiting);
   });
@@ -188,7 +200,9 @@ describe('an unlimited pool', () => {
     expect(results).toEqual([AcquireResult.Waiting, AcquireResult.Waiting, AcquireResult.Waiting]);
     expect(before.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 1, adopting: true });
     expect(before.leases.peekPool('fanout')!.unlimited).toBeUndefined();
-    // The next reconcile finds no uncounted slot (the rated jobs were counted): the counter admits again, up to 2.
+    // The next reconcile once the adoption settled finds no uncounted slot (the rated jobs were counted): the counter
+    // admits again, up to 2.
+    settle(before);
     await after.reconciler.run();
     expect(before.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2, rate: expect.anything() });
     await deliverSent(before);
@@ -205,10 +219,12 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 0, adopting: true });
     for (let i = 1; i < 4; i++) expect(await world.acquirer.process(messageOf(fanout(`n${i}`)))).toBe(AcquireResult.Waiting);
     // sluice top and pool list: the jobs it runs are the 5 it does not count yet; nothing is free.
-    const [adopting] = (await poolDetails({ leases: world.leases })).filter((p) => p.name === 'fanout');
+    const [adopting] = (await poolDetails({ leases: world.leases, ledger: world.ledger })).filter((p) => p.name === 'fanout');
     expect(adopting).toMatchObject({ name: 'fanout', limit: 2, adopting: true, inUse: 5, waiting: 4 });
     expect(formatPoolDetails([adopting!], world.clock.now()).split('\n')[1]).toMatch(/^fanout\s+2\s+5\s+0\s+4$/);
-    // The reconciler counts the 5 slots on the counter (over its limit), then lets it admit: nothing fits.
+    // The reconciler counts the 5 slots on the counter (over its limit), then, the adoption settled, lets it admit:
+    // nothing fits.
+    settle(world);
     const report = await world.reconciler.run();
     expect(report.drift).toMatchObject({ [Drift.Adopted]: 5 });
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 5 });
@@ -230,14 +246,40 @@ describe('an unlimited pool', () => {
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
   });
 
+  test("sluice top and pool list: an adopting pool's jobs in use are counted in units (their weight), or said to be jobs when their records are not read", async () => {
+    // Two jobs of weight 3 run uncounted; the pool is limited again (10): its counter counts none of their 6 units yet.
+    const world = unlimited();
+    for (const id of ['h0', 'h1']) expect(await world.acquirer.process(messageOf(fanout(id, { weight: 3 })))).toBe(AcquireResult.Started);
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 10 }, unlimitedPools: [] });
+    expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
+    const detail = async (deps: Parameters<typeof poolDetails>[0]) => (await poolDetails(deps)).find((p) => p.name === 'fanout')!;
+    // With the records (pool list, sluice top's pool view): 6 units of 10, nothing free.
+    const read = await detail({ leases: world.leases, ledger: world.ledger });
+    expect(read).toMatchObject({ limit: 10, adopting: true, inUse: 6 });
+    expect(read.uncountedJobs).toBeUndefined();
+    expect(formatPoolDetails([read], world.clock.now()).split('\n')[1]).toMatch(/^fanout\s+10\s+6\s+0\s+1$/);
+    // Without them: the counter's units and the jobs it does not count, apart (never jobs added to units).
+    const unread = await detail({ leases: world.leases });
+    expect(unread).toMatchObject({ limit: 10, adopting: true, inUse: 0, uncountedJobs: 2 });
+    expect(formatPoolDetails([unread], world.clock.now()).split('\n')[1]).toMatch(/^fanout\s+10\s+0 \+ 2 jobs\s+0\s+1$/);
+  });
+
   test('limited again before any reconcile ever created its counter: the first take creates it adopting, and waits', async () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
     expect(world.leases.peekPool('fanout')).toBeUndefined();
     Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
-    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 0, adopting: true });
+    expect(world.leases.peekPool('fanout')).toEqual({
+      name: 'fanout',
+      limit: 2,
+      inUse: 0,
+      adopting: true,
+      adoptingSince: world.clock.now(),
+    });
     expect(world.starters.glue.inProgress()).toHaveLength(3);
+    settle(world);
     await world.reconciler.run();
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
     expect(world.ledger.peek('n0')!.state).toBe('waiting');
@@ -271,7 +313,10 @@ describe('an unlimited pool', () => {
     await deliverSent(world);
     expect(world.ledger.peek('k2')!.state).toBe('waiting');
     expect(world.starters.glue.inProgress()).toHaveLength(3);
-    // The reconciler switches and counts the three: still no room (3 of 2) until two of them end.
+    // The reconciler switches and counts the three; at a run once the adoption settled it admits again: still no room
+    // (3 of 2) until two of them end.
+    await world.reconciler.run();
+    settle(world);
     await world.reconciler.run();
     await deliverSent(world);
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 3 });
@@ -297,8 +342,15 @@ describe('an unlimited pool', () => {
     expect(await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'))).toBe('released');
     expect(freed.mock.calls.map(([demand]) => demand.uncounted === true)).toEqual([true, false]);
     expect(world.ledger.peek('u0')).toMatchObject({ state: 'succeeded' });
-    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 1, inUse: 0, adopting: true });
-    // The reconciler finds nothing left to count: n0 starts.
+    expect(world.leases.peekPool('fanout')).toEqual({
+      name: 'fanout',
+      limit: 1,
+      inUse: 0,
+      adopting: true,
+      adoptingSince: world.clock.now(),
+    });
+    // The reconciler, once the adoption settled, finds nothing left to count: n0 starts.
+    settle(world);
     await world.reconciler.run();
     await deliverSent(world);
     expect(world.ledger.peek('n0')!.state).toBe('running');
@@ -311,16 +363,36 @@ describe('an unlimited pool', () => {
     await world.reconciler.run();
     Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
-    // The first run fails to count one slot (throttled, say): the counter stays adopting, and n0 waits.
+    // The first run (the adoption settled) fails to count one slot (throttled, say): the counter stays adopting, and n0 waits.
+    const since = world.clock.now();
+    settle(world);
     jest.spyOn(world.leases, 'adopt').mockRejectedValueOnce(new Error('ThrottlingException'));
     expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 2 });
-    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 2, adopting: true });
+    expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 2, adopting: true, adoptingSince: since });
     expect(world.ledger.peek('n0')!.state).toBe('waiting');
     // The next counts it, finds none left, and lets n0 in (4 of 5 units in use then).
     expect((await world.reconciler.run()).drift).toMatchObject({ [Drift.Adopted]: 1, [Drift.IdleSlot]: 1 });
     await deliverSent(world);
     expect(world.ledger.peek('n0')!.state).toBe('running');
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 5, inUse: 4 });
+  });
+
+  test('a counted job of an adopting pool ending: its release tries no reservation for the waiting jobs (nothing is free while adopting)', async () => {
+    const world = unlimited();
+    for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
+    await world.reconciler.run();
+    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    for (const id of ['n0', 'n1']) expect(await world.acquirer.process(messageOf(fanout(id)))).toBe(AcquireResult.Waiting);
+    // A run within the settle time counts the three slots (3 of 5): the pool is still adopting.
+    await world.reconciler.run();
+    expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 5, inUse: 3, adopting: true });
+    // u0 ends, its slot a counted one now: no hand-off and no fill reservation is tried (each would be refused).
+    const reserve = jest.spyOn(world.leases, 'reserve');
+    await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'));
+    await deliverSent(world);
+    expect(reserve).not.toHaveBeenCalled();
+    expect(['n0', 'n1'].map((id) => world.ledger.peek(id)!.state)).toEqual(['waiting', 'waiting']);
+    expect(world.leases.peekPool('fanout')).toMatchObject({ inUse: 2, adopting: true });
   });
 
   test('a slot the holders index did not show yet is counted at a later run; until enough jobs end the pool admits nothing more', async () => {
@@ -335,6 +407,7 @@ describe('an unlimited pool', () => {
       const page = await holders(pool, options);
       return { ...page, holders: page.holders.filter((holder) => holder.jobId !== 'u2') };
     });
+    settle(world);
     await world.reconciler.run();
     // The bound: the two it saw are counted and the counter admits again with room for none (2 of 2).
     expect(world.leases.peekPool('fanout')).toEqual({ name: 'fanout', limit: 2, inUse: 2 });
@@ -357,11 +430,12 @@ describe('an unlimited pool', () => {
   });
 
   test('property: once the pool is limited again, a job started after the switch runs only while at most the limit run', async () => {
-    type Step = { do: 'arrive' } | { do: 'end'; pick: number } | { do: 'reconcile' };
+    type Step = { do: 'arrive' } | { do: 'end'; pick: number } | { do: 'reconcile' } | { do: 'settle' };
     const step: fc.Arbitrary<Step> = fc.oneof(
       fc.constant({ do: 'arrive' as const }),
       fc.record({ do: fc.constant('end' as const), pick: fc.nat() }),
       fc.constant({ do: 'reconcile' as const }),
+      fc.constant({ do: 'settle' as const }),
     );
     await fc.assert(
       fc.asyncProperty(
@@ -383,6 +457,7 @@ describe('an unlimited pool', () => {
           for (const next of steps) {
             if (next.do === 'arrive') await world.acquirer.process(messageOf(fanout(`n${arrivals++}`)));
             else if (next.do === 'reconcile') await world.reconciler.run();
+            else if (next.do === 'settle') settle(world);
             else {
               const running = world.starters.glue.inProgress();
               if (running.length > 0)

@@ -31,6 +31,7 @@ describe('settings', () => {
       },
       stopOverdueRuns: false,
       reconcileBudgetMs: 90_000,
+      adoptSettleMs: 330_000,
       reconcileConcurrency: 16,
       handOffStart: 'releaser',
     });
@@ -64,6 +65,7 @@ describe('settings', () => {
         RETRY_MAX_SECONDS: '30',
         RETRY_FOR_SECONDS: '4',
         RECONCILE_BUDGET_SECONDS: '2',
+        ADOPT_SETTLE_SECONDS: '8',
         RECONCILE_CONCURRENCY: '3',
         HAND_OFF_START: 'queue',
       }),
@@ -86,6 +88,7 @@ describe('settings', () => {
       },
       stopOverdueRuns: true,
       reconcileBudgetMs: 2000,
+      adoptSettleMs: 8000,
       reconcileConcurrency: 3,
       handOffStart: 'queue',
     });

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { exchange, gatesOf } from '../../../shared/domain/limits';
 import { blockedBy } from '../../../shared/app/gates';
+import { freeSlots } from '../../../shared/domain/pool';
 import {
   adoptionDone,
+  adoptionSettled,
   admitsOnCounter,
   adoptsUncounted,
   configuredDemand,
@@ -14,6 +16,10 @@ import {
 } from '../../../shared/domain/unlimited';
 
 /** Whether a job takes counters is the stage's configuration's call, and a release gives back what the take counted. */
+
+const T = 1_700_000_000_000;
+/** A settle time (adoptSettleSeconds); the rules hold for any. */
+const SETTLE = 330_000;
 
 const pool = fc.constantFrom('fanout', 'etl', 'default');
 const demand = fc.record({
@@ -66,11 +72,14 @@ describe('unlimited pools: the counter follows a switch of the configuration, on
           unlimitedPools: unlimited ? ['fanout'] : [],
           pools: (limit === undefined ? {} : { fanout: limit }) as Record<string, number>,
         };
-        const to = counterSwitch('fanout', marked ? { unlimited: true } : {}, config);
+        const to = counterSwitch('fanout', marked ? { unlimited: true } : {}, config, T, SETTLE);
         if (unlimited) expect(to).toBe(marked ? undefined : UNLIMITED);
         else expect(to).toBe(marked ? limit : undefined);
         // Once: the counter as the switch leaves it needs no other.
-        if (to !== undefined) expect(counterSwitch('fanout', to === UNLIMITED ? { unlimited: true } : {}, config)).toBeUndefined();
+        if (to !== undefined)
+          expect(
+            counterSwitch('fanout', to === UNLIMITED ? { unlimited: true } : { adopting: true, adoptingSince: T }, config, T, SETTLE),
+          ).toBeUndefined();
       }),
     );
   });
@@ -131,21 +140,69 @@ describe('a pool limited again: what its counter admits, and when it admits agai
     );
   });
 
-  test('an adopting counter is switched to an unlimited one when configured unlimited, and left adopting when configured limited', () => {
-    expect(counterSwitch('fanout', { adopting: true }, { unlimitedPools: ['fanout'], pools: {} })).toBe(UNLIMITED);
-    expect(counterSwitch('fanout', { adopting: true }, { pools: { fanout: 3 } })).toBeUndefined();
-    expect(counterSwitch('fanout', { unlimited: true }, { pools: { fanout: 3 } })).toBe(3);
+  test('an adopting counter is switched to an unlimited one when configured unlimited once its adoption has settled, and left adopting when configured limited', () => {
+    const unlimited = { unlimitedPools: ['fanout'], pools: {} };
+    expect(counterSwitch('fanout', { adopting: true, adoptingSince: T }, unlimited, T + SETTLE, SETTLE)).toBe(UNLIMITED);
+    // A caller on the configuration before the deploy, within the settle time, does not undo the switch
+    expect(counterSwitch('fanout', { adopting: true, adoptingSince: T }, unlimited, T + SETTLE - 1, SETTLE)).toBeUndefined();
+    // Made adopting before the time was written: as settled as it will ever be
+    expect(counterSwitch('fanout', { adopting: true }, unlimited, T, SETTLE)).toBe(UNLIMITED);
+    expect(counterSwitch('fanout', { adopting: true, adoptingSince: T }, { pools: { fanout: 3 } }, T + SETTLE, SETTLE)).toBeUndefined();
+    expect(counterSwitch('fanout', { unlimited: true }, { pools: { fanout: 3 } }, T, SETTLE)).toBe(3);
+    // A counter limited (not adopting) is switched at once, whatever the time
+    expect(counterSwitch('fanout', {}, unlimited, T, SETTLE)).toBe(UNLIMITED);
   });
 
-  test('adopting ends only after a run read all 16 shards whole and counted every slot it saw', () => {
+  const adoptingSince = fc.option(fc.integer({ min: T, max: T + 2 * SETTLE }), { nil: undefined });
+  const readsBeganAt = fc.option(fc.integer({ min: T, max: T + 3 * SETTLE }), { nil: undefined });
+
+  test('adopting ends only after a run read all 16 shards whole and counted every slot it saw, its reads begun once the adoption settled', () => {
     fc.assert(
-      fc.property(fc.boolean(), fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 3 }), (adopting, wholeShards, failed) => {
-        expect(adoptionDone({ adopting }, { wholeShards, failed })).toBe(
-          adopting && wholeShards >= UNCOUNTED_HOLDER_SHARDS && failed === 0,
-        );
-      }),
+      fc.property(
+        fc.boolean(),
+        fc.integer({ min: 0, max: 20 }),
+        fc.integer({ min: 0, max: 3 }),
+        adoptingSince,
+        readsBeganAt,
+        (adopting, wholeShards, failed, since, began) => {
+          const counter = { adopting, ...(since !== undefined && { adoptingSince: since }) };
+          const pass = { wholeShards, failed, ...(began !== undefined && { readsBeganAt: began }) };
+          const settled = began !== undefined && (since === undefined || began - since >= SETTLE);
+          expect(adoptionDone(counter, pass, SETTLE)).toBe(adopting && wholeShards >= UNCOUNTED_HOLDER_SHARDS && failed === 0 && settled);
+        },
+      ),
     );
     expect(UNCOUNTED_HOLDER_SHARDS).toBe(16);
+  });
+
+  test('a take by an invocation on the configuration before the deploy, after the reads of a run begun within the settle time, is never left uncounted by an ended adoption', () => {
+    // The deploy-window bound: old-configuration takes happen before adoptingSince + settle; a run that ends adopting
+    // began its reads at or after that, so every such take was written before its reads (only the index lag may hide it).
+    fc.assert(
+      fc.property(fc.integer({ min: T, max: T + SETTLE }), fc.integer({ min: 0, max: SETTLE - 1 }), readsBeganAt, (since, late, began) => {
+        const oldTakeAt = since + late;
+        const pass = { wholeShards: UNCOUNTED_HOLDER_SHARDS, failed: 0, ...(began !== undefined && { readsBeganAt: began }) };
+        if (adoptionDone({ adopting: true, adoptingSince: since }, pass, SETTLE)) expect(oldTakeAt).toBeLessThan(began!);
+      }),
+    );
+  });
+
+  test('adoptionSettled: a counter not adopting always is; an adopting one from adoptingSince + settle on', () => {
+    fc.assert(
+      fc.property(fc.boolean(), adoptingSince, fc.integer({ min: T, max: T + 3 * SETTLE }), (adopting, since, at) => {
+        const counter = { adopting, ...(since !== undefined && { adoptingSince: since }) };
+        expect(adoptionSettled(counter, at, SETTLE)).toBe(!adopting || since === undefined || at >= since + SETTLE);
+      }),
+    );
+  });
+
+  test('an adopting counter has no free slot for a fill (every admission onto it would be refused); any other its room', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 60 }), (adopting, limit, inUse) => {
+        const free = freeSlots({ name: 'fanout', limit, inUse, ...(adopting && { adopting: true }) });
+        expect(free).toBe(adopting ? 0 : Math.max(0, limit - inUse));
+      }),
+    );
   });
 
   test('the reconciler counts the uncounted slots of a pool the configuration gives a limit, only', () => {

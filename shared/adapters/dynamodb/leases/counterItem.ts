@@ -21,6 +21,8 @@ export interface PoolItem {
   unlimited?: boolean;
   /** a limited pool's counter not yet counting the slots taken while it was unlimited (PoolSnapshot.adopting) */
   adopting?: boolean;
+  /** when it began adopting (PoolSnapshot.adoptingSince) */
+  adoptingSince?: number;
 }
 
 export function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
@@ -33,6 +35,7 @@ export function snapshotOf(pool: string, item: PoolItem): PoolSnapshot {
     // Marked, or (a counter an earlier version made an unlimited pool's, before the mark) at the limit no pool reaches.
     ...((item.unlimited || Number(item.limit) >= UNLIMITED_COUNTER_LIMIT) && { unlimited: true }),
     ...(item.adopting && { adopting: true }),
+    ...(item.adopting && item.adoptingSince !== undefined && { adoptingSince: Number(item.adoptingSince) }),
   };
 }
 

@@ -2,7 +2,7 @@ import { GetCommand, paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/l
 import type { PoolSnapshot } from '../../../domain/pool';
 import { ContentionError } from '../../../errors';
 import { UNLIMITED, UNLIMITED_COUNTER_LIMIT } from '../../../domain/unlimited';
-import { COUNTER_ADOPTING, COUNTER_LIMITED, COUNTER_UNLIMITED, GATE_KNOWN, IS_NEW } from '../conditions';
+import { ADOPTING_SINCE, ADOPTION_SETTLED, COUNTER_ADOPTING, COUNTER_LIMITED, COUNTER_UNLIMITED, GATE_KNOWN, IS_NEW } from '../conditions';
 import { CONTENTION_TRIES, isContention } from '../contention';
 import { applied } from '../errors';
 import { POOL_REGISTRY_PK, poolKey, poolRegistryKey } from '../keys';
@@ -39,7 +39,7 @@ export class Counters {
     return names;
   }
 
-  async createPool(pool: string, limit: number, intervalMs?: number, adopting = false): Promise<boolean> {
+  async createPool(pool: string, limit: number, intervalMs?: number, adoptingSince?: number): Promise<boolean> {
     const rate = intervalMs === undefined ? {} : { intervalMs, tat: 0 };
     // Read first: a burst of first jobs all find the gate missing at once, and one creates it; the others' puts then
     // meet the transactions taking slots from it, and a write meeting a transaction is refused. A read is not.
@@ -56,7 +56,7 @@ export class Counters {
               room: limit,
               ...rate,
               ...(limit === UNLIMITED_COUNTER_LIMIT && { unlimited: true }),
-              ...(adopting && { adopting: true }),
+              ...(adoptingSince !== undefined && { adopting: true, adoptingSince }),
             },
             ConditionExpression: IS_NEW,
           }),
@@ -94,39 +94,41 @@ export class Counters {
     await this.register(pool);
   }
 
-  async switchUnlimited(pool: string, to: typeof UNLIMITED | number): Promise<boolean> {
+  async switchUnlimited(pool: string, to: typeof UNLIMITED | number, now: number, settleMs: number): Promise<boolean> {
     const limit = to === UNLIMITED ? UNLIMITED_COUNTER_LIMIT : to;
     return applied(
       this.table.send(
         new UpdateCommand({
           TableName: this.table.tableName,
           Key: poolKey(pool),
-          // room follows the limit in the same write, as setLimit's. Limited again: adopting (admitting nothing) until
-          // the reconciler has counted the slots taken while the pool was unlimited (shared/domain/unlimited.ts).
+          // room follows the limit in the same write, as setLimit's. Limited again: adopting (admitting nothing) since
+          // now, until the reconciler has counted the slots taken while the pool was unlimited (shared/domain/unlimited.ts).
           UpdateExpression:
             to === UNLIMITED
-              ? 'SET #limit = :limit, room = :limit - inUse, unlimited = :true REMOVE adopting'
-              : 'SET #limit = :limit, room = :limit - inUse, adopting = :true REMOVE unlimited',
-          ConditionExpression: to === UNLIMITED ? COUNTER_LIMITED : COUNTER_UNLIMITED,
+              ? 'SET #limit = :limit, room = :limit - inUse, unlimited = :true REMOVE adopting, adoptingSince'
+              : 'SET #limit = :limit, room = :limit - inUse, adopting = :true, adoptingSince = :now REMOVE unlimited',
+          ConditionExpression: to === UNLIMITED ? `${COUNTER_LIMITED} AND ${ADOPTION_SETTLED}` : COUNTER_UNLIMITED,
           ExpressionAttributeNames: { '#limit': 'limit' },
           ExpressionAttributeValues: {
             ':limit': limit,
             ':unlimitedLimit': UNLIMITED_COUNTER_LIMIT,
             ':true': true,
+            ...(to === UNLIMITED ? { ':settledBefore': now - settleMs } : { ':now': now }),
           },
         }),
       ),
     );
   }
 
-  async endAdopting(pool: string): Promise<boolean> {
+  async endAdopting(pool: string, since?: number): Promise<boolean> {
     return applied(
       this.table.send(
         new UpdateCommand({
           TableName: this.table.tableName,
           Key: poolKey(pool),
-          UpdateExpression: 'REMOVE adopting',
-          ConditionExpression: COUNTER_ADOPTING,
+          UpdateExpression: 'REMOVE adopting, adoptingSince',
+          ConditionExpression: since === undefined ? COUNTER_ADOPTING : `${COUNTER_ADOPTING} AND ${ADOPTING_SINCE}`,
+          ...(since !== undefined && { ExpressionAttributeValues: { ':since': since } }),
         }),
       ),
     );

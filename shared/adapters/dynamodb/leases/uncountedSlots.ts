@@ -34,7 +34,15 @@ export class UncountedSlots {
     const names: string[] = [];
     const pages = paginateQuery(
       { client: this.table.doc },
-      { TableName: this.table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': UNCOUNTED_POOLS_PK } },
+      {
+        TableName: this.table.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': UNCOUNTED_POOLS_PK },
+        // Strongly consistent (one partition of the table, no index): a mark written before this read is in it, so a
+        // counter created now from configuration is created adopting if the pool ever took an uncounted slot
+        // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
+        ConsistentRead: true,
+      },
     );
     for await (const page of pages) for (const item of page.Items ?? []) names.push(String(item.sk));
     for (const name of names) this.marked.add(name);
