@@ -31,6 +31,8 @@ const USAGE = `npm run bench -- [options]
   --backlogs LIST         backlogs for requests per job (default ${FULL.requests.backlogs.join(',')})
   --window N              jobs measured per backlog (default ${FULL.requests.window})
   --throughput-jobs N     jobs in the throughput run (default ${FULL.throughput.jobs})
+  --throughput-threads N  the throughput run once more with the functions in N worker threads each, on a stack of its
+                          own (default ${FULL.throughput.threads}: not run)
   --schedule-jobs N       jobs spread over a minute in the schedule run (default ${FULL.schedule.spreadJobs})
   --schedule-open N       scheduled jobs held far ahead meanwhile (default ${FULL.schedule.openJobs})
   --schedule-hotspot N    jobs due in the same second (default ${FULL.schedule.hotspotJobs})
@@ -108,6 +110,7 @@ async function main(): Promise<number> {
       backlogs: { type: 'string' },
       window: { type: 'string' },
       'throughput-jobs': { type: 'string' },
+      'throughput-threads': { type: 'string' },
       'schedule-jobs': { type: 'string' },
       'schedule-open': { type: 'string' },
       'schedule-hotspot': { type: 'string' },
@@ -161,7 +164,11 @@ async function main(): Promise<number> {
       backlogs: values.backlogs ? numberList(values.backlogs, 'backlogs') : base.requests.backlogs,
       window: num(values.window, base.requests.window, 'window'),
     },
-    throughput: { ...base.throughput, jobs: num(values['throughput-jobs'], base.throughput.jobs, 'throughput-jobs') },
+    throughput: {
+      ...base.throughput,
+      jobs: num(values['throughput-jobs'], base.throughput.jobs, 'throughput-jobs'),
+      threads: values['throughput-threads'] === '0' ? 0 : num(values['throughput-threads'], base.throughput.threads, 'throughput-threads'),
+    },
     weights: {
       ...base.weights,
       jobs: num(values['weights-jobs'], base.weights.jobs, 'weights-jobs'),

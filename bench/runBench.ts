@@ -144,7 +144,9 @@ export const FULL: BenchParams = {
   requests: { backlogs: [10, 100, 1000, 10_000], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 16, window: 200 },
   // 2,000 jobs a run (3,000 before): at about 100 jobs/s here, 16 s of steady state between the 10th and 90th
   // percentile start in each of the 3 runs, 10 s less each.
-  throughput: { jobs: 2000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32, threads: 2 },
+  // The run with the functions in worker threads is off by default (40-70 s, a stack of its own; it was slower than one
+  // thread on this 2-core machine, 119 against 145 jobs/s): --throughput-threads 2 runs it.
+  throughput: { jobs: 2000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32, threads: 0 },
   reconciler: { runMs: 3000 },
   // Runs of 1-3 s at limit 20 drain 10 jobs/s: the 2,500 arrive (over 100/s) much faster, so nearly all of them wait.
   fairness: { limit: 20, bigJobs: 2500, smallJobs: 10, runMinMs: 1000, runMaxMs: 3000 },
@@ -188,21 +190,19 @@ export const FULL: BenchParams = {
     runMs: 200,
     pollers: 16,
   },
-  // 400 jobs at limits 8 and 100, 1,700 at 1,000 (1.5 x limit + 200): 98%, 75% and 41% of them handed a slot, the
-  // rest reserved at the opening (and freed at the end). Runs of limit / 15 s on average (0.53 s, 6.7 s, 67 s): 15
-  // completions per second at every limit. At 10/s with 600 / 600 / 2,200 jobs the scenario took 8 minutes, most of it
-  // waiting on runs of 100 s at 1,000; this took 4.5. Not faster: at 20 and 25/s, with this machine loaded, the
-  // releasers at limit 100 raced for the same waiters until the pool stalled (16-17 passes tried per job and lost,
-  // hand-off p50 1.5-1.8 s, a third more write units and twice the read units per job), where 15/s stayed at 0.1 lost
-  // passes per job under the same load (10/s: 0.05).
-  // Limits 8 and 1,000 (8, 100 and 1,000 before: the units per job at 100 lay between the others', 22.5 against 22.0
-  // and 23.2; --capacity-limits 8,100,1000 runs the three).
+  // 400 jobs at limit 8 and 1,700 at 1,000 (1.5 x limit + 200): 98% and 41% of them handed a slot, the rest reserved
+  // at the opening (and freed at the end). Runs of limit / 25 s on average (0.32 s, 40 s): 25 completions per second at
+  // every limit (15 before, with limit 100 as well: 258 s; now about 175 s). Before hand-offs spread over the waiters, 20
+  // and 25 a second made the releasers at limit 100 race for the same waiters until the pool stalled; measured at 25/s,
+  // limits 8 and 1,000 cost 25.01-25.04 and 26.00-26.30 WCU, 8.53-8.55 and 6.55-6.58 RCU per job (two runs), against
+  // 25.01 and 25.76 WCU, 8.54 and 6.57 RCU at 15/s (one run, the same day). Limit 8 keeps up with about 17 a second here (runs of 0.32 s and
+  // hand-offs of tens of ms): the limit-1,000-versus-8 row compares what each limit delivers.
   capacity: {
     limits: [8, 1000],
     minJobs: 400,
     jobsPerSlot: 1.5,
     extraJobs: 200,
-    offeredJobsPerSecond: 15,
+    offeredJobsPerSecond: 25,
     minRunMs: 20,
     seed: 45, // the bench's seed + 3
     reconcilerRuns: 2,

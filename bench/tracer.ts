@@ -383,7 +383,8 @@ export class Tracer {
    */
   endedIndexWrites = 0;
   endedIndexWritesInTransactions = 0;
-  private readonly endedJobs = new Set<string>();
+  /** The jobs filed on the ended index so far. */
+  readonly endedJobs = new Set<string>();
   /**
    * Early completions, by group: completion events whose run the releaser looked up and did not find (GetItem RUN#...,
    * no item). For a Sluice pool the event beat the acquirer's write of the run record (the run ended at once).

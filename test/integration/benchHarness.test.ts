@@ -30,6 +30,7 @@ test('jobs sent the moment the stack is up are all seen received', async () => {
 }, 30_000);
 
 test('each job that ends files one entry on the ended index, and the write units per job count it', async () => {
+  await h.settle('harness-first'); // the jobs of the test above end first
   const before = h.snapshot();
   const jobs = makeJobs({ group: 'harness-ended', pool: 'harness-first', durations: Array.from({ length: 10 }, () => 20), tag: 'e' });
   await h.enqueue(jobs);
@@ -39,6 +40,7 @@ test('each job that ends files one entry on the ended index, and the write units
   await h.settle('harness-first');
   const after = h.snapshot();
   expect(entries()).toBe(jobs.length);
+  expect(jobs.every((job) => h.tracer.endedJobs.has(job.spec.id))).toBe(true);
   // A release at a counted pool is a transaction: its ended entry is counted at a transaction's rate (2 units); the
   // write units per job are those without the index plus exactly these.
   const inTransactions = after.endedIndexWritesInTransactions - before.endedIndexWritesInTransactions;
