@@ -66,6 +66,8 @@ export interface RequestsPerJob {
   dynamodbWriteUnits: number;
   jobApi: number;
   lambda: number;
+  /** Sluice's own events put on the bus (PutEvents): billed as custom events, unlike the AWS service events it reads. */
+  events: number;
   total: number;
   /** Per operation, per job. */
   ops: Record<string, number>;
@@ -73,7 +75,7 @@ export interface RequestsPerJob {
   emptyReceives: number;
 }
 
-export const SERVICE_COLUMNS = ['sqs', 'dynamodb', 'jobApi', 'lambda'] as const;
+export const SERVICE_COLUMNS = ['sqs', 'dynamodb', 'jobApi', 'lambda', 'events'] as const;
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
@@ -101,6 +103,7 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
     (to.endedIndexWrites - from.endedIndexWrites) +
     2 * (to.endedIndexWritesInTransactions - from.endedIndexWritesInTransactions);
   const jobApi = sum((k) => k.startsWith('appflow.') || k.startsWith('glue.'));
+  const events = sum((k) => k.startsWith('eventbridge.'));
   const lambda = to.acquirer - from.acquirer + (to.releaser - from.releaser) + (to.reconciler - from.reconciler);
   ops['lambda.acquirer'] = to.acquirer - from.acquirer;
   ops['lambda.releaser'] = to.releaser - from.releaser;
@@ -114,7 +117,8 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
     dynamodbWriteUnits: r3(writeUnits / j),
     jobApi: r3(jobApi / j),
     lambda: r3(lambda / j),
-    total: r3((sqs + dynamodb + jobApi + lambda) / j),
+    events: r3(events / j),
+    total: r3((sqs + dynamodb + jobApi + lambda + events) / j),
     ops: Object.fromEntries(
       Object.entries(ops)
         .sort(([a], [b]) => a.localeCompare(b))

@@ -34,6 +34,7 @@ const USAGE = `npm run bench -- [options]
   --throughput-threads N  the throughput run once more with the functions in N worker threads each, on a stack of its
                           own (default ${FULL.throughput.threads}: not run)
   --schedule-jobs N       jobs spread over a minute in the schedule run (default ${FULL.schedule.spreadJobs})
+  --schedule-spread-ms N  the time those jobs are spread over, ms (default ${FULL.schedule.spreadMs})
   --schedule-open N       scheduled jobs held far ahead meanwhile (default ${FULL.schedule.openJobs})
   --schedule-hotspot N    jobs due in the same second (default ${FULL.schedule.hotspotJobs})
   --race-engines LIST     engines of the hand-off race: ${RACE_ENGINES.join(',')} (default ${FULL.race.engines.join(',')}; DynamoDB Local
@@ -113,6 +114,7 @@ async function main(): Promise<number> {
       'throughput-threads': { type: 'string' },
       'schedule-jobs': { type: 'string' },
       'schedule-open': { type: 'string' },
+      'schedule-spread-ms': { type: 'string' },
       'schedule-hotspot': { type: 'string' },
       'race-engines': { type: 'string' },
       'race-rates': { type: 'string' },
@@ -183,6 +185,7 @@ async function main(): Promise<number> {
     schedule: {
       ...base.schedule,
       spreadJobs: num(values['schedule-jobs'], base.schedule.spreadJobs, 'schedule-jobs'),
+      spreadMs: num(values['schedule-spread-ms'], base.schedule.spreadMs, 'schedule-spread-ms'),
       openJobs: num(values['schedule-open'], base.schedule.openJobs, 'schedule-open'),
       hotspotJobs: num(values['schedule-hotspot'], base.schedule.hotspotJobs, 'schedule-hotspot'),
     },

@@ -262,6 +262,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
         'DynamoDB writes',
         'job APIs',
         'invocations',
+        'events put',
         'total',
         'parked in',
         'window',
@@ -274,6 +275,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
         x.dynamodbWrites,
         x.jobApi,
         x.lambda,
+        x.events,
         `**${x.total}**`,
         s1(x.parkMs),
         `${x.windowJobs} jobs, ${s1(x.windowMs)}`,
@@ -497,7 +499,7 @@ function costSection(r: BenchResults): string[] {
         ],
         [`DynamoDB reads (${a.unitsPerRead} unit each, strongly consistent)`, usd(b.dynamodbReads)],
         [`Reconciler (${a.jobMinutes}-minute jobs, every ${a.reconcilePeriodMinutes} min, pool of ${a.limit})`, usd(b.reconciler)],
-        ['EventBridge (AWS service events)', usd(b.eventBridge)],
+        [`EventBridge (AWS service events free; Sluice's own events, ${per.events} a job, $${pr.eventBridgeCustomPerMillionEvents}/M)`, usd(b.eventBridge)],
         ['**Total**', `**${usd(b.total)}**`],
       ],
     ),
@@ -643,7 +645,7 @@ function requestsBound(r: BenchResults): string[] {
     .map(([op, n]) => `${op} ${n}`)
     .join(', ');
   return [
-    `Per job at backlog ${x.backlog.toLocaleString('en-US')}: ${ops}. A job's life: its arrival (a share of a receive and a delete, the park that registers it, a look at the counter after parking; a first delivery for a pool its acquirer saw full within the last second does not try a take first), its hand-off (the releaser's run reference read, the finished job's read with the waiters query beside it, the pass, the woken job's read and claim), its start and the running write and run reference, and two invocations.`,
+    `Per job at backlog ${x.backlog.toLocaleString('en-US')}: ${ops}. A job's life: its arrival (a share of a receive and a delete, the park that registers it, a look at the counter after parking; a first delivery for a pool its acquirer saw full within the last second does not try a take first), its hand-off (the releaser's run reference read, the finished job's read with the waiters query beside it, the pass, the woken job's read and claim), its start and the running write and run reference, Sluice's own event of the job's end put on the bus (PutEvents: ${x.events} a job), and two invocations.`,
     '',
     "What would take requests off, each one per job: the claim folded into the pass (the woken job moved straight to starting, its record's fields carried on its waiter item so the releaser needs no read), two; the run reference and the running write in one transaction, one (but a transaction bills 2 units per item: more dollars); no run lookup where the completion event names the job (Step Functions, ECS and Batch can carry the job id; AppFlow and Glue, the bench's kinds, cannot), one. 12 needs the first two.",
   ];
