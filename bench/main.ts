@@ -8,7 +8,7 @@ import { ROOT } from '../local/infra/serviceDefinition';
 import { type BenchParams, FULL, QUICK, RACE_ENGINES, type RaceEngine, runBench, type Scenario, SCENARIOS } from './runBench';
 
 const USAGE = `npm run bench -- [options]
-  --quick                 the smoke run: every scenario, tiny (about 20 s)
+  --quick                 the smoke run: every scenario, tiny (about 1.5 minutes)
   --only LIST             scenarios to run, comma-separated: ${SCENARIOS.join(',')} (default: all)
   --out DIR               where results.json, RESULTS.md and the charts go (default: bench/)
   --sqs-endpoint URL      use running emulators (with --dynamodb-endpoint) instead of starting them
@@ -36,7 +36,8 @@ const USAGE = `npm run bench -- [options]
   --schedule-jobs N       jobs spread over a minute in the schedule run (default ${FULL.schedule.spreadJobs})
   --schedule-spread-ms N  the time those jobs are spread over, ms (default ${FULL.schedule.spreadMs})
   --schedule-open N       scheduled jobs held far ahead meanwhile (default ${FULL.schedule.openJobs})
-  --schedule-hotspot N    jobs due in the same second (default ${FULL.schedule.hotspotJobs})
+  --schedule-hotspot N    jobs due in the same second in the schedule run itself (default ${FULL.schedule.hotspotJobs}: the
+                          hotspot scenario measures that second, on a limited and an unlimited pool)
   --race-engines LIST     engines of the hand-off race: ${RACE_ENGINES.join(',')} (default ${FULL.race.engines.join(',')}; DynamoDB Local
                           runs in the capacity run's process, dynalite on the emulators above)
   --race-rates LIST       completions per second of the hand-off race, each in turn (default ${FULL.race.rates.join(',')})
