@@ -1,4 +1,4 @@
-import { callerOf, INDEX_WRITES, itemOf, type MiddlewareClient, slotChangeOf } from './tracer';
+import { callerOf, endedEntriesOf, INDEX_WRITES, itemOf, type MiddlewareClient, slotChangeOf } from './tracer';
 
 /**
  * Capacity units of Sluice's DynamoDB calls, as the engine reports them: middleware on Sluice's own client (the bench
@@ -31,6 +31,8 @@ export interface CapacityTotals {
   rcu: number;
   /** Of `wcu`, the holders index's (writes of the table that changed a holder). */
   gsiWcu: number;
+  /** Of `wcu`, the `ended` index's: an entry per job that ends, filed by the write that ends it (tracer.ts endedEntriesOf). */
+  endedWcu: number;
   gsiWcuReported: number;
   /** Of `rcu`, the units reported for queries of the holders index. */
   gsiRcu: number;
@@ -63,6 +65,7 @@ export const emptyTotals = (): CapacityTotals => ({
   wcuReported: 0,
   rcu: 0,
   gsiWcu: 0,
+  endedWcu: 0,
   gsiWcuReported: 0,
   gsiRcu: 0,
   counterWcu: 0,
@@ -188,12 +191,18 @@ export class CapacityMeter {
       // DynamoDB's rule, not DynamoDB Local's figure: 2 units per item (under 1 KB), and the index entries it changes.
       const tx = slotChangeOf(input as never);
       const indexWrites = INDEX_WRITES[tx.change] * this.unitsPerIndexWriteInTransaction;
-      w = 2 * tx.items + indexWrites;
+      // The ended index's entry of a job a release ends, at the rate of the holders entries beside it.
+      const endedWrites = endedEntriesOf(op, input as never).length * this.unitsPerIndexWriteInTransaction;
+      w = 2 * tx.items + indexWrites + endedWrites;
       t.gsiWcu = add(t.gsiWcu, indexWrites);
+      t.endedWcu = add(t.endedWcu, endedWrites);
       if (tx.counter === 'check') t.counterWcu = add(t.counterWcu, this.unitsPerCounterCheck);
       else if (tx.counter === 'update') t.counterWcu = add(t.counterWcu, this.unitsPerCounterUpdate);
     } else if (!isRead) {
-      t.gsiWcu = add(t.gsiWcu, gsi);
+      // A plain write that ends a job: DynamoDB Local reports its ended entry among the index units (1 per entry).
+      const ended = Math.min(gsi, endedEntriesOf(op, input as never).length);
+      t.endedWcu = add(t.endedWcu, ended);
+      t.gsiWcu = add(t.gsiWcu, gsi - ended);
       t.largestPlainWriteUnits = Math.max(t.largestPlainWriteUnits, w - gsi);
     }
     t.wcu = add(t.wcu, w);

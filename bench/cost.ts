@@ -14,6 +14,8 @@ export const PRICES = {
   dynamodbPerMillionReadUnits: 0.125,
   /** AWS service events (AppFlow, Glue) on the default bus. */
   eventBridgeServiceEvents: 0,
+  /** Sluice's own events (PutEvents, under 64 KB each): custom events, https://aws.amazon.com/eventbridge/pricing/ */
+  eventBridgeCustomPerMillionEvents: 1.0,
   stepFunctionsPerThousandTransitions: 0.025,
 } as const;
 
@@ -67,7 +69,7 @@ export function costPerMillionJobs(perJob: RequestsPerJob, reconcilerRun: Reconc
     dynamodbWrites,
     dynamodbReads,
     reconciler,
-    eventBridge: PRICES.eventBridgeServiceEvents,
+    eventBridge: PRICES.eventBridgeServiceEvents + perJob.events * PRICES.eventBridgeCustomPerMillionEvents,
   });
 }
 

@@ -45,6 +45,9 @@ export interface CountSnapshot {
   /** Items of TransactWriteItems (cancelled ones included) and holders-index entries written by slot changes (Tracer). */
   transactItems: number;
   indexWrites: number;
+  /** Entries of the `ended` index written (Tracer.endedIndexWrites): by plain writes, and by items of transactions. */
+  endedIndexWrites: number;
+  endedIndexWritesInTransactions: number;
 }
 
 /** Requests per job by service. `lambda` is invocations; `total` adds every column but the read/write split. */
@@ -55,13 +58,16 @@ export interface RequestsPerJob {
   dynamodbWrites: number;
   /**
    * Write units of those writes by DynamoDB's rules, for items under 1 KB (Sluice's are): 1 per plain write, 2 per item
-   * of a TransactWriteItems (a ConditionCheck billed as a write; cancelled transactions counted as if applied), and 2 per
-   * holders-index entry a slot change puts or deletes (what DynamoDB Local reports for it). The capacity scenario
-   * measures them on DynamoDB Local.
+   * of a TransactWriteItems (a ConditionCheck billed as a write; cancelled transactions counted as if applied), 2 per
+   * holders-index entry a slot change puts or deletes (what DynamoDB Local reports for it), and one entry of the `ended`
+   * index per job that ends (a moved entry two: delete and put), 1 unit by a plain write, 2 by a transaction's item. The
+   * capacity scenario measures them on DynamoDB Local.
    */
   dynamodbWriteUnits: number;
   jobApi: number;
   lambda: number;
+  /** Sluice's own events put on the bus (PutEvents): billed as custom events, unlike the AWS service events it reads. */
+  events: number;
   total: number;
   /** Per operation, per job. */
   ops: Record<string, number>;
@@ -69,7 +75,7 @@ export interface RequestsPerJob {
   emptyReceives: number;
 }
 
-export const SERVICE_COLUMNS = ['sqs', 'dynamodb', 'jobApi', 'lambda'] as const;
+export const SERVICE_COLUMNS = ['sqs', 'dynamodb', 'jobApi', 'lambda', 'events'] as const;
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
@@ -87,8 +93,17 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
   const reads = sum((k) => /^dynamodb\.(GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/.test(k));
   const transactions = ops['dynamodb.TransactWriteItems'] ?? 0;
   const writeUnits =
-    dynamodb - reads - transactions + 2 * (to.transactItems - from.transactItems) + 2 * (to.indexWrites - from.indexWrites);
+    dynamodb -
+    reads -
+    transactions +
+    2 * (to.transactItems - from.transactItems) +
+    2 * (to.indexWrites - from.indexWrites) +
+    // The ended index: an entry per job that ends, at the rate of the write that files it (1 unit by a plain write, 2 by
+    // a transaction's item, as the holders entries above).
+    (to.endedIndexWrites - from.endedIndexWrites) +
+    2 * (to.endedIndexWritesInTransactions - from.endedIndexWritesInTransactions);
   const jobApi = sum((k) => k.startsWith('appflow.') || k.startsWith('glue.'));
+  const events = sum((k) => k.startsWith('eventbridge.'));
   const lambda = to.acquirer - from.acquirer + (to.releaser - from.releaser) + (to.reconciler - from.reconciler);
   ops['lambda.acquirer'] = to.acquirer - from.acquirer;
   ops['lambda.releaser'] = to.releaser - from.releaser;
@@ -102,7 +117,8 @@ export function perJob(from: CountSnapshot, to: CountSnapshot, jobs: number): Re
     dynamodbWriteUnits: r3(writeUnits / j),
     jobApi: r3(jobApi / j),
     lambda: r3(lambda / j),
-    total: r3((sqs + dynamodb + jobApi + lambda) / j),
+    events: r3(events / j),
+    total: r3((sqs + dynamodb + jobApi + lambda + events) / j),
     ops: Object.fromEntries(
       Object.entries(ops)
         .sort(([a], [b]) => a.localeCompare(b))
@@ -286,6 +302,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       emptyReceives: tracer.emptyReceives,
       transactItems: tracer.transactItems,
       indexWrites: tracer.indexWrites,
+      endedIndexWrites: tracer.endedIndexWrites,
+      endedIndexWritesInTransactions: tracer.endedIndexWritesInTransactions,
     }),
     poolAdmin: () => container().poolAdmin,
     leases,

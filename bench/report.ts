@@ -39,10 +39,21 @@ export function headlineTable(r: BenchResults): string {
   );
 }
 
+const metCell = (g: BenchResults['goals'][number]) => g.status ?? (g.met ? 'yes' : '**no**');
+
+/** Issue 23's goals (busy pools), in its table's order: the figure before its work beside this run's. */
+export function busyPoolGoalsTable(r: BenchResults): string {
+  return table(
+    ['measure', 'before', 'goal', 'measured', 'met'],
+    r.goals.filter((g) => g.issue === 23).map((g) => [g.goal, g.before ?? '', g.target, g.measured, metCell(g)]),
+    'lllll',
+  );
+}
+
 export function goalsTable(r: BenchResults): string {
   return table(
     ['Goal', 'target', 'earlier figure', 'measured', 'met'],
-    r.goals.map((g) => [g.goal, g.target, g.before ?? '', g.measured, g.met ? 'yes' : '**no**']),
+    r.goals.filter((g) => g.issue !== 23).map((g) => [g.goal, g.target, g.before ?? '', g.measured, metCell(g)]),
     'lllll',
   );
 }
@@ -59,7 +70,16 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
     "Everything else (Sluice's functions, the AppFlow/Glue simulator, the event bus, the SQS poller, the baselines) runs in the bench process. `bench/results.json` has every number below and more.",
     '',
   );
-  out.push('## Goals', '', goalsTable(r), '');
+  if (r.goals.some((g) => g.issue === 23))
+    out.push(
+      '## Goals: busy pools',
+      '',
+      'Each row from this one run, beside the figure before the work on busy pools (hand-off spreading, backfill, unlimited pools); every missed goal has what bounds it, measured, [further down](#what-bounds-the-missed-goals-and-what-would-lift-them).',
+      '',
+      busyPoolGoalsTable(r),
+      '',
+    );
+  out.push('## Earlier goals', '', goalsTable(r), '');
   if (r.schedulers)
     out.push('## Sluice beside the designs it replaces', '', headlineTable(r), '', HEADLINE_CAVEAT, '', utilizationNotes(r), '');
   if (charts.concurrencyChart) out.push('![Runs in progress over time, per scheduler](concurrency.svg)', '');
@@ -68,7 +88,9 @@ export function renderResults(r: BenchResults, charts: { concurrencyChart: boole
   if (r.requestsPerJob) out.push(...requestsSection(r, charts.requestsChart));
   if (r.throughput) out.push(...throughputSection(r));
   if (r.fairness || r.weights || r.rateLimit) out.push(...flowControlSection(r));
+  if (r.race) out.push(...raceSection(r));
   if (r.schedule) out.push(...scheduleSection(r));
+  if (r.hotspot) out.push(...hotspotSection(r));
   if (r.capacity) out.push(...capacitySection(r));
   if (r.cost) out.push(...costSection(r));
   out.push(...boundsSection(r));
@@ -240,6 +262,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
         'DynamoDB writes',
         'job APIs',
         'invocations',
+        'events put',
         'total',
         'parked in',
         'window',
@@ -252,6 +275,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
         x.dynamodbWrites,
         x.jobApi,
         x.lambda,
+        x.events,
         `**${x.total}**`,
         s1(x.parkMs),
         `${x.windowJobs} jobs, ${s1(x.windowMs)}`,
@@ -322,7 +346,7 @@ function capacitySection(r: BenchResults): string[] {
   out.push(
     `**Method.** The same workload at each limit, on the local stack with DynamoDB Local as the DynamoDB engine (it reports consumed capacity; dynalite does not), in a process of its own: max(${lim(p.minJobs)}, ${p.jobsPerSlot} x limit + ${p.extraJobs}) jobs (${rows.map((x) => `${lim(x.jobs)} at ${lim(x.limit)}`).join(', ')}), each running limit x 1000 / ${p.offeredJobsPerSecond} ms on average (${rows.map((x) => `${s1(x.runMs)} at ${lim(x.limit)}`).join(', ')}; drawn uniformly within +-50%, so the slots do not end in waves), so a full pool of any limit hands slots over at the same ${p.offeredJobsPerSecond} per second and the limits compare at the same load (runs of a few ms would hand slots over as fast as the machine allows, and at the larger limits measure how many releasers race for the same waiters at once rather than what a job costs; \`--capacity-rate\` sets the rate), parked in a paused pool through the real path (SQS, the acquirer: register, a take that finds the pool full, the waiter item, park), then the pool opened at the limit: the first \`limit\` jobs get a free slot (reserve, by the pool admin's fill), every other one a slot handed over by a finishing job (pass), then claim, start, record and their own release. Middleware the bench adds to Sluice's DynamoDB client (never product code) sets \`ReturnConsumedCapacity: INDEXES\` on every call and adds up the units of each answer; everything Sluice's functions and the pool admin consume, divided by the jobs, is the job path. The reconciler is apart (below).`,
     '',
-    `DynamoDB Local reports single-item calls by DynamoDB's rules, but a transaction of several small items as if it were one (a probe: 2, 3 or 4 items under 1 KB in one TransactWriteItems are reported as 2 units; DynamoDB bills 2 per item). So each transaction is counted by DynamoDB's rule: 2 units per item (a ConditionCheck billed as a write; every item Sluice writes is under 1 KB: the largest plain write reported ${Math.max(...rows.map((x) => x.largestPlainWriteUnits))} unit), plus 2 per holders-index entry the slot change puts or deletes (what DynamoDB Local reports for one; take and reserve put one, free deletes one, pass both, claim none). DynamoDB Local's own figures were ${rows.map((x) => x.wcuReported).join(', ')} WCU per job. A counter item costs ${c.unitsPerCounterCheck} units checked and ${c.unitsPerCounterUpdate} updated in a transaction (measured on DynamoDB Local: a transaction with the counter alone). Failed writes (a condition that did not hold, a cancelled transaction) come back with no units: they are counted apart, with what they may cost (2 per item of a cancelled transaction, 1 per plain write: AWS bills a failed conditional write as a write; whether it bills a cancelled transaction is not documented, so this is an upper bound).`,
+    `DynamoDB Local reports single-item calls by DynamoDB's rules, but a transaction of several small items as if it were one (a probe: 2, 3 or 4 items under 1 KB in one TransactWriteItems are reported as 2 units; DynamoDB bills 2 per item). So each transaction is counted by DynamoDB's rule: 2 units per item (a ConditionCheck billed as a write; every item Sluice writes is under 1 KB: the largest plain write reported ${Math.max(...rows.map((x) => x.largestPlainWriteUnits))} unit), plus 2 per holders-index entry the slot change puts or deletes (what DynamoDB Local reports for one; take and reserve put one, free deletes one, pass both, claim none), and 2 for the \`ended\` index's entry of the job a pass or free ends (that write moves it to a terminal state; a plain write that ends a job is reported with its entry, 1 unit). DynamoDB Local's own figures were ${rows.map((x) => x.wcuReported).join(', ')} WCU per job. A counter item costs ${c.unitsPerCounterCheck} units checked and ${c.unitsPerCounterUpdate} updated in a transaction (measured on DynamoDB Local: a transaction with the counter alone). Failed writes (a condition that did not hold, a cancelled transaction) come back with no units: they are counted apart, with what they may cost (2 per item of a cancelled transaction, 1 per plain write: AWS bills a failed conditional write as a write; whether it bills a cancelled transaction is not documented, so this is an upper bound).`,
     '',
     table(
       [
@@ -334,6 +358,7 @@ function capacitySection(r: BenchResults): string[] {
         'hot item: jobs/s per pool on AWS',
         'pool partition WCU',
         'holders index WCU',
+        'ended index WCU',
         'failed writes per job (WCU if billed)',
         'reconciler per job on AWS',
         'jobs/s here',
@@ -348,6 +373,7 @@ function capacitySection(r: BenchResults): string[] {
         `**${lim(x.hotItemJobsPerSecondAws)}** (${lim(x.hotItemJobsPerSecondAwsWithFailed)} with failed writes)`,
         `${x.partitionWcu} (${lim(x.hotPartitionJobsPerSecondAws)} jobs/s)`,
         `${x.gsiWcu} (${lim(x.hotIndexKeyJobsPerSecondAws)} jobs/s)`,
+        x.endedWcu ?? 0,
         `${x.failedWrites} (${x.failedWcuEstimate})`,
         `${x.reconciler.wcuPerJobAws} WCU, ${x.reconciler.rcuPerJobAws} RCU`,
         x.jobsPerSecondLocal,
@@ -468,12 +494,12 @@ function costSection(r: BenchResults): string[] {
         ['Lambda requests', usd(b.lambdaRequests)],
         [`Lambda duration (${a.invocationMs} ms billed per invocation, ${a.memoryMb} MB)`, usd(b.lambdaDuration)],
         [
-          `DynamoDB writes (${per.dynamodbWriteUnits} write units per job: ${a.unitsPerWrite} per plain write, 2 per item of a transaction, cancelled ones included, and per holders-index entry it writes)`,
+          `DynamoDB writes (${per.dynamodbWriteUnits} write units per job: ${a.unitsPerWrite} per plain write, 2 per item of a transaction, cancelled ones included, and per holders-index entry it writes; the ended index's entry of each job, at the rate of the write that files it)`,
           usd(b.dynamodbWrites),
         ],
         [`DynamoDB reads (${a.unitsPerRead} unit each, strongly consistent)`, usd(b.dynamodbReads)],
         [`Reconciler (${a.jobMinutes}-minute jobs, every ${a.reconcilePeriodMinutes} min, pool of ${a.limit})`, usd(b.reconciler)],
-        ['EventBridge (AWS service events)', usd(b.eventBridge)],
+        [`EventBridge (AWS service events free; Sluice's own events, ${per.events} a job, $${pr.eventBridgeCustomPerMillionEvents}/M)`, usd(b.eventBridge)],
         ['**Total**', `**${usd(b.total)}**`],
       ],
     ),
@@ -485,6 +511,7 @@ function costSection(r: BenchResults): string[] {
 
 /** What bounds each goal the run missed, from the run's own numbers. */
 function boundsSection(r: BenchResults): string[] {
+  // Issue 23's first, in its table's order; a row met in part (status) has its bound too.
   const missed = r.goals.filter((g) => !g.met);
   const out = ['## What bounds the missed goals, and what would lift them', ''];
   if (missed.length === 0) {
@@ -493,13 +520,18 @@ function boundsSection(r: BenchResults): string[] {
   }
   for (const g of missed) {
     out.push(`### ${g.goal}: ${g.measured} (target ${g.target})`, '');
-    if (g.goal.startsWith('hand-off p50') && r.handoff) out.push(...handoffP50Bound(r));
+    if (g.id === 'race-lost' && r.race) out.push(...raceLostBound(r));
+    else if (g.id === 'race-p99' && r.race) out.push(...raceP99Bound(r));
+    else if (g.id === 'rate-burst' && r.rateLimit) out.push(...rateBurstBound(r));
+    else if (g.id === 'weights' && r.weights) out.push(...weightsBound(r));
+    else if (g.id === 'hotspot' && r.hotspot) out.push(...hotspotBound(r));
+    else if (g.id === 'requests' && r.requestsPerJob) out.push(...requestsBound(r));
+    else if (g.id === 'cost' && r.cost) out.push(...costBound(r));
+    else if (g.goal.startsWith('hand-off p50') && r.handoff) out.push(...handoffP50Bound(r));
     else if (g.goal.startsWith('hand-off p99') && r.handoff) out.push(...handoffP99Bound(r));
     else if (g.goal.startsWith('burst') && r.burst) out.push(...burstBound(r));
     else if (g.goal.startsWith('efficiency') && r.schedulers) out.push(...efficiencyBound(r));
-    else if (g.goal.startsWith('requests per job, all in') && r.requestsPerJob) out.push(...requestsBound(r));
     else if (g.goal.startsWith('requests') && r.requestsPerJob) out.push(...flatnessBound(r));
-    else if (g.goal.startsWith('cost per million') && r.cost) out.push(...costBound(r));
     else if (g.goal.startsWith('throughput') && r.throughput) out.push(...throughputBound(r));
     else if (g.goal.startsWith('capacity per job') && r.capacity) out.push(...capacityFlatnessBound(r));
     else if (g.goal.startsWith('write units per job') && r.capacity) out.push(...writeUnitsBound(r));
@@ -613,18 +645,22 @@ function requestsBound(r: BenchResults): string[] {
     .map(([op, n]) => `${op} ${n}`)
     .join(', ');
   return [
-    `Per job at backlog ${x.backlog.toLocaleString('en-US')}: ${ops}. A job's life: its arrival (a share of a receive and a delete, the park that registers it, a look at the counter after parking; a first delivery for a pool its acquirer saw full within the last second does not try a take first), its hand-off (the releaser's run reference read, the finished job's read with the waiters query beside it, the pass, the woken job's read and claim), its start and the running write and run reference, and two invocations.`,
+    `Per job at backlog ${x.backlog.toLocaleString('en-US')}: ${ops}. A job's life: its arrival (a share of a receive and a delete, the park that registers it, a look at the counter after parking; a first delivery for a pool its acquirer saw full within the last second does not try a take first), its hand-off (the releaser's run reference read, the finished job's read with the waiters query beside it, the pass, the woken job's read and claim), its start and the running write and run reference, Sluice's own event of the job's end put on the bus (PutEvents: ${x.events} a job), and two invocations.`,
     '',
     "What would take requests off, each one per job: the claim folded into the pass (the woken job moved straight to starting, its record's fields carried on its waiter item so the releaser needs no read), two; the run reference and the running write in one transaction, one (but a transaction bills 2 units per item: more dollars); no run lookup where the completion event names the job (Step Functions, ECS and Batch can carry the job id; AppFlow and Glue, the bench's kinds, cannot), one. 12 needs the first two.",
   ];
 }
 
-/** Issue 13's $5 per million: where the dollars go. */
+/** Issue 23's $10 per million: where the dollars go. */
 function costBound(r: BenchResults): string[] {
   const b = r.cost!.breakdown;
   const per = r.requestsPerJob![r.cost!.fromBacklog]!;
+  const rest = b.total - b.dynamodbWrites;
+  const target = 10;
+  const unitPrice = r.cost!.prices.dynamodbPerMillionWriteUnits;
+  const unitsAllowed = Math.floor(((target - rest) / unitPrice) * 10) / 10;
   return [
-    `DynamoDB writes are ${usd(b.dynamodbWrites)} of ${usd(b.total)}: ${per.dynamodbWriteUnits} write units per job, because every slot change is a transaction (2 units per item, the job's record and each counter), the pass writes three items and the holders index two entries. The earlier $13.32 counted a transaction's items at one unit each; at that rate today's writes would be ${usd((b.dynamodbWrites * per.dynamodbWrites) / Math.max(1, per.dynamodbWriteUnits))}. The reconciler is ${usd(b.reconciler)}, SQS ${usd(b.sqs)}, Lambda ${usd(b.lambdaRequests + b.lambdaDuration)}, DynamoDB reads ${usd(b.dynamodbReads)}: ${usd(b.total - b.dynamodbWrites)} without the writes${b.total - b.dynamodbWrites >= 5 ? ', already over $5: the goal needs fewer SQS requests and invocations per job (one receive, delete and invocation per arrival, one invocation per completion) and a cheaper reconciler, as well as writes without transactions on the slot (the fence of the lease model is what they buy)' : ': $5 needs the writes under ' + usd(5 - (b.total - b.dynamodbWrites)) + ', a design without transactions on the slot (the fence of the lease model is what they buy)'}.`,
+    `DynamoDB writes are ${usd(b.dynamodbWrites)} of ${usd(b.total)}: ${per.dynamodbWriteUnits} write units per job, because every slot change is a transaction (2 units per item, the job's record and each counter), the pass writes three items, the holders index two entries and the ended index one (the finished job's, filed by the same transaction). The reconciler is ${usd(b.reconciler)}, SQS ${usd(b.sqs)}, Lambda ${usd(b.lambdaRequests + b.lambdaDuration)}, DynamoDB reads ${usd(b.dynamodbReads)}: ${usd(rest)} without the writes. ${rest >= target ? `That alone is over $${target}: the goal needs fewer SQS requests and invocations per job and a cheaper reconciler, as well as fewer write units.` : `$${target} needs the writes under ${usd(target - rest)}, ${unitsAllowed} write units a job: ${Math.round((per.dynamodbWriteUnits - unitsAllowed) * 10) / 10} fewer than now. The capacity section lists where the units go and what would take them off (the counter's checks in every pass and claim, the holders index entries written by transactions).`}`,
   ];
 }
 
@@ -656,7 +692,10 @@ function allCpuMsPerJob(t: ThroughputResult): number {
 function threadsRun(r: BenchResults, t: ThroughputResult): string[] {
   const w = r.throughputThreads;
   const aws = `On AWS the pool counter is the bound, at the rate given above (${t.awsHotItemBoundJobsPerSecond} jobs/s per pool); the capacity section has it measured, with the other hot keys.`;
-  if (!w) return [`What would lift it: the functions in worker threads (\`--function-workers\`, not measured in this run), more cores, and fewer requests per job. ${aws}`];
+  if (!w)
+    return [
+      `What would lift it: more cores, and fewer requests per job (the CPU per job falls with them). The functions in worker threads (\`--throughput-threads 2\`, not run by default) were slower on this 2-core machine when last measured (119 against 145 jobs/s: each thread has its own SDK clients, and every call crosses to the main thread to be counted). ${aws}`,
+    ];
   const one = allCpuMsPerJob(t);
   const threaded = allCpuMsPerJob(w);
   const cores = t.cpu.cores;
@@ -698,6 +737,17 @@ function flowControlSection(r: BenchResults): string[] {
     out.push(
       `**Start rate.** ${q.jobs} jobs sent at once to a pool of ${q.limit} with a start rate of ${q.startsPerSecond}/s: at most ${q.maxStartsInAnySecond} start calls in any 1 s window (the simulator's record, windows anchored at each start), the closest two ${q.minGapMs} ms apart, ${(q.rateUtilization * 100).toFixed(1)}% of the rate used from the first start to the last (${(q.startsOfAllowed * 100).toFixed(1)}% of the starts it allows), ${q.failedWritesPerStart} refused writes to the limit's counter per start. ` +
         'Starts are booked an interval apart on the limit and made at their booked time (within 100 ms, else booked again); they are booked 4% further apart than the rate (520 ms at 2/s) for the start calls\' own latency, which reaches the simulator tens of ms off its booked time and, on this loaded process, up to about 130 ms: the window count above is that jitter.',
+      '',
+    );
+  const bursts = r.rateBursts ?? [];
+  if (q && bursts.length > 0)
+    out.push(
+      `**Start rates under a burst.** Every job of a rated pool sent at once, the burst above and bigger ones, each on a pool of its own (${r.params.rateLimit.burstLimit} slots for the bigger ones: slots to spare). The starts made over the starts the rate allows from the first start call to the last (rate x span + 1), and the writes to the limit's counter refused per start (a booking that lost the race for the \`tat\` it read, a tick election already made, a transaction conflict). An instance's bookings of one limit go one at a time, each on the \`tat\` the one before it wrote (docs/protocol.md, "Start rates"); the bench's functions share one instance, as the messages of one batch do in an acquirer environment. \`bench/rateMain.ts\` compares this against every admission booking at once, several runs each.`,
+      '',
+      table(
+        ['rate/s', 'jobs', 'starts of those the rate allows', 'refused counter writes per start', 'counter writes per start', 'most starts in any 1 s'],
+        [q, ...bursts].map((b) => [b.startsPerSecond, b.jobs, `**${pct(b.startsOfAllowed)}**`, `**${b.failedWritesPerStart}**`, b.counterWritesPerStart, b.maxStartsInAnySecond]),
+      ),
       '',
     );
   return out;
@@ -743,8 +793,13 @@ function scheduleSection(r: BenchResults): string[] {
     '| run | jobs | lateness p50 | p99 | max | started late by more than 1 s | started early |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     `| spread evenly over ${d.spread.overMs / 1000} s (sent ${Math.max(r.params.schedule.leadMs, d.spread.jobs * 6) / 1000} s before the first is due; all registered within ${n(d.spread.registeredInMs)} ms) | ${n(d.spread.n)} | **${d.spread.p50Ms} ms** | ${d.spread.p99Ms} ms | **${d.spread.maxMs} ms** | ${d.spread.startedLate1s} | ${d.spread.startedEarly} |`,
-    `| due in the same second (registered within ${n(d.hotspot.registeredInMs)} ms) | ${n(d.hotspot.n)} of ${n(d.hotspot.jobs)} started | ${d.hotspot.p50Ms} ms | **${d.hotspot.p99Ms} ms** | ${d.hotspot.maxMs} ms | ${d.hotspot.startedLate1s} | ${d.hotspot.startedEarly} |`,
+    ...(d.hotspot
+      ? [
+          `| due in the same second (registered within ${n(d.hotspot.registeredInMs)} ms) | ${n(d.hotspot.n)} of ${n(d.hotspot.jobs)} started | ${d.hotspot.p50Ms} ms | **${d.hotspot.p99Ms} ms** | ${d.hotspot.maxMs} ms | ${d.hotspot.startedLate1s} | ${d.hotspot.startedEarly} |`,
+        ]
+      : []),
     '',
+    ...(d.hotspot ? [] : ['Many jobs due in the same second: the next section, on a limited and an unlimited pool.', '']),
     `Held meanwhile: ${n(d.held.jobs)} scheduled jobs due a day ahead and more, on the due index (written by the bench as the acquirer's \`schedule\` step writes them, in ${n(d.held.writeMs)} ms). They cost no request while they wait; a reconciler run with them there took ${n(d.held.reconcilerRunMs)} ms (the loader reads only the buckets from its cursor to 15 minutes ahead: ${d.held.loader?.buckets ?? '?'} bucket queries; the first run ever, with no cursor, ${n(d.held.firstReconcilerRunMs)} ms), and the runs above were measured with them held.`,
     '',
     'What bounds it:',
@@ -752,5 +807,145 @@ function scheduleSection(r: BenchResults): string[] {
     "- Locally: a delay is whole seconds, so a job arrives up to a second early and the acquirer sleeps the rest; the lateness is then the acquirer's path (a consistent read, the take transaction, the start call) plus the emulator's delay precision and the poll. The spread's tail is the bench process itself (every function, the simulator, the bus and the pollers share its event loop) and the emulators sharing 2 cores. In the hotspot every job lands in the same second on one pool counter: takes meet each other's transactions (a conflict is retried after a short random wait), the pollers hold their batches until the second, and the starts go out at the rate the bench process makes them through one pool (about 100 jobs a second here: section \"Throughput through one pool\", its event loop busy all the time), which is what the p99 measures: 10,000 due in one second would take about 100 s here.",
     "- On AWS: SQS delays are also whole seconds (and a delayed message may arrive later than its delay under load: unverified); Lambda's SQS event source scales batches out (up to its MaximumConcurrency), so a sleeping batch does not hold the others up; the sleep costs its invocation's GB-seconds (about 0.5 s a job on average). The hotspot is bound by the pool counter item: one item takes about 1,000 writes a second, so 10,000 jobs of one pool due in one second start over about 10 s at best (p99 about 10 s); jobs of many pools start in parallel. Jobs beyond 15 minutes add the loader, which sends each 13-15 minutes early with the same whole-second delay: the same lateness, provided the loader keeps up (a run loads 32 jobs at once for at most 15 s, on the order of 20,000 jobs a run on AWS: 100,000 due in one minute take about five of its 2-minute runs, within the 15 minutes ahead it loads them; more than that in one minute would need its concurrency or budget raised).",
     '',
+  ];
+}
+
+const ENGINE: Record<string, string> = { 'dynamodb-local': 'DynamoDB Local', dynalite: 'dynalite' };
+type RaceLevels = NonNullable<BenchResults['race']>['byEngine'][keyof NonNullable<BenchResults['race']>['byEngine']] & object;
+
+function raceSection(r: BenchResults): string[] {
+  const race = r.race!;
+  const p = race.params;
+  const rows = Object.entries(race.byEngine).flatMap(([engine, levels]) =>
+    (levels ?? []).map((l) => [
+      ENGINE[engine] ?? engine,
+      l.rate,
+      l.achievedRate,
+      l.handoffs,
+      `**${l.lostRacesPerHandoff}**`,
+      l.lostWithoutTicketPerHandoff,
+      l.cancelledWriteUnitsPerHandoff,
+      l.ticketsPerHandoff,
+      l.maxConcurrent,
+      l.handoffP50Ms,
+      `**${l.handoffP99Ms}**`,
+    ]),
+  );
+  return [
+    '## Hand-off races: many releasers, one pool',
+    '',
+    `One pool, limit ${p.limit.toLocaleString('en-US')}, full, with a backlog waiting; its runs end at ${p.rates.join(', ')} completions per second in turn (random arrivals, ${p.seconds} s per rate and at least ${p.minHandoffs} hand-offs), each completion handled by one of ${p.releasers} releaser environments (one completion at a time each), which hands the slot on and starts the job itself, as deployed: Sluice's services on the real DynamoDB adapters, the job API a fake. The hand-off is Sluice's: releases at the same moment spread over the oldest waiters by hand-off tickets (docs/protocol.md, "Releases at the same moment"). A lost race is a hand-off transaction cancelled because another releaser had just taken the same waiter (4 items: 8 write units). "Before spreading" counts those lost by an environment that had not lost one on the pool yet (it spreads only once it has: order stays exact while releases do not overlap). Hand-off time: from the completion handled to the pass that went through. One run per engine (\`--race-engines dynamodb-local,dynalite\` runs both engines here). \`npx tsx bench/handoffRaceMain.ts --runs 3\` compares the hand-off as it was (every releaser offering its slot to the oldest waiter first) against the spread, several runs of each on both engines; \`--render bench/handoff-race.json\` prints the last such comparison kept in the repository.`,
+    '',
+    table(
+      [
+        'engine',
+        'completions/s',
+        'achieved/s',
+        'hand-offs',
+        'lost races per hand-off',
+        'before spreading',
+        'their write units per hand-off',
+        'tickets per hand-off',
+        'releasers busy at most',
+        'hand-off p50 ms',
+        'hand-off p99 ms',
+      ],
+      rows,
+      'lrrrrrrrrrr',
+    ),
+    '',
+  ];
+}
+
+function raceLostBound(r: BenchResults): string[] {
+  const out: string[] = [];
+  for (const [engine, levels] of Object.entries(r.race!.byEngine) as Array<[string, RaceLevels]>) {
+    const over = levels.filter((l) => l.lostRacesPerHandoff > 0.05);
+    if (over.length === 0) {
+      out.push(`- ${ENGINE[engine] ?? engine}: at most 0.05 at every rate.`);
+      continue;
+    }
+    out.push(
+      `- ${ENGINE[engine] ?? engine}: over 0.05 at ${over.map((l) => `${l.rate}/s (${l.lostRacesPerHandoff}, ${l.lostRaces} races over ${l.handoffs} hand-offs; ${l.lostWithoutTicketPerHandoff} per hand-off by an environment not spreading yet, ${round1((l.lostRacesPerHandoff - l.lostWithoutTicketPerHandoff) * 1000) / 1000} after it; ${l.maxConcurrent} of ${r.race!.params.releasers} releasers busy at most)`).join(', ')}.`,
+    );
+  }
+  out.push(
+    '',
+    `An environment spreads only after it has lost a race on the pool in the last minute, so each of the ${r.race!.params.releasers} environments pays its first race once, in the first seconds of the run (the "before spreading" share above): with ${r.race!.params.minHandoffs} to a few hundred hand-offs a rate, one lost race each is ${r.race!.params.releasers} / hand-offs per hand-off at the rate where they meet first. What is left after spreading comes from releasers that read the list in another order than they took their tickets, with exactly as many waiters gone in between. Each lost race costs 8 write units and a read; none sends a waiter twice.`,
+  );
+  return out;
+}
+
+function raceP99Bound(r: BenchResults): string[] {
+  const out: string[] = [];
+  for (const [engine, levels] of Object.entries(r.race!.byEngine) as Array<[string, RaceLevels]>) {
+    const at100 = levels.find((l) => l.rate === 100);
+    const below = levels.filter((l) => l.rate < 100);
+    if (!at100) continue;
+    out.push(
+      `- ${ENGINE[engine] ?? engine}: p99 ${at100.handoffP99Ms} ms at 100/s with a p50 of ${at100.handoffP50Ms} ms, ${at100.maxConcurrent} of ${r.race!.params.releasers} releasers busy at once (achieved ${at100.achievedRate} completions/s; the whole completion, start included, p50 ${at100.completionP50Ms} ms, p99 ${at100.completionP99Ms} ms); below it, ${below.map((l) => `${l.rate}/s p50 ${l.handoffP50Ms} / p99 ${l.handoffP99Ms} ms with ${l.maxConcurrent} busy`).join(', ')}.`,
+    );
+  }
+  out.push(
+    '',
+    `A hand-off is four calls one after another (the run reference, the job read with the waiters query beside it, the pass; a ticket first when spreading), a few ms each when the engine is idle. When the p50 itself is far above that, every releaser busy at once, the time is the queue in front of the engine: one process (DynamoDB Local's JVM or dynalite's event loop) on a 2-core machine shared with this bench's own process (the releasers, their SDK clients) and with other work (load average ${r.machine.loadAverage.start.join('/')} at the start, ${r.machine.loadAverage.end.join('/')} at the end). Lost races add little here (see the row above). On AWS each call is served by the table's partitions, not one process: the queue is what this machine adds.`,
+  );
+  return out;
+}
+
+function rateBurstBound(r: BenchResults): string[] {
+  const all = [r.rateLimit!, ...(r.rateBursts ?? [])];
+  return [
+    `${all.map((q) => `${q.startsPerSecond}/s x ${q.jobs}: ${pct(q.startsOfAllowed)} of the starts the rate allows, ${q.failedWritesPerStart} refused counter writes per start (${q.counterWritesPerStart} writes), at most ${q.maxStartsInAnySecond} starts in any 1 s`).join('; ')}. Starts are booked 4% further apart than the rate (for the start calls' own latency), so about 96% is the most the first figure can show; a start call more than 100 ms late for its booking is booked again, which a loaded machine makes likelier.`,
+  ];
+}
+
+function weightsBound(r: BenchResults): string[] {
+  const w = r.weights!;
+  const t = r.params.weights.runTimes;
+  const meanRunMs = t.medianMs * Math.exp((t.sigma * t.sigma) / 2);
+  const handoff = r.handoff ? r.handoff.p50Ms : undefined;
+  return [
+    `Backfill used ${pct(w.backfill.unitUtilization)} of the budget, strict order ${pct(w.strictOrder.unitUtilization)} (all done in ${s1(w.backfill.makespanMs)} against ${s1(w.strictOrder.makespanMs)}); the weight-10 jobs waited ${s1(w.backfill.heaviestMeanWaitMs)} on average with backfill, ${s1(w.strictOrder.heaviestMeanWaitMs)} in strict order (longest ${s1(w.backfill.heaviestLongestWaitMs)} against ${s1(w.strictOrder.heaviestLongestWaitMs)}; the two rounds run one after the other, on a machine whose load changes). Runs here are short (median ${t.medianMs} ms, mean about ${Math.round(meanRunMs)} ms): every end of a run leaves its units idle until the next start, a completion event, a hand-over and a start call later${handoff !== undefined ? ` (the hand-off scenario's p50: ${handoff} ms, ${pct(handoff / (meanRunMs + handoff))} of a mean run and its hand-off, on a pool of limit 1 per unit; a heavy job needs several units freed before it starts, each idle meanwhile)` : ''}, and a blocked head keeps units idle that no waiting job behind it fits in before the head's shadow time. On AWS, with runs of minutes, the gap between runs is a far smaller share: \`npm run bench -- --only weights --weights-median-ms 1500 --weights-jobs 100\` measures it with runs five times as long.`,
+  ];
+}
+
+function hotspotSection(r: BenchResults): string[] {
+  const x = r.hotspot!;
+  const n = (v: number) => v.toLocaleString('en-US');
+  const row = (label: string, side: typeof x.limited) => [
+    label,
+    `${n(side.started)} of ${n(side.jobs)}`,
+    `${n(side.p50LatenessMs)} ms`,
+    `**${n(side.p99LatenessMs)} ms**`,
+    `${n(side.maxLatenessMs)} ms`,
+    `**${side.jobsPerSecond}**`,
+    n(side.transactItems),
+    side.dynamodbPerJob,
+    `${n(side.preparedInMs)} of ${n(side.leadMs)} ms`,
+  ];
+  return [
+    '## Many jobs due in one second: limited and unlimited pools',
+    '',
+    `${n(x.jobs)} jobs due in the same second, first on a pool with limit 10,000 (each job takes a unit of the pool's one counter item), then on a pool configured \`"unlimited"\` (no counter: each job's take and release write its own record; its holders entry goes to one of 16 shards), on the schedule scenario's stack (${r.params.schedule.pollers} pollers of the job queue), runs of ${r.params.hotspot.runMs} ms, after an unmeasured warm-up second of ${Math.min(200, Math.ceil(x.jobs / 5))} jobs on each pool. The jobs are put where the acquirer's \`schedule\` row leaves a job due within 15 minutes (the record \`scheduled\`, its copy sent with the whole seconds left as its delay) before they are due, so only the due second is measured. Lateness is the simulator's start call minus \`notBefore\`; jobs/s is the jobs over the time from the due second to the last start. The reconciler runs on the stage's schedule (a take that lost every race for the counter parks; the reconciler's fill lets in any such job no release found).`,
+    '',
+    table(
+      ['pool', 'started', 'lateness p50', 'p99', 'max', 'jobs/s', 'transaction items', 'DynamoDB requests a job', 'prepared in'],
+      [row('limited (10,000)', x.limited), row('unlimited', x.unlimited)],
+      'lllllrrrl',
+    ),
+    '',
+    `Without a limit: **${x.ratio.jobsPerSecond} times the jobs a second**, ${x.ratio.p99Lateness} times the p99 lateness of the limited pool, on the same run. Locally the bench's one process (every function, the simulator, the bus and the pollers share its event loop, beside the emulators on 2 cores) bounds both sides, so the ratio is smaller than on AWS, where the limited pool's bound is one item and the unlimited pool's is Lambda's scaling: what a 30,000-job second takes there is on paper in [docs/benchmark.md](../docs/benchmark.md#many-jobs-due-in-one-second-limited-and-unlimited-pools) (about 2 to 2.5 minutes on a limited pool, about 20 s on an unlimited one with \`acquirerMaxConcurrency\` raised).`,
+    '',
+  ];
+}
+
+function hotspotBound(r: BenchResults): string[] {
+  const x = r.hotspot!;
+  const u = x.unlimited;
+  const l = x.limited;
+  const minutes = (jobsPerSecond: number) => (jobsPerSecond > 0 ? Math.round((30_000 / jobsPerSecond / 60) * 10) / 10 : Infinity);
+  return [
+    `Here the unlimited pool started ${u.jobsPerSecond} jobs a second and the limited one ${l.jobsPerSecond}: 30,000 would take about ${minutes(u.jobsPerSecond)} and ${minutes(l.jobsPerSecond)} minutes a side on this machine, past the bench's 15 minutes, so the run measures ${x.jobs.toLocaleString('en-US')} and the ratio. What bounds both sides here is the bench's one process (Sluice's functions, the simulator, the bus and ${r.params.schedule.pollers} pollers on one event loop; the throughput scenario has its CPU per job) and the emulators beside it on 2 cores, not the pool: the unlimited pool's jobs wrote ${u.transactItems} transaction items and made ${u.dynamodbPerJob} DynamoDB requests a job, against ${l.transactItems} and ${l.dynamodbPerJob} for the limited pool's. On AWS the 30,000-job second is estimated from the published per-partition and Lambda scaling limits in docs/benchmark.md: about 20 s on an unlimited pool (Lambda's SQS scaling with \`acquirerMaxConcurrency\` at 1,000, a table warm for 5,000 writes a second), about 2 to 2.5 minutes on a limited one (its counter item).`,
   ];
 }

@@ -25,7 +25,9 @@ import {
 import { type BacklogResult, poolForBacklog, type RequestsResult, runRequests } from './scenarios/requests';
 import { runThroughput, type ThroughputResult } from './scenarios/throughput';
 import type { ScheduleParams, ScheduleResult } from './scenarios/schedule';
-import type { ScheduleChildOptions } from './scheduleMain';
+import type { ScheduleChildOptions, ScheduleChildResult } from './scheduleMain';
+import { type RaceLevel, type RaceParams, runHandoffRace } from './scenarios/handoffRace';
+import type { HotspotParams, HotspotResult } from './scenarios/hotspot';
 import type { ThroughputThreadsChildOptions } from './throughputThreadsMain';
 import { runUtilization, type Scheduler, type SchedulerResult, type UtilizationResult, type UtilizationRun } from './scenarios/utilization';
 import { concurrencyChart, logXChart, type Series } from './svg';
@@ -41,9 +43,15 @@ export const SCENARIOS = [
   'rateLimit',
   'weights',
   'schedule',
+  'hotspot',
+  'race',
   'capacity',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
+export const RACE_ENGINES = ['dynamodb-local', 'dynalite'] as const;
+export type RaceEngine = (typeof RACE_ENGINES)[number];
+/** The hand-off the race measures: Sluice's (the spread by ticket, docs/protocol.md "Releases at the same moment"). */
+const RACE_SPREAD = { spreadWidth: 64, tickets: true } as const;
 
 export interface BenchParams {
   seed: number;
@@ -81,7 +89,26 @@ export interface BenchParams {
   fairness: { limit: number; bigJobs: number; smallJobs: number; runMinMs: number; runMaxMs: number };
   /** runLimitFactor: the backfill round's jobs declare runSeconds = their run time x this */
   weights: { budget: number; jobs: number; runTimes: RunTimes; runLimitFactor: number };
-  rateLimit: { limit: number; startsPerSecond: number; jobs: number; runMs: number };
+  /**
+   * A rated pool with slots to spare getting all its jobs at once: `startsPerSecond` x `jobs` on a pool of `limit`,
+   * then each of `bursts` on a pool of its own with `burstLimit` slots (starts the rate allows, refused counter writes).
+   */
+  rateLimit: {
+    limit: number;
+    startsPerSecond: number;
+    jobs: number;
+    runMs: number;
+    bursts: Array<{ startsPerSecond: number; jobs: number }>;
+    burstLimit: number;
+  };
+  /**
+   * Hand-off races (issue 23): one pool of `limit`, full, a backlog waiting, its runs ending at each of `rates` per
+   * second in turn, `releasers` releaser environments; on each of `engines` (DynamoDB Local runs in the capacity
+   * scenario's process, on its DynamoDB Local; dynalite on the emulators' own).
+   */
+  race: Omit<RaceParams, 'seed' | 'spreadWidth' | 'tickets'> & { engines: RaceEngine[] };
+  /** N jobs due in one second on a limited pool (limit 10,000) then an unlimited one, on the schedule scenario's stack. */
+  hotspot: Omit<HotspotParams, 'limitedPool' | 'unlimitedPool' | 'timeoutMs'>;
   /**
    * Jobs that start at a time (issue 11), on a stack of its own with `pollers` pollers (Lambda runs a batch per
    * invocation and scales them; the acquirer holds a batch up to a second for the sub-second rest of a delay).
@@ -95,7 +122,9 @@ export interface BenchParams {
 /** The default bench: about 14 minutes on 2 cores (scenarioSeconds in results.json says where they go). */
 export const FULL: BenchParams = {
   seed: 42,
-  runs: 3,
+  // 2 runs of the hand-off and throughput scenarios (3 before): their runs' spread (hand-off p50 14-17 ms, p99 51-70 ms;
+  // 126-152 jobs/s) is the machine's load more than the count of runs; --runs 3 for a median of three.
+  runs: 2,
   limit: 8,
   pollers: 4,
   functionWorkers: 0,
@@ -115,42 +144,65 @@ export const FULL: BenchParams = {
   requests: { backlogs: [10, 100, 1000, 10_000], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 16, window: 200 },
   // 2,000 jobs a run (3,000 before): at about 100 jobs/s here, 16 s of steady state between the 10th and 90th
   // percentile start in each of the 3 runs, 10 s less each.
-  throughput: { jobs: 2000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32, threads: 2 },
+  // The run with the functions in worker threads is off by default (40-70 s, a stack of its own; it was slower than one
+  // thread on this 2-core machine, 119 against 145 jobs/s): --throughput-threads 2 runs it.
+  throughput: { jobs: 2000, limit: 1000, runMs: 0, hotItemSeconds: 3, hotItemConcurrency: 32, threads: 0 },
   reconciler: { runMs: 3000 },
   // Runs of 1-3 s at limit 20 drain 10 jobs/s: the 2,500 arrive (over 100/s) much faster, so nearly all of them wait.
   fairness: { limit: 20, bigJobs: 2500, smallJobs: 10, runMinMs: 1000, runMaxMs: 3000 },
   // 200 jobs (400 before): about 30 s with jobs waiting throughout, the window the unit utilization is measured over.
   weights: { budget: 20, jobs: 200, runTimes: { medianMs: 300, sigma: 0.5, minMs: 50, maxMs: 2000 }, runLimitFactor: 1.5 },
   // 2 starts a second with 50 free slots, 40 jobs at once: 20 s.
-  rateLimit: { limit: 50, startsPerSecond: 2, jobs: 40, runMs: 200 },
+  // Then 20/s x 100 and 50/s x 200 on pools of 250 (5 and 4 s each): the standalone bench/rateMain.ts's bursts, in turn.
+  rateLimit: {
+    limit: 50,
+    startsPerSecond: 2,
+    jobs: 40,
+    runMs: 200,
+    bursts: [
+      { startsPerSecond: 20, jobs: 100 },
+      { startsPerSecond: 50, jobs: 200 },
+    ],
+    burstLimit: 250,
+  },
+  // Each rate 3 s (at least 60 hand-offs): about 25 s of completions after a setup of 10-20 s (1,000 started, 1,385
+  // parked). One engine by default, DynamoDB Local (closest to DynamoDB's transaction conflicts; in the capacity
+  // scenario's process, whose JVM it shares): 45-60 s here. --race-engines dynamodb-local,dynalite adds dynalite (about
+  // 40 s more); bench/handoffRaceMain.ts compares head-first against the spread, several runs each.
+  race: { limit: 1000, rates: [10, 25, 50, 100, 200], seconds: 3, minHandoffs: 60, releasers: 32, engines: ['dynamodb-local'] },
+  // 1,000 jobs a side (and a warm-up second of 200 on each pool): the bench's one process bounds both sides locally
+  // (tens of jobs a second), so 30,000 would take 7 to 10 minutes a side here: docs/benchmark.md has it on paper for AWS.
+  hotspot: { jobs: 1000, leadMs: 5000, runMs: 1000 },
   // Issue 11 asks for 10,000 jobs over a minute and 10,000 due in one second: on this 2-core machine the local stack
   // registers and starts about 200 jobs a second, so those sizes measure the machine (and take over 5 minutes). The
   // defaults keep the scenario near 2 minutes; --schedule-jobs 10000 --schedule-hotspot 10000 runs the full sizes
   // (the lead grows with the jobs: each is registered before it is due). The leads are waiting, not measurement: at
   // these sizes leadFor's 6 ms a job sets them (18 s and 12 s; the jobs were all registered within 7 s and 4 s).
+  // 1,500 over 30 s (3,000 over 60 s before: the same 50 jobs a second, half the wait). The second of many due jobs is
+  // the hotspot scenario's (hotspotJobs 0 here; --schedule-hotspot N runs this scenario's own as well).
   schedule: {
-    spreadJobs: 3000,
-    spreadMs: 60_000,
+    spreadJobs: 1500,
+    spreadMs: 30_000,
     leadMs: 15_000,
     openJobs: 100_000,
-    hotspotJobs: 2000,
+    hotspotJobs: 0,
     hotspotLeadMs: 10_000,
     runMs: 200,
     pollers: 16,
   },
-  // 400 jobs at limits 8 and 100, 1,700 at 1,000 (1.5 x limit + 200): 98%, 75% and 41% of them handed a slot, the
-  // rest reserved at the opening (and freed at the end). Runs of limit / 15 s on average (0.53 s, 6.7 s, 67 s): 15
-  // completions per second at every limit. At 10/s with 600 / 600 / 2,200 jobs the scenario took 8 minutes, most of it
-  // waiting on runs of 100 s at 1,000; this took 4.5. Not faster: at 20 and 25/s, with this machine loaded, the
-  // releasers at limit 100 raced for the same waiters until the pool stalled (16-17 passes tried per job and lost,
-  // hand-off p50 1.5-1.8 s, a third more write units and twice the read units per job), where 15/s stayed at 0.1 lost
-  // passes per job under the same load (10/s: 0.05).
+  // 400 jobs at limit 8 and 1,700 at 1,000 (1.5 x limit + 200): 98% and 41% of them handed a slot, the rest reserved
+  // at the opening (and freed at the end). Runs of limit / 25 s on average (0.32 s, 40 s): 25 completions per second at
+  // every limit (15 before, with limit 100 as well: 258 s; now about 175 s). Before hand-offs spread over the waiters, 20
+  // and 25 a second made the releasers at limit 100 race for the same waiters until the pool stalled; measured at 25/s,
+  // limits 8 and 1,000 cost 25.01-25.04 and 26.00-26.30 WCU, 8.53-8.55 and 6.55-6.58 RCU per job (two runs), against
+  // 25.01 and 25.76 WCU, 8.54 and 6.57 RCU at 15/s (one run, the same day). Limit 8 keeps up with about 17 a second here (runs of 0.32 s and
+  // hand-offs of tens of ms): the limit-1,000-versus-8 row compares what each limit delivers.
   capacity: {
-    limits: [8, 100, 1000],
+    limits: [8, 1000],
     minJobs: 400,
     jobsPerSlot: 1.5,
     extraJobs: 200,
-    offeredJobsPerSecond: 15,
+    offeredJobsPerSecond: 25,
     minRunMs: 20,
     seed: 45, // the bench's seed + 3
     reconcilerRuns: 2,
@@ -190,8 +242,10 @@ export const QUICK: BenchParams = {
   reconciler: { runMs: 500 },
   fairness: { limit: 4, bigJobs: 60, smallJobs: 4, runMinMs: 200, runMaxMs: 400 },
   weights: { budget: 20, jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 }, runLimitFactor: 1.5 },
-  rateLimit: { limit: 50, startsPerSecond: 4, jobs: 10, runMs: 100 },
-  schedule: { spreadJobs: 50, spreadMs: 5000, leadMs: 5000, openJobs: 500, hotspotJobs: 50, hotspotLeadMs: 5000, runMs: 100, pollers: 16 },
+  rateLimit: { limit: 50, startsPerSecond: 4, jobs: 10, runMs: 100, bursts: [{ startsPerSecond: 10, jobs: 10 }], burstLimit: 250 },
+  schedule: { spreadJobs: 50, spreadMs: 5000, leadMs: 5000, openJobs: 500, hotspotJobs: 0, hotspotLeadMs: 5000, runMs: 100, pollers: 16 },
+  race: { limit: 50, rates: [10, 50], seconds: 1, minHandoffs: 10, releasers: 8, engines: ['dynamodb-local'] },
+  hotspot: { jobs: 30, leadMs: 3000, runMs: 100 },
   // 10 completions/s: runs of 200 and 2,000 ms (at 25, its 70 jobs at limit 20 were mostly releasers racing).
   capacity: { ...FULL.capacity, limits: [2, 20], minJobs: 20, jobsPerSlot: 3, extraJobs: 10, offeredJobsPerSecond: 10, reconcilerRuns: 1 },
 };
@@ -216,9 +270,26 @@ export interface Goal {
   target: string;
   measured: string;
   met: boolean;
-  /** Issue 13's goals: the figure the issue measured before its work (at 9774b99), beside this run's. */
+  /** Issue 13's and 23's goals: the figure the issue measured before its work, beside this run's. */
   before?: string;
+  /** The issue whose goals table the row is (23: busy pools; the first table of RESULTS.md). */
+  issue?: 13 | 23;
+  /** What the row says in the `met` column instead of yes / no (a goal met in part). */
+  status?: string;
+  /** Which "what bounds it" paragraph the row has when missed (report.ts). */
+  id?: string;
 }
+
+/** Issue 23's figures before its work, as its goals table states them. */
+export const BEFORE_ISSUE_23 = {
+  lostRaces: '~16 at 25/s',
+  handoffP99: '~1.5 s p50 at 25/s',
+  rateBurst: 'jobs lost',
+  weights: '47-52%',
+  hotspot: 'not possible',
+  requests: '15.15',
+  cost: '$19.34',
+} as const;
 
 /** Issue 13's figures at 9774b99, as the issue states them: what its goals were measured against. */
 const BEFORE_ISSUE_13 = {
@@ -279,6 +350,12 @@ export interface BenchResults {
   capacity: CapacityResult | null;
   /** Jobs that start at a time (issue 11): lateness from notBefore to the start call. */
   schedule: ScheduleResult | null;
+  /** Issue 23: start-rate bursts bigger than rateLimit's, each on a pool of its own (params.rateLimit.bursts). */
+  rateBursts: RateResult[] | null;
+  /** Issue 23: N jobs due in one second on a limited pool, then an unlimited one. */
+  hotspot: HotspotResult | null;
+  /** Issue 23: hand-off races on one pool, at each rate, by engine. */
+  race: { params: BenchParams['race']; byEngine: Partial<Record<RaceEngine, RaceLevel[]>> } | null;
   /** Flow control (issue 14). */
   fairness: FairnessResult | null;
   rateLimit: RateResult | null;
@@ -341,6 +418,7 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     [weightsBackfillPool('bench-weights')]: p.weights.budget,
     'bench-rate': p.rateLimit.limit,
   };
+  for (const b of p.rateLimit.bursts) pools[rateBurstPool(b)] = p.rateLimit.burstLimit;
   for (const b of p.requests.backlogs) pools[poolForBacklog(b)] = 0;
   // A pool of its own for each run of a repeated scenario.
   for (let run = 1; run <= p.runs; run++) {
@@ -363,8 +441,11 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
   let weights: WeightsResult | undefined;
   let rateLimit: RateResult | undefined;
   let schedule: ScheduleResult | undefined;
+  let hotspot: HotspotResult | undefined;
+  const rateBursts: RateResult[] = [];
+  const race: Partial<Record<RaceEngine, RaceLevel[]>> = {};
   const handlerErrors: Array<{ fn: string; error: string }> = [];
-  if ([...only].some((s) => s !== 'capacity' && s !== 'schedule')) {
+  if ([...only].some((s) => !['capacity', 'schedule', 'hotspot', 'race'].includes(s))) {
     const h: Harness = await timed('stack', () =>
       startHarness({
         pools,
@@ -457,8 +538,15 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
       throughput = medianRun(throughputRuns, (r) => r.jobsPerSecond);
       if (only.has('weights'))
         weights = await timed('weights', () => runWeights(h, { pool: 'bench-weights', ...p.weights, seed: p.seed + 5, timeoutMs }));
-      if (only.has('rateLimit'))
-        rateLimit = await timed('rateLimit', () => runRateLimit(h, { pool: 'bench-rate', ...p.rateLimit, timeoutMs }));
+      if (only.has('rateLimit')) {
+        const { bursts, burstLimit, ...one } = p.rateLimit;
+        rateLimit = await timed('rateLimit', () => runRateLimit(h, { pool: 'bench-rate', ...one, timeoutMs }));
+        // Bigger bursts, each on a pool of its own with slots to spare (as bench/rateMain.ts runs them).
+        for (const b of bursts)
+          rateBursts.push(
+            await timed('rateLimit', () => runRateLimit(h, { pool: rateBurstPool(b), limit: burstLimit, ...b, runMs: one.runMs, timeoutMs })),
+          );
+      }
       // Last: it leaves the big tenant's backlog waiting in a paused pool.
       if (only.has('fairness'))
         fairness = await timed('fairness', () => runFairness(h, { pool: 'bench-fair', ...p.fairness, seed: p.seed + 4, timeoutMs }));
@@ -493,42 +581,63 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     throughputThreads = { ...child.result, threadsPerFunction: threads };
     handlerErrors.push(...child.handlerErrors.map((e) => ({ ...e, fn: `${e.fn} (throughput in threads)` })));
   }
-  // In a process of its own with a stack of its own (its own pollers, no leftovers of the others' load), once theirs stopped.
-  if (only.has('schedule')) {
-    const child = await timed('schedule', () =>
-      runChild<ScheduleResult>(
-        'scheduleMain.ts',
-        'the schedule run',
-        {
-          schedule: { ...p.schedule, timeoutMs },
-          ...(options.endpoints ? { endpoints: options.endpoints } : {}),
-          nameSuffix: `${options.nameSuffix ?? ''}-sched`,
-        },
-        timeoutMs * 3,
-        log,
-      ),
+  // The hand-off race on dynalite (when asked: --race-engines), on the emulators' dynalite, once the stack has stopped.
+  if (only.has('race') && p.race.engines.includes('dynalite')) {
+    if (!options.endpoints) log('race: dynalite needs the emulators in a process of their own (not --in-process-emulators): skipped');
+    else {
+      const endpoint = options.endpoints.dynamodb;
+      race.dynalite = await timed('race', async () => {
+        const { engines: _engines, ...params } = p.race;
+        log('race on dynalite');
+        return (await runHandoffRace(endpoint, `race-spread${options.nameSuffix ?? ''}`, { ...params, ...RACE_SPREAD, seed: 7 }, log)).levels;
+      });
+    }
+  }
+  // In a process of its own with a stack of its own (its own pollers, no leftovers of the others' load), once theirs
+  // stopped; the hotspot after the schedule run, on the same stack.
+  if (only.has('schedule') || only.has('hotspot')) {
+    const t0 = Date.now();
+    const child = await runChild<ScheduleResult | null, Pick<ScheduleChildResult, 'hotspot' | 'seconds'>>(
+      'scheduleMain.ts',
+      'the schedule and hotspot run',
+      {
+        ...(only.has('schedule') ? { schedule: { ...p.schedule, timeoutMs } } : {}),
+        ...(only.has('hotspot') ? { hotspot: { ...p.hotspot, timeoutMs: Math.max(timeoutMs, p.hotspot.jobs * 300) } } : {}),
+        pollers: p.schedule.pollers,
+        ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+        nameSuffix: `${options.nameSuffix ?? ''}-sched`,
+      } satisfies ScheduleChildOptions,
+      timeoutMs * 5,
+      log,
     );
-    schedule = child.result;
+    splitSeconds(scenarioMs, Date.now() - t0, child.seconds, log);
+    schedule = child.result ?? undefined;
+    hotspot = child.hotspot ?? undefined;
     handlerErrors.push(...child.handlerErrors.map((e) => ({ ...e, fn: `${e.fn} (schedule run)` })));
   }
-  // Last, in a process of its own, once the other scenarios' stack has stopped: DynamoDB Local as the engine.
-  if (only.has('capacity')) {
-    const child = await timed('capacity', () =>
-      runChild<CapacityResult>(
-        'capacityMain.ts',
-        'the capacity run',
-        {
-          capacity: { ...p.capacity, timeoutMs },
-          ...(options.endpoints ? { sqsEndpoint: options.endpoints.sqs } : {}),
-          pollers: p.pollers,
-          nameSuffix: `${options.nameSuffix ?? ''}-cap`,
-        },
-        // Every limit gets the scenario's timeout for each of its waits; past a few of those the run is stuck.
-        timeoutMs * (p.capacity.limits.length * 2 + 1),
-        log,
-      ),
+  // Last, in a process of its own, once the other scenarios' stack has stopped: DynamoDB Local as the engine, the
+  // hand-off race on it first.
+  const raceOnLocal = only.has('race') && p.race.engines.includes('dynamodb-local');
+  if (only.has('capacity') || raceOnLocal) {
+    const t0 = Date.now();
+    const { engines: _engines, ...raceParams } = p.race;
+    const child = await runChild<CapacityResult | null, { race: RaceLevel[] | null; seconds: { race?: number; capacity?: number } }>(
+      'capacityMain.ts',
+      'the capacity run',
+      {
+        ...(only.has('capacity') ? { capacity: { ...p.capacity, timeoutMs } } : {}),
+        ...(raceOnLocal ? { race: { ...raceParams, ...RACE_SPREAD, seed: 7 } } : {}),
+        ...(options.endpoints ? { sqsEndpoint: options.endpoints.sqs } : {}),
+        pollers: p.pollers,
+        nameSuffix: `${options.nameSuffix ?? ''}-cap`,
+      } satisfies CapacityChildOptions,
+      // Every limit gets the scenario's timeout for each of its waits; past a few of those the run is stuck.
+      timeoutMs * (p.capacity.limits.length * 2 + 2),
+      log,
     );
-    capacity = child.result;
+    splitSeconds(scenarioMs, Date.now() - t0, child.seconds, log);
+    capacity = child.result ?? undefined;
+    if (child.race) race['dynamodb-local'] = child.race;
     handlerErrors.push(...child.handlerErrors.map((e) => ({ ...e, fn: `${e.fn} (capacity run)` })));
   }
 
@@ -549,7 +658,10 @@ export async function runBench(options: BenchOptions): Promise<BenchOutput> {
     fairness,
     weights,
     rateLimit,
+    rateBursts,
     schedule,
+    hotspot,
+    race,
     handlerErrors,
     scenarioMs,
   });
@@ -587,6 +699,9 @@ function assemble(a: {
   weights: WeightsResult | undefined;
   rateLimit: RateResult | undefined;
   schedule: ScheduleResult | undefined;
+  rateBursts: RateResult[];
+  hotspot: HotspotResult | undefined;
+  race: Partial<Record<RaceEngine, RaceLevel[]>>;
   handlerErrors: Array<{ fn: string; error: string }>;
   scenarioMs: Partial<Record<Scenario | 'stack', number>>;
 }): BenchResults {
@@ -676,6 +791,9 @@ function assemble(a: {
     rateLimit: a.rateLimit ?? null,
     weights: a.weights ?? null,
     schedule: a.schedule ?? null,
+    rateBursts: a.rateBursts.length ? a.rateBursts : null,
+    hotspot: a.hotspot ?? null,
+    race: Object.keys(a.race).length ? { params: p.race, byEngine: a.race } : null,
     costPerMillionJobsUsd: breakdown?.total ?? null,
     cost:
       breakdown && largest
@@ -692,6 +810,28 @@ function assemble(a: {
   };
   results.goals = goals(results);
   return results;
+}
+
+/** The pool of one of rateLimit's bigger bursts. */
+const rateBurstPool = (b: { startsPerSecond: number; jobs: number }) => `bench-rate-${b.startsPerSecond}x${b.jobs}`;
+
+/**
+ * A child process that ran several scenarios: each scenario's seconds as the child measured them, the rest of the
+ * child's wall-clock time (its start, its stack's or DynamoDB Local's) to the first of them.
+ */
+function splitSeconds(
+  scenarioMs: Partial<Record<Scenario | 'stack', number>>,
+  wallMs: number,
+  seconds: Partial<Record<Scenario, number>>,
+  log: (line: string) => void,
+): void {
+  const entries = Object.entries(seconds) as Array<[Scenario, number]>;
+  if (entries.length === 0) return;
+  const inside = entries.reduce((sum, [, s]) => sum + s * 1000, 0);
+  entries.forEach(([name, s], i) => {
+    scenarioMs[name] = (scenarioMs[name] ?? 0) + s * 1000 + (i === 0 ? Math.max(0, wallMs - inside) : 0);
+    log(`${name}: ${Math.round(scenarioMs[name]! / 1000)} s so far`);
+  });
 }
 
 /** `min..max` of each figure over a scenario's runs (with every run's value). */
@@ -716,8 +856,114 @@ const runPool = (name: string, run: number) => (run === 1 ? name : `${name}-${ru
 
 const distributionOnly = (d: Distribution): Distribution => ({ n: d.n, p50Ms: d.p50Ms, p99Ms: d.p99Ms, maxMs: d.maxMs, meanMs: d.meanMs });
 
-function goals(r: BenchResults): Goal[] {
+const pct1 = (x: number) => `${(x * 100).toFixed(1)}%`;
+const ENGINE_NAMES: Record<RaceEngine, string> = { 'dynamodb-local': 'DynamoDB Local', dynalite: 'dynalite' };
+
+/** Issue 23's goals, in its table's order, each beside the figure before it. */
+function busyPoolGoals(r: BenchResults): Goal[] {
   const out: Goal[] = [];
+  const race = r.race ? (Object.entries(r.race.byEngine) as Array<[RaceEngine, RaceLevel[]]>) : [];
+  if (race.length > 0) {
+    const at = (levels: RaceLevel[], rate: number) => levels.find((l) => l.rate === rate);
+    const upTo200 = (levels: RaceLevel[]) => levels.filter((l) => l.rate <= 200);
+    out.push({
+      issue: 23,
+      id: 'race-lost',
+      goal: `lost races per hand-off, one pool, 100 completions/s, limit ${r.race!.params.limit.toLocaleString('en-US')}`,
+      target: '<= 0.05 at every rate up to 200/s',
+      before: BEFORE_ISSUE_23.lostRaces,
+      measured: race
+        .map(
+          ([engine, levels]) =>
+            `${ENGINE_NAMES[engine]}: ${at(levels, 100)?.lostRacesPerHandoff ?? '-'} at 100/s; ${levels.map((l) => `${l.lostRacesPerHandoff} at ${l.rate}/s`).join(', ')}`,
+        )
+        .join('; '),
+      met: race.every(([, levels]) => upTo200(levels).every((l) => l.lostRacesPerHandoff <= 0.05)),
+    });
+    out.push({
+      issue: 23,
+      id: 'race-p99',
+      goal: 'hand-off p99 at 100 completions/s on one pool',
+      target: '<= 100 ms',
+      before: BEFORE_ISSUE_23.handoffP99,
+      measured: race
+        .map(([engine, levels]) => {
+          const l = at(levels, 100);
+          return l ? `${ENGINE_NAMES[engine]}: ${l.handoffP99Ms} ms (p50 ${l.handoffP50Ms} ms, ${l.handoffs} hand-offs)` : `${ENGINE_NAMES[engine]}: not run at 100/s`;
+        })
+        .join('; '),
+      met: race.every(([, levels]) => (at(levels, 100)?.handoffP99Ms ?? Infinity) <= 100),
+    });
+  }
+  if (r.rateLimit) {
+    const q = r.rateLimit;
+    const bursts = (r.rateBursts ?? []).map(
+      (b) => `${b.startsPerSecond}/s x ${b.jobs}: ${pct1(b.startsOfAllowed)}, ${b.failedWritesPerStart} refused`,
+    );
+    out.push({
+      issue: 23,
+      id: 'rate-burst',
+      goal: `starts booked on a rated pool during a ${q.jobs}-job burst / rate allows (${q.startsPerSecond}/s)`,
+      target: '>= 95%, failed writes per start <= 0.5',
+      before: BEFORE_ISSUE_23.rateBurst,
+      measured: `${pct1(q.startsOfAllowed)}, ${q.failedWritesPerStart} refused counter writes per start${bursts.length ? ` (bigger bursts: ${bursts.join('; ')})` : ''}`,
+      met: q.startsOfAllowed >= 0.95 && q.failedWritesPerStart <= 0.5,
+    });
+  }
+  if (r.weights) {
+    const w = r.weights;
+    const headNotDelayed = w.backfill.heaviestLongestWaitMs <= w.strictOrder.heaviestLongestWaitMs;
+    out.push({
+      issue: 23,
+      id: 'weights',
+      goal: 'units used while jobs wait, weights scenario (jobs declaring run limits: backfill)',
+      target: '>= 90%, head never delayed',
+      before: BEFORE_ISSUE_23.weights,
+      measured: `${pct1(w.unitUtilization)} (strict order, the same jobs without run limits: ${pct1(w.strictOrder.unitUtilization)}); weight-10 jobs' longest wait ${(w.backfill.heaviestLongestWaitMs / 1000).toFixed(1)} s against ${(w.strictOrder.heaviestLongestWaitMs / 1000).toFixed(1)} s in strict order`,
+      met: w.unitUtilization >= 0.9 && headNotDelayed,
+    });
+  }
+  if (r.hotspot) {
+    const x = r.hotspot;
+    const n = x.jobs.toLocaleString('en-US');
+    const all = x.unlimited.started === x.jobs && x.limited.started === x.jobs;
+    out.push({
+      issue: 23,
+      id: 'hotspot',
+      goal: '30,000 jobs due in one second, unlimited pool: started',
+      target: 'all, p99 lateness reported; jobs/s with vs without limit',
+      before: BEFORE_ISSUE_23.hotspot,
+      measured: `here ${n} a side: unlimited ${x.unlimited.started.toLocaleString('en-US')} of ${n} started, p99 ${(x.unlimited.p99LatenessMs / 1000).toFixed(1)} s, ${x.unlimited.jobsPerSecond} jobs/s; limited ${x.limited.started.toLocaleString('en-US')} of ${n}, p99 ${(x.limited.p99LatenessMs / 1000).toFixed(1)} s, ${x.limited.jobsPerSecond} jobs/s: ${x.ratio.jobsPerSecond}x without a limit. 30,000 on AWS: on paper (docs/benchmark.md)`,
+      met: all && x.jobs >= 30_000,
+      ...(all && x.jobs < 30_000 ? { status: `all started at ${n}; 30,000 on paper` } : {}),
+    });
+  }
+  const largest = r.requestsPerJob ? Object.values(r.requestsPerJob).at(-1) : undefined;
+  if (largest)
+    out.push({
+      issue: 23,
+      id: 'requests',
+      goal: `requests per job, all in (backlog ${largest.backlog.toLocaleString('en-US')})`,
+      target: '<= 12',
+      before: BEFORE_ISSUE_23.requests,
+      measured: `${largest.total} (${largest.dynamodb} DynamoDB, ${largest.sqs} SQS, ${largest.lambda} invocations, ${largest.jobApi} job API, ${largest.events} event put on the bus)`,
+      met: largest.total <= 12,
+    });
+  if (r.costPerMillionJobsUsd !== null && r.cost)
+    out.push({
+      issue: 23,
+      id: 'cost',
+      goal: 'cost per million 20-minute jobs on AWS',
+      target: '<= $10, with what bounds it',
+      before: BEFORE_ISSUE_23.cost,
+      measured: `$${r.costPerMillionJobsUsd.toFixed(2)} (DynamoDB writes $${r.cost.breakdown.dynamodbWrites.toFixed(2)}, ${r.requestsPerJob![r.cost.fromBacklog]!.dynamodbWriteUnits} write units a job, the ended index's included)`,
+      met: r.costPerMillionJobsUsd <= 10,
+    });
+  return out;
+}
+
+function goals(r: BenchResults): Goal[] {
+  const out: Goal[] = busyPoolGoals(r);
   if (r.handoff) {
     const runs = (name: string) => {
       const spread = r.handoff!.spread[name];
@@ -728,6 +974,7 @@ function goals(r: BenchResults): Goal[] {
       target: '<= 12 ms',
       measured: `${r.handoff.p50Ms} ms${runs('p50Ms')}`,
       met: r.handoff.p50Ms <= 12,
+      issue: 13,
       before: BEFORE_ISSUE_13.handoffP50,
     });
     out.push({
@@ -735,6 +982,7 @@ function goals(r: BenchResults): Goal[] {
       target: '<= 50 ms',
       measured: `${r.handoff.p99Ms} ms${runs('p99Ms')}`,
       met: r.handoff.p99Ms <= 50,
+      issue: 13,
       before: BEFORE_ISSUE_13.handoffP99,
     });
   }
@@ -745,6 +993,7 @@ function goals(r: BenchResults): Goal[] {
       target: '<= 100 ms',
       measured: `${b.handoffP99Ms} ms (p50 ${b.handoffP50Ms} ms, ${b.handoffs.n} hand-offs)`,
       met: b.handoffs.n > 0 && b.handoffP99Ms <= 100,
+      issue: 13,
       before: BEFORE_ISSUE_13.burstP99,
     });
     // Each hand-off leaves its slot idle for its own latency: with runs of about 1 s and hand-offs of 20-40 ms that is
@@ -754,6 +1003,7 @@ function goals(r: BenchResults): Goal[] {
       target: '<= 5% of slot-time',
       measured: `${b.shortfallSlotSeconds} slot-s = ${(b.shortfallShare * 100).toFixed(1)}% (fewest in progress: ${b.minInProgress})`,
       met: b.shortfallShare <= 0.05,
+      issue: 13,
       before: BEFORE_ISSUE_13.burstDip,
     });
   }
@@ -775,34 +1025,21 @@ function goals(r: BenchResults): Goal[] {
   const largest = r.requestsPerJob ? Object.values(r.requestsPerJob).at(-1) : undefined;
   if (largest) {
     out.push({
-      goal: `requests per job, all in (backlog ${largest.backlog.toLocaleString('en-US')})`,
-      target: '<= 12',
-      measured: `${largest.total} (${largest.dynamodb} DynamoDB, ${largest.sqs} SQS, ${largest.lambda} invocations, ${largest.jobApi} job API)`,
-      met: largest.total <= 12,
-      before: BEFORE_ISSUE_13.requests,
-    });
-    out.push({
       goal: 'DynamoDB writes per job',
       target: '<= 6',
       measured: `${largest.dynamodbWrites}`,
       met: largest.dynamodbWrites <= 6,
+      issue: 13,
       before: BEFORE_ISSUE_13.writes,
     });
   }
-  if (r.costPerMillionJobsUsd !== null)
-    out.push({
-      goal: 'cost per million 20-minute jobs on AWS',
-      target: '<= $5',
-      measured: `$${r.costPerMillionJobsUsd.toFixed(2)} (breakdown below; transactions billed 2 units per item, which the figure before did not count)`,
-      met: r.costPerMillionJobsUsd <= 5,
-      before: BEFORE_ISSUE_13.cost,
-    });
   if (r.throughput)
     out.push({
       goal: 'throughput, one pool (local)',
       target: '>= 300 jobs/s',
       measured: `${r.throughput.jobsPerSecond} jobs/s${r.throughput.spread.jobsPerSecond!.values.length > 1 ? ` (median of ${r.throughput.spread.jobsPerSecond!.values.length} runs: ${r.throughput.spread.jobsPerSecond!.values.join(', ')})` : ''}${r.throughputThreads ? `; functions in worker threads: ${r.throughputThreads.jobsPerSecond} jobs/s` : ''}`,
       met: Math.max(r.throughput.jobsPerSecond, r.throughputThreads?.jobsPerSecond ?? 0) >= 300,
+      issue: 13,
       before: BEFORE_ISSUE_13.throughput,
     });
   if (r.fairness)
@@ -819,12 +1056,6 @@ function goals(r: BenchResults): Goal[] {
       measured: String(Math.max(r.weights.maxUnitsInUse, r.weights.strictOrder.maxUnitsInUse)),
       met: Math.max(r.weights.maxUnitsInUse, r.weights.strictOrder.maxUnitsInUse) <= r.weights.budget,
     });
-    out.push({
-      goal: 'weights: units used while jobs wait (jobs declaring run limits: backfill)',
-      target: '>= 90%',
-      measured: `${(r.weights.unitUtilization * 100).toFixed(1)}% (the same jobs without run limits, strict order: ${(r.weights.strictOrder.unitUtilization * 100).toFixed(1)}%)`,
-      met: r.weights.unitUtilization >= 0.9,
-    });
   }
   if (r.rateLimit) {
     const q = r.rateLimit;
@@ -839,18 +1070,6 @@ function goals(r: BenchResults): Goal[] {
       target: '>= 95%',
       measured: `${(q.rateUtilization * 100).toFixed(1)}%`,
       met: q.rateUtilization >= 0.95,
-    });
-    out.push({
-      goal: `start rate ${q.startsPerSecond}/s, ${q.jobs} jobs at once: starts over what the rate allows from the first start to the last`,
-      target: '>= 95%',
-      measured: `${(q.startsOfAllowed * 100).toFixed(1)}%`,
-      met: q.startsOfAllowed >= 0.95,
-    });
-    out.push({
-      goal: 'start rate burst: refused writes to the limit\'s counter per start',
-      target: '<= 0.5',
-      measured: `${q.failedWritesPerStart} (counter writes per start: ${q.counterWritesPerStart})`,
-      met: q.failedWritesPerStart <= 0.5,
     });
   }
   const c = r.capacity ? Object.values(r.capacity.byLimit).sort((x, y) => x.limit - y.limit) : [];
@@ -887,12 +1106,13 @@ function goals(r: BenchResults): Goal[] {
     const over = `${s.n.toLocaleString('en-US')} jobs over ${s.detail.spread.overMs / 1000} s, ${s.openJobs.toLocaleString('en-US')} held`;
     out.push({ goal: `schedule: lateness p50 (${over})`, target: '<= 100 ms', measured: `${s.p50LatenessMs} ms`, met: s.p50LatenessMs <= 100 });
     out.push({ goal: `schedule: lateness max (${over})`, target: '<= 1000 ms', measured: `${s.maxLatenessMs} ms`, met: s.maxLatenessMs <= 1000 });
-    out.push({
-      goal: `schedule: ${s.hotspot.jobs.toLocaleString('en-US')} jobs due in one second, all started`,
-      target: 'all started; p99 reported',
-      measured: `${s.detail.hotspot.started} started, p99 ${s.hotspot.p99LatenessMs} ms`,
-      met: s.detail.hotspot.started === s.hotspot.jobs,
-    });
+    if (s.hotspot && s.detail.hotspot)
+      out.push({
+        goal: `schedule: ${s.hotspot.jobs.toLocaleString('en-US')} jobs due in one second, all started`,
+        target: 'all started; p99 reported',
+        measured: `${s.detail.hotspot.started} started, p99 ${s.hotspot.p99LatenessMs} ms`,
+        met: s.detail.hotspot.started === s.hotspot.jobs,
+      });
   }
   return out;
 }
@@ -913,13 +1133,13 @@ function capacitySummary(c: CapacityResult): Record<string, CapacitySummary> {
 }
 
 /** Runs a scenario in a process of its own (`script` in this folder): its stderr is the log, its last stdout line the result. */
-async function runChild<R>(
+async function runChild<R, Extra = unknown>(
   script: string,
   what: string,
   options: ScheduleChildOptions | ThroughputThreadsChildOptions | CapacityChildOptions,
   budgetMs: number,
   log: (line: string) => void,
-): Promise<{ result: R; handlerErrors: Array<{ fn: string; error: string }> }> {
+): Promise<{ result: R; handlerErrors: Array<{ fn: string; error: string }> } & Extra> {
   // tsx as a loader (as for the emulators' process): the pid is the child's own.
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', script), JSON.stringify(options)], {
     cwd: ROOT,
@@ -936,7 +1156,7 @@ async function runChild<R>(
     child.once('close', (exitCode) => resolve(exitCode));
   }).finally(() => clearTimeout(timer));
   if (code !== 0) throw new Error(`${what} failed (exit ${code}); its log is above`);
-  return JSON.parse(last) as { result: R; handlerErrors: Array<{ fn: string; error: string }> };
+  return JSON.parse(last) as { result: R; handlerErrors: Array<{ fn: string; error: string }> } & Extra;
 }
 
 function concurrencySvg(u: UtilizationResult): string {

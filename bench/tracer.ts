@@ -251,6 +251,26 @@ export function itemOf(op: string, input: Input): string | undefined {
 /** Holders-index entries a slot change puts or deletes (holderPool, the index key, is set by take and receive, removed by a release). */
 export const INDEX_WRITES: Record<SlotChange, number> = { take: 1, reserve: 1, free: 1, revoke: 1, pass: 2, claim: 0, park: 0, other: 0 };
 
+/**
+ * The jobs a write files on the sparse `ended` index (shared/domain/endedIndex.ts): a write that moves a job to a
+ * terminal state sets `endedBucket` and `endedSk` in the same write (shared/adapters/dynamodb/jobItem.ts, moveUpdate and
+ * toJobItem), so the index gets an entry for it. Each item of a TransactWriteItems is read the same way.
+ */
+export function endedEntriesOf(op: string, input: Input): string[] {
+  const fromUpdate = (a: { Key?: Record<string, unknown>; UpdateExpression?: string } | undefined) =>
+    a?.UpdateExpression && /endedBucket = :endedBucket/.test(a.UpdateExpression) ? jobIdOfKey(a.Key) : undefined;
+  const fromPut = (a: { Item?: Record<string, unknown> } | undefined) => (a?.Item?.endedBucket !== undefined ? jobIdOfKey(a.Item) : undefined);
+  const ids =
+    op === 'TransactWriteItems'
+      ? (input.TransactItems ?? []).map((item) => fromUpdate(item.Update) ?? fromPut(item.Put))
+      : op === 'UpdateItem'
+        ? [fromUpdate(input)]
+        : op === 'PutItem'
+          ? [fromPut(input)]
+          : [];
+  return ids.filter((id): id is string => id !== undefined);
+}
+
 const isConflict = (error: unknown) =>
   ((error as { CancellationReasons?: Array<{ Code?: string }> } | undefined)?.CancellationReasons ?? []).some(
     (r) => r.Code === 'TransactionConflict',
@@ -355,6 +375,16 @@ export class Tracer {
   transactItems = 0;
   /** Holders-index entries put or deleted by applied slot changes (take, reserve: a put; free, revoke: a delete; pass: both). */
   indexWrites = 0;
+  /**
+   * Entries of the `ended` index written by applied writes (endedEntriesOf): one put per job that ends; a job already
+   * filed there (a `dead` job whose kept slot is given back: its entry moves to the new time) a delete and a put. Apart
+   * by the write that made them: plain writes, and items of a TransactWriteItems (a release's job update in a pass or
+   * free transaction).
+   */
+  endedIndexWrites = 0;
+  endedIndexWritesInTransactions = 0;
+  /** The jobs filed on the ended index so far. */
+  readonly endedJobs = new Set<string>();
   /**
    * Early completions, by group: completion events whose run the releaser looked up and did not find (GetItem RUN#...,
    * no item). For a Sluice pool the event beat the acquirer's write of the run record (the run ended at once).
@@ -543,6 +573,13 @@ export class Tracer {
   }
 
   private after(service: string, op: string, input: Input, output: unknown, ok: boolean, t0: number, t1: number, failure: unknown): void {
+    if (service === 'dynamodb' && ok)
+      for (const jobId of endedEntriesOf(op, input)) {
+        const entries = this.endedJobs.has(jobId) ? 2 : 1;
+        this.endedJobs.add(jobId);
+        if (op === 'TransactWriteItems') this.endedIndexWritesInTransactions += entries;
+        else this.endedIndexWrites += entries;
+      }
     // Slot changes (DynamoLeaseStore: one TransactWriteItems each); a pass is the hand-off: one slot moves from the
     // finished job to the waiting one.
     if (service === 'dynamodb' && op === 'TransactWriteItems') {

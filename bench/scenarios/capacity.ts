@@ -64,6 +64,8 @@ export interface CapacityAtLimit {
   rcu: number;
   /** Of wcu, the holders index's (a slot taken or released puts or deletes its index entry). */
   gsiWcu: number;
+  /** Of wcu, the `ended` index's: one entry per job that ends, at the rate of the write that files it. */
+  endedWcu: number;
   gsiWcuReported: number;
   /** The most units a plain write of one item reported (1: the items are under 1 KB, as the transactions' rule assumes). */
   largestPlainWriteUnits: number;
@@ -352,6 +354,7 @@ async function runAtLimit(h: Harness, meter: CapacityMeter, p: CapacityParams, l
     wcuReported: per(path.wcuReported),
     rcu: per(path.rcu),
     gsiWcu,
+    endedWcu: per(path.endedWcu),
     gsiWcuReported: per(path.gsiWcuReported),
     largestPlainWriteUnits: Math.max(job.largestPlainWriteUnits, admin.largestPlainWriteUnits),
     counterWcu,

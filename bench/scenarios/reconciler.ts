@@ -58,6 +58,7 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
     dynamodbWriteUnits: diff('dynamodbWriteUnits'),
     jobApi: diff('jobApi'),
     lambda: 0,
+    events: diff('events'),
     total: diff('total'),
     ops,
     emptyReceives: 0,

@@ -87,6 +87,7 @@ function baselineRequests(
     dynamodbWriteUnits: 0,
     jobApi: per(jobApi),
     lambda: per(invocations),
+    events: 0,
     total: per(sqs + jobApi + invocations),
     ops: Object.fromEntries(Object.entries(ops).map(([k, n]) => [k, per(n)])),
     emptyReceives: per(emptyReceives),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Harness, startHarness } from '../../bench/harness';
+import { type Harness, perJob, startHarness } from '../../bench/harness';
 import { makeJobs } from '../../bench/workload';
 import { waitFor } from '../support/waitFor';
 
@@ -28,3 +28,31 @@ test('jobs sent the moment the stack is up are all seen received', async () => {
 
   await waitFor('every job seen received by the tracer', () => jobs.every((job) => h.tracer.receives.has(job.spec.id)), 20_000);
 }, 30_000);
+
+test('each job that ends files one entry on the ended index, and the write units per job count it', async () => {
+  await h.settle('harness-first'); // the jobs of the test above end first
+  const before = h.snapshot();
+  const jobs = makeJobs({ group: 'harness-ended', pool: 'harness-first', durations: Array.from({ length: 10 }, () => 20), tag: 'e' });
+  await h.enqueue(jobs);
+  const entries = () =>
+    h.tracer.endedIndexWrites + h.tracer.endedIndexWritesInTransactions - before.endedIndexWrites - before.endedIndexWritesInTransactions;
+  await waitFor('every job filed on the ended index', () => entries() >= jobs.length, 30_000);
+  await h.settle('harness-first');
+  const after = h.snapshot();
+  expect(entries()).toBe(jobs.length);
+  expect(jobs.every((job) => h.tracer.endedJobs.has(job.spec.id))).toBe(true);
+  // A release at a counted pool is a transaction: its ended entry is counted at a transaction's rate (2 units); the
+  // write units per job are those without the index plus exactly these.
+  const inTransactions = after.endedIndexWritesInTransactions - before.endedIndexWritesInTransactions;
+  const plain = after.endedIndexWrites - before.endedIndexWrites;
+  expect(inTransactions).toBeGreaterThan(0);
+  const withoutEnded = {
+    ...after,
+    endedIndexWrites: before.endedIndexWrites,
+    endedIndexWritesInTransactions: before.endedIndexWritesInTransactions,
+  };
+  expect(perJob(before, after, 1).dynamodbWriteUnits - perJob(before, withoutEnded, 1).dynamodbWriteUnits).toBeCloseTo(
+    2 * inTransactions + plain,
+    5,
+  );
+}, 60_000);
