@@ -46,9 +46,14 @@ afterAll(async () => {
 
 const json = <T>(text: string) => JSON.parse(text) as T;
 
-test('prints the export lines it wrote to its env file; everything is on 127.0.0.1', () => {
-  const printed = resident.stdout().trim().split('\n');
-  expect(printed).toEqual(Object.entries(resident.vars).map(([name, value]) => `export ${name}='${value}'`));
+test('prints the export lines it wrote to its env file; everything is on 127.0.0.1', async () => {
+  const expected = Object.entries(resident.vars).map(([name, value]) => `export ${name}='${value}'`);
+  // The stack is up once its env file is written; the same lines on its stdout may still be in the pipe.
+  const printed = await waitFor('every export line on stdout', () => {
+    const lines = resident.stdout().trim().split('\n');
+    return lines.length >= expected.length ? lines : undefined;
+  });
+  expect(printed).toEqual(expected);
   for (const name of ['AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_APPFLOW', 'AWS_ENDPOINT_URL_GLUE'])
     expect(resident.vars[name]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   expect(resident.stderr()).toContain('Pools: default (limit 2).');
