@@ -1,7 +1,7 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
 import { sluiceServices } from '../../../shared/app/services';
-import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
-import type { GlueJob } from '../../../shared/kinds/registry';
+import { deliverSent, makeDeps, messageOf } from '../../support/fakes';
+import { fanout, runOf, settle } from '../../support/unlimitedPools';
 
 /**
  * The deploy window of a pool limited again (docs/protocol.md, Unlimited pools): invocations still on the configuration
@@ -10,8 +10,6 @@ import type { GlueJob } from '../../../shared/kinds/registry';
  * settled (adoptSettleSeconds after the switch), so none of those slots is left out of the count when the pool admits.
  */
 
-const fanout = (id: string): GlueJob => glueJob(id, 'fanout');
-const runOf = (world: FakeWorld, id: string) => world.starters.glue.runsOf(id)[0]!.executionId;
 const OLD = { pools: { default: 1 }, unlimitedPools: ['fanout'] };
 const NEW = { pools: { default: 1, fanout: 3 }, unlimitedPools: [] };
 

@@ -1,12 +1,9 @@
 import { AcquireResult } from '../../../shared/app/acquireJob';
-import { deliverSent, type FakeWorld, glueJob, makeDeps, messageOf } from '../../support/fakes';
-import type { GlueJob } from '../../../shared/kinds/registry';
+import { deliverSent, makeDeps, messageOf } from '../../support/fakes';
+import { fanout, limitAgain, reconcileAndDeliver, runOf, settle } from '../../support/unlimitedPools';
 
 // Review of the `adopt` merge (426769a): paths where a pool limited again runs more jobs than its limit, or where a
 // release decided on an uncounted read does not read again.
-
-const fanout = (id: string, extra: Partial<GlueJob> = {}): GlueJob => ({ ...glueJob(id, 'fanout'), ...extra });
-const runOf = (world: FakeWorld, id: string) => world.starters.glue.runsOf(id)[0]!.executionId;
 
 test('limited, made unlimited and limited again with no reconcile between: jobs started uncounted are counted before any new job starts', async () => {
   // Limited (2): the pool's counter exists, a limited pool's. One job runs on it, then ends.
@@ -19,7 +16,7 @@ test('limited, made unlimited and limited again with no reconcile between: jobs 
   for (let i = 0; i < 5; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
   expect(world.ledger.peek('u0')!.lease).toMatchObject({ uncounted: true });
   // Limited again (2): 5 run. No new job may start until fewer than 2 run (docs/protocol.md, Unlimited pools).
-  Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+  limitAgain(world, 2);
   const results = [];
   for (const id of ['n0', 'n1']) results.push(await world.acquirer.process(messageOf(fanout(id))));
   await deliverSent(world);
@@ -62,17 +59,14 @@ test('a pool limited again, then dropped from the configuration (its limit stays
   expect(await world.acquirer.process(messageOf(fanout('u0')))).toBe(AcquireResult.Started);
   await world.reconciler.run(); // the unlimited pool's counter exists
   // Limited again (2): the first job arriving switches the counter to adopting and waits.
-  Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+  limitAgain(world, 2);
   expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
   expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
   // The next deploy drops the pool from `pools`: its limit lives in the table from now on (docs/configuration.md).
   Object.assign(world.settings, { pools: { default: 1 }, unlimitedPools: [] });
   await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'u0'), 'succeeded'));
-  world.clock.advance(world.settings.adoptSettleMs); // the adoption settles
-  for (let i = 0; i < 3; i++) {
-    await world.reconciler.run();
-    await deliverSent(world);
-  }
+  settle(world);
+  await reconcileAndDeliver(world, 3);
   // Nothing runs, 1 job waits on a pool of limit 2: it must start.
   expect({ n0: world.ledger.peek('n0')!.state, counter: world.leases.peekPool('fanout') }).toEqual({
     n0: 'running',
@@ -84,18 +78,15 @@ test('a counter created adopting whose registry entry was not written (the creat
   const world = makeDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'] } });
   expect(await world.acquirer.process(messageOf(fanout('u0')))).toBe(AcquireResult.Started);
   expect(world.leases.peekPool('fanout')).toBeUndefined(); // no reconcile yet: no counter
-  Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+  limitAgain(world, 2);
   // The first job creates the counter adopting (the pool is marked) and waits.
   expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
   expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, adopting: true });
   // DynamoDB's createPool writes the counter, then its registry item (Counters.createPool): a crash between leaves the
   // pool unlisted. The in-memory store writes both at once, so the lost registry item is modelled here.
   jest.spyOn(world.leases, 'listPools').mockResolvedValue([]);
-  world.clock.advance(world.settings.adoptSettleMs); // the adoption settles
-  for (let i = 0; i < 3; i++) {
-    await world.reconciler.run();
-    await deliverSent(world);
-  }
+  settle(world);
+  await reconcileAndDeliver(world, 3);
   // u0 runs (counted now) and 2 are allowed: n0 must have started.
   expect({ n0: world.ledger.peek('n0')!.state, counter: world.leases.peekPool('fanout') }).toEqual({
     n0: 'running',

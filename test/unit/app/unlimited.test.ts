@@ -5,9 +5,9 @@ import { poolDetails } from '../../../shared/inspect/pools';
 import { Drift } from '../../../shared/app/reconcile';
 import { UNLIMITED_COUNTER_LIMIT } from '../../../shared/domain/unlimited';
 import { RunStatus } from '../../../shared/ports/jobStarter';
-import { deliverSent, type FakeWorld, glueJob, makeDeps, makeQueueDeps, messageOf } from '../../support/fakes';
+import { deliverSent, makeDeps, makeQueueDeps, messageOf } from '../../support/fakes';
 import { sluiceServices } from '../../../shared/app/services';
-import type { GlueJob } from '../../../shared/kinds/registry';
+import { fanout, limitAgain, runOf, settle } from '../../support/unlimitedPools';
 
 /**
  * Pools with no concurrency limit (POOLS: "unlimited"), through the real services on the in-memory ports: a job of one
@@ -15,11 +15,7 @@ import type { GlueJob } from '../../../shared/kinds/registry';
  * rest of its life (starts, retries, the DLQ, the reconciler) is any job's.
  */
 
-const fanout = (id: string, extra: Partial<GlueJob> = {}): GlueJob => ({ ...glueJob(id, 'fanout'), ...extra });
 const unlimited = (extra: object = {}) => makeDeps({ settings: { pools: { default: 1 }, unlimitedPools: ['fanout'], ...extra } });
-const runOf = (world: FakeWorld, id: string) => world.starters.glue.runsOf(id)[0]!.executionId;
-/** The settle time passes (adoptSettleSeconds): every invocation on the configuration before the deploy has ended. */
-const settle = (world: FakeWorld) => world.clock.advance(world.settings.adoptSettleMs);
 
 describe('an unlimited pool', () => {
   test('every job starts at once, none waits, and no counter is ever written for the pool', async () => {
@@ -132,7 +128,7 @@ describe('an unlimited pool', () => {
     await world.acquirer.process(messageOf(fanout('lost')));
     expect(world.ledger.peek('lost')).toMatchObject({ state: 'running', lease: { uncounted: true } });
     // Limited now (the configuration no longer names it unlimited); the run ends, its completion event lost.
-    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    limitAgain(world, 5);
     world.starters.glue.setStatus(runOf(world, 'lost'), RunStatus.Succeeded);
     const report = await world.reconciler.run();
     expect(report).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
@@ -148,7 +144,7 @@ describe('an unlimited pool', () => {
     expect(await world.leases.uncountedPools()).toEqual([]);
     await world.reconciler.run();
     expect(await world.leases.uncountedPools()).toEqual(['fanout']);
-    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    limitAgain(world, 5);
     world.starters.glue.setStatus(runOf(world, 'old'), RunStatus.Succeeded);
     expect(await world.reconciler.run()).toMatchObject({ holdersChecked: 1, drift: { [Drift.LostEvent]: 1 } });
     expect(world.ledger.peek('old')!.state).toBe('succeeded');
@@ -170,7 +166,7 @@ describe('an unlimited pool', () => {
     await world.reconciler.run();
     expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 3, unlimited: true });
     // Limited again: the configured limit, as a counter created from configuration gets it.
-    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    limitAgain(world, 2);
     await world.reconciler.run();
     expect(world.leases.peekPool('fanout')).toEqual({
       name: 'fanout',
@@ -214,7 +210,7 @@ describe('an unlimited pool', () => {
     for (let i = 0; i < 5; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
     await world.reconciler.run(); // while unlimited: the pool's counter exists (the limit no pool reaches)
     // The deploy: a limit of 2. No reconcile yet: a job arriving now must not start (5 run already).
-    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    limitAgain(world, 2);
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
     expect(world.leases.peekPool('fanout')).toMatchObject({ limit: 2, inUse: 0, adopting: true });
     for (let i = 1; i < 4; i++) expect(await world.acquirer.process(messageOf(fanout(`n${i}`)))).toBe(AcquireResult.Waiting);
@@ -251,7 +247,7 @@ describe('an unlimited pool', () => {
     const world = unlimited();
     for (const id of ['h0', 'h1']) expect(await world.acquirer.process(messageOf(fanout(id, { weight: 3 })))).toBe(AcquireResult.Started);
     await world.reconciler.run();
-    Object.assign(world.settings, { pools: { default: 1, fanout: 10 }, unlimitedPools: [] });
+    limitAgain(world, 10);
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
     const detail = async (deps: Parameters<typeof poolDetails>[0]) => (await poolDetails(deps)).find((p) => p.name === 'fanout')!;
     // With the records (pool list, sluice top's pool view): 6 units of 10, nothing free.
@@ -269,7 +265,7 @@ describe('an unlimited pool', () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) expect(await world.acquirer.process(messageOf(fanout(`u${i}`)))).toBe(AcquireResult.Started);
     expect(world.leases.peekPool('fanout')).toBeUndefined();
-    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    limitAgain(world, 2);
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
     expect(world.leases.peekPool('fanout')).toEqual({
       name: 'fanout',
@@ -294,7 +290,7 @@ describe('an unlimited pool', () => {
     await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
     expect(world.ledger.peek('k2')!.state).toBe('reserved');
     // The deploy (a limit of 2; 3 jobs run uncounted) comes before its wake-up: the claim is refused and the job waits.
-    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    limitAgain(world, 2);
     await deliverSent(world);
     expect(world.ledger.peek('k2')!.state).toBe('waiting');
     expect(world.starters.glue.inProgress()).toHaveLength(3);
@@ -308,7 +304,7 @@ describe('an unlimited pool', () => {
     expect(await world.acquirer.process(messageOf(fanout('k1', { limits: ['org:a'] })))).toBe(AcquireResult.Started);
     expect(await world.acquirer.process(messageOf(fanout('k2', { limits: ['org:a'] })))).toBe(AcquireResult.Waiting);
     // The deploy: a limit of 2 (4 run). k1 ends: its release must not start k2 on the old counter.
-    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    limitAgain(world, 2);
     await world.completeRun.complete(world.starters.glue.finish(runOf(world, 'k1'), 'succeeded'));
     await deliverSent(world);
     expect(world.ledger.peek('k2')!.state).toBe('waiting');
@@ -331,7 +327,7 @@ describe('an unlimited pool', () => {
     const world = unlimited();
     await world.acquirer.process(messageOf(fanout('u0')));
     await world.reconciler.run();
-    Object.assign(world.settings, { pools: { default: 1, fanout: 1 }, unlimitedPools: [] });
+    limitAgain(world, 1);
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
     // The releaser read u0 uncounted; the reconciler counts the slot before the releaser's write lands.
     const free = world.leases.free.bind(world.leases);
@@ -361,7 +357,7 @@ describe('an unlimited pool', () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
     await world.reconciler.run();
-    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    limitAgain(world, 5);
     expect(await world.acquirer.process(messageOf(fanout('n0')))).toBe(AcquireResult.Waiting);
     // The first run (the adoption settled) fails to count one slot (throttled, say): the counter stays adopting, and n0 waits.
     const since = world.clock.now();
@@ -381,7 +377,7 @@ describe('an unlimited pool', () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
     await world.reconciler.run();
-    Object.assign(world.settings, { pools: { default: 1, fanout: 5 }, unlimitedPools: [] });
+    limitAgain(world, 5);
     for (const id of ['n0', 'n1']) expect(await world.acquirer.process(messageOf(fanout(id)))).toBe(AcquireResult.Waiting);
     // A run within the settle time counts the three slots (3 of 5): the pool is still adopting.
     await world.reconciler.run();
@@ -399,7 +395,7 @@ describe('an unlimited pool', () => {
     const world = unlimited();
     for (let i = 0; i < 3; i++) await world.acquirer.process(messageOf(fanout(`u${i}`)));
     await world.reconciler.run();
-    Object.assign(world.settings, { pools: { default: 1, fanout: 2 }, unlimitedPools: [] });
+    limitAgain(world, 2);
     for (const id of ['n0', 'n1']) expect(await world.acquirer.process(messageOf(fanout(id)))).toBe(AcquireResult.Waiting);
     // The index lags: u2's entry is not there for the first run (GSI reads are eventually consistent).
     const holders = world.leases.holders.bind(world.leases);
