@@ -60,6 +60,12 @@ export class PermanentStartError extends SluiceError {
 export class ContentionError extends SluiceError {}
 
 /**
+ * A pool's counter could not be made to follow the configuration (shared/app/gates.ts, followConfiguration) before a
+ * take that depends on it: nothing was taken. The message comes back and the take is tried again.
+ */
+export class CounterSwitchError extends SluiceError {}
+
+/**
  * A job API call other than a start (a run's status, a stop) failed, as the kind's error table takes it
  * (shared/kinds/apiErrors.ts): `transient` may pass by asking again; `permanent` is Sluice's request or permissions
  * (a misconfiguration), which asking again will not fix. Either way the run may still be going.

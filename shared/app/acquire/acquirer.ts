@@ -42,7 +42,13 @@ export class Acquirer {
   private readonly acq: Acquiring;
 
   constructor(deps: SluiceDeps) {
-    this.acq = { deps, handOff: new HandOff(deps), completeRun: new CompleteRun(deps), fullHints: new FullHints() };
+    this.acq = {
+      deps,
+      handOff: new HandOff(deps),
+      completeRun: new CompleteRun(deps),
+      fullHints: new FullHints(),
+      followedUnlimited: new Set(),
+    };
   }
 
   async process(message: InboundMessage): Promise<AcquireResult> {

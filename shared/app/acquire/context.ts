@@ -16,6 +16,8 @@ export interface Acquiring {
   handOff: HandOff;
   completeRun: CompleteRun;
   fullHints: FullHints;
+  /** Pools whose counter this instance made an unlimited pool's before its first uncounted take of them (take.ts). */
+  followedUnlimited: Set<string>;
 }
 
 /** How a start came about: in the releaser's own invocation (one hop), and when its slot was handed over. */

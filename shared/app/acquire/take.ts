@@ -14,9 +14,7 @@ import { cannotTake } from './cannotTake';
 import { MOVED, type StepHandler, TAKE_AGAIN } from './context';
 import { start } from './start';
 import { followConfiguration } from '../gates';
-
-/** Pools this instance has made sure have no limited counter before its first uncounted take (per instance). */
-const followedBy = new WeakMap<object, Set<string>>();
+import { CounterSwitchError } from '../../errors';
 
 export const take: StepHandler = async (acq, delivery, record, move, now) => {
   const demand = takeDemand(demandOf(record.spec), acq.deps.settings);
@@ -31,10 +29,10 @@ export const take: StepHandler = async (acq, delivery, record, move, now) => {
   }
   // Before this instance's first uncounted slot of the pool: its counter (if any) becomes an unlimited pool's, so that a
   // switch back to a limit finds it so and adopts (a counter left limited would admit on top of the uncounted slots).
-  const followed = followedBy.get(acq) ?? followedBy.set(acq, new Set()).get(acq)!;
-  if (demand.uncounted && !followed.has(demand.pool)) {
-    if ((await followConfiguration(acq.deps, [demand.pool])).failed > 0) throw new Error(`could not switch the counter of ${demand.pool}`);
-    followed.add(demand.pool);
+  if (demand.uncounted && !acq.followedUnlimited.has(demand.pool)) {
+    if ((await followConfiguration(acq.deps, [demand.pool])).failed > 0)
+      throw new CounterSwitchError(`the counter of pool ${demand.pool} could not be switched to an unlimited pool's`);
+    acq.followedUnlimited.add(demand.pool);
   }
   const { outcome, startAt, seen, gate } = await acq.deps.leases.take(demand, move, now, unsaved ? record : undefined);
   if (outcome === TakeOutcome.Taken) {
