@@ -4,19 +4,21 @@
  * Every releaser reads the head of the waiting list; those that read it at the same moment would all offer their slot
  * to the same first waiter, and all but one would lose the race (a cancelled transaction, then another try). A releaser
  * that has lost such a race on a limit lately (its releases of that limit overlap others') spreads instead: of the
- * first SPREAD_WIDTH waiters of the head's priority, it tries first the one its spread points at, then the ones after
+ * first SPREAD_WIDTH waiters of the head's priority and fair round, it tries first the one its spread points at, then the ones after
  * it in the window, then the ones before, then the rest in wait order. Its spread is a hand-off ticket of the limit (a
  * counter: releases in flight together hold consecutive tickets, so those that read the list in the same state point
  * at different waiters; those that read it in turn too, unless one read later with an earlier ticket and exactly as
  * many waiters ahead gone meanwhile), or a hash of the releasing job's id when the store gave no ticket. A releaser
  * that has not lost a race lately tries the head first: strict wait order whenever releases do not overlap.
  *
- * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority are ahead
- * of it on the list (as its releaser read it); a job of a lower priority is never let in while its releaser read one of
- * a higher priority still waiting. Fair rounds and arrival order are kept only up to that window.
+ * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority and round
+ * are ahead of it on the list (as its releaser read it); a job of a lower priority or a later round is never let in
+ * while its releaser read one of a higher priority or an earlier round still waiting. Arrival order is kept only up to
+ * that window. (The window stops at the round: were it to cross rounds, a small tenant's jobs, one per round, would
+ * each wait out a window of other tenants' rounds.)
  */
 
-/** Waiters of the head's priority a spreading releaser picks among. */
+/** Waiters of the head's priority and round a spreading releaser picks among (at most). */
 export const SPREAD_WIDTH = 64;
 
 /** How long a lost race on a limit keeps this releaser spreading on it (no race lost for that long: head first again). */
@@ -36,15 +38,15 @@ export function spreadWidth(lastLostRaceAt: number | undefined, now: number, max
   return Math.max(1, Math.floor(maxWidth));
 }
 
-/** The priority part of a wait key (its first field: see waitKey in ./waiting.ts; keys of one priority share it). */
-function priorityPart(waitKey: string): string {
-  const end = waitKey.indexOf('#');
+/** The priority and fair round of a wait key (its first two fields: see waitKey in ./waiting.ts). */
+function orderPart(waitKey: string): string {
+  const end = waitKey.indexOf('#', waitKey.indexOf('#') + 1);
   return end < 0 ? waitKey : waitKey.slice(0, end);
 }
 
 /**
  * The order in which to try `waiters` (as read: in wait order, ascending wait key): the one `spread` points at among
- * the first `width` of the first one's priority and units (`unitsOf`, its weight), then the rest of that window after it, then the window before it, then
+ * the first `width` of the first one's priority, fair round and units (`unitsOf`, its weight), then the rest of that window after it, then the window before it, then
  * everything after the window in wait order. Width 1 (or a window of one) is wait order exactly.
  */
 export function handOffOrder<W extends { waitKey: string }>(
@@ -54,14 +56,14 @@ export function handOffOrder<W extends { waitKey: string }>(
   unitsOf: (waiter: W) => number = () => 1,
 ): W[] {
   if (waiters.length === 0) return [];
-  const priority = priorityPart(waiters[0]!.waitKey);
+  const order = orderPart(waiters[0]!.waitKey);
   const units = unitsOf(waiters[0]!);
-  // The window holds the head's priority and weight only: a spread pick is never lighter than a heavy head waiting for
+  // The window holds the head's priority, round and weight only: a spread pick is never lighter than a heavy head waiting for
   // units (overtaking it), nor heavier (taking the units freed for it).
   let window = 1;
   while (
     window < Math.min(Math.floor(width), waiters.length) &&
-    priorityPart(waiters[window]!.waitKey) === priority &&
+    orderPart(waiters[window]!.waitKey) === order &&
     unitsOf(waiters[window]!) === units
   )
     window++;

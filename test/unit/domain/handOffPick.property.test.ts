@@ -14,7 +14,7 @@ const waitingList = fc
   )
   .map((entries) =>
     entries
-      .map((e, i) => ({ priority: e.priority, waitKey: waitKey(e.at, `w${i}`, { priority: e.priority, rank: e.rank }) }))
+      .map((e, i) => ({ priority: e.priority, rank: e.rank, waitKey: waitKey(e.at, `w${i}`, { priority: e.priority, rank: e.rank }) }))
       .sort((a, b) => (a.waitKey < b.waitKey ? -1 : 1)),
   );
 const width = fc.integer({ min: 1, max: 64 });
@@ -34,25 +34,26 @@ describe('the hand-off pick', () => {
     fc.assert(fc.property(waitingList, spread, (list, s) => expect(handOffOrder(list, 1, s)).toEqual(list)));
   });
 
-  test('never picks below a higher priority: the first tried has the head priority', () => {
+  test('never picks below a higher priority nor past a fair round: the first tried has the head priority and round', () => {
     fc.assert(
       fc.property(waitingList, width, spread, (list, w, s) => {
         expect(handOffOrder(list, w, s)[0]!.priority).toBe(list[0]!.priority);
+        expect(handOffOrder(list, w, s)[0]!.rank).toBe(list[0]!.rank);
       }),
     );
   });
 
-  test('bounded overtaking: each waiter tried has fewer than `width` untried waiters ahead of it, all of its priority', () => {
+  test('bounded overtaking: each waiter tried has fewer than `width` untried waiters ahead of it, all of its priority and round', () => {
     fc.assert(
       fc.property(waitingList, width, spread, (list, w, s) => {
         const order = handOffOrder(list, w, s);
         const tried = new Set<string>();
         for (const waiter of order) {
           const ahead = list.filter((other) => other.waitKey < waiter.waitKey && !tried.has(other.waitKey));
-          // Within the window: fewer than width ahead, none of another priority. Past it (fallback): wait order.
+          // Within the window: fewer than width ahead, none of another priority or round. Past it (fallback): wait order.
           if (ahead.length > 0) {
             expect(ahead.length).toBeLessThan(w);
-            expect(ahead.every((other) => other.priority === waiter.priority)).toBe(true);
+            expect(ahead.every((other) => other.priority === waiter.priority && other.rank === waiter.rank)).toBe(true);
           }
           tried.add(waiter.waitKey);
         }
@@ -103,8 +104,9 @@ describe('the hand-off pick', () => {
   test('releasers holding consecutive tickets that read the same list pick distinct waiters while the window has room', () => {
     fc.assert(
       fc.property(waitingList, fc.integer({ min: 0, max: 2 ** 31 }), fc.integer({ min: 1, max: 40 }), width, (list, first, n, w) => {
-        const window = handOffOrder(list, w, 0).length === 0 ? 0 : Math.min(w, list.filter((x) => x.priority === list[0]!.priority).length);
-        fc.pre(n <= window && list.slice(0, window).every((x) => x.priority === list[0]!.priority));
+        const sameOrder = (x: (typeof list)[number]) => x.priority === list[0]!.priority && x.rank === list[0]!.rank;
+        const window = Math.min(w, list.filter(sameOrder).length);
+        fc.pre(n <= window && list.slice(0, window).every(sameOrder));
         const picks = Array.from({ length: n }, (_, i) => handOffOrder(list, w, first + i)[0]!.waitKey);
         expect(new Set(picks).size).toBe(n);
       }),
