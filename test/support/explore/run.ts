@@ -206,6 +206,7 @@ export class ExploreRun {
       ...(unlimited && { settings: { unlimitedPools: [unlimited] } }),
       keyLimits: Object.fromEntries((scenario.keyLimits ?? []).map((limit, i) => [keyPrefix(keyName(i)), limit])),
       rates,
+      ...(scenario.indexLagCalls !== undefined && { holdersIndexLagCalls: scenario.indexLagCalls }),
     };
     this.rated = new Map<string, number>([
       ...(scenario.keyLimits ? [[`key/${keyName(1)}`, RATED_INTERVAL_MS] as [string, number]] : []),
@@ -840,6 +841,7 @@ export class ExploreRun {
       }
       const before = await this.snapshot();
       this.world.clock.advance(pastEverything);
+      this.world.catchUpIndexes?.();
       this.mark(`-- clock to t=${this.t()} s (past every grace period); reconcile`);
       this.launch({ t: 'reconcile', faults: {} });
       await this.drive();

@@ -131,6 +131,11 @@ export interface Scenario {
   unlimitedPool?: boolean;
   /** keyed limits (their default maximum, by prefix): `k<i+1>:x` */
   keyLimits?: number[];
+  /**
+   * How many store calls the holders index lags behind (in memory: DynamoDB's global secondary indexes are eventually
+   * consistent); caught up when the end moves the clock past every grace period. Absent: HOLDERS_INDEX_LAG_CALLS.
+   */
+  indexLagCalls?: number;
   jobs: JobDef[];
   waves: Wave[];
 }
@@ -286,6 +291,8 @@ export function scenarioArb(options: ScenarioOptions = {}): fc.Arbitrary<Scenari
     // One scenario in three has an unlimited pool beside (or instead of) a limited one.
     unlimitedPool: fc.constantFrom(false, false, true),
     ...(options.flowControl && { keyLimits: fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 2 }) }),
+    // A consistent index, one a step behind, or one that misses most of a run's slot changes.
+    indexLagCalls: fc.constantFrom(0, 2, 12),
     jobs: fc.array(job, { minLength: 1, maxLength: options.maxJobs ?? 4 }),
     waves: fc.array(wave, { minLength: 1, maxLength: options.maxWaves ?? 4 }),
   });
@@ -357,6 +364,7 @@ export function describeScenario(scenario: Scenario): string {
   const lines = [
     `pools: ${scenario.limits.map((limit, i) => `${poolName(i)}=${unlimitedPoolOf(scenario) === poolName(i) ? 'unlimited' : limit}`).join(', ')}${scenario.ratedPools ? ` (each ${1000 / RATED_POOL_INTERVAL_MS} starts/s)` : ''}`,
     ...(scenario.keyLimits ? [`keyed limits: ${scenario.keyLimits.map((limit, i) => `${keyName(i)}=${limit}`).join(', ')}`] : []),
+    ...(scenario.indexLagCalls ? [`holders index ${scenario.indexLagCalls} store calls behind (in memory)`] : []),
     `jobs: ${scenario.jobs
       .map(
         (job, i) =>

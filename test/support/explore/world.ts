@@ -50,7 +50,15 @@ export interface ExploreWorldOptions {
   /** seeds deps.random (backoff jitter) */
   seed?: number;
   log?: Log;
+  /**
+   * How many of the store's calls the holders index lags behind (default HOLDERS_INDEX_LAG_CALLS): DynamoDB reads a
+   * global secondary index eventually consistent only (see InMemoryStoreOptions.holdersIndexLagCalls).
+   */
+  holdersIndexLagCalls?: number;
 }
+
+/** The explored world's holders index shows a slot change only this many store calls later. */
+export const HOLDERS_INDEX_LAG_CALLS = 2;
 
 /** What the checks read. Nothing here is a port call of the services (no scheduling, no faults). */
 export interface Observer {
@@ -85,6 +93,8 @@ export interface ExploreWorld {
   observe: Observer;
   /** makes a lease store call meet contention, as a counter that every try lost the race for (in memory only) */
   contend?<T>(call: () => Promise<T>): Promise<T>;
+  /** shows every change in the lagging indexes (in memory only): the clock moved past any delay DynamoDB's would have */
+  catchUpIndexes?(): void;
 }
 
 export const EXPLORE_SETTINGS: Omit<SluiceSettings, 'pools'> = {
@@ -110,7 +120,7 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
     ...options.settings,
   };
   const clock = new ManualClock(T0);
-  const store = new InMemoryStore({ retentionDays: 30 });
+  const store = new InMemoryStore({ retentionDays: 30, holdersIndexLagCalls: options.holdersIndexLagCalls ?? HOLDERS_INDEX_LAG_CALLS });
   const leases = store;
   const ledger = store;
   const queue = new RecordingJobQueue();
@@ -169,7 +179,7 @@ export function makeExploreWorld(options: ExploreWorldOptions): ExploreWorld {
     }
   };
 
-  return { clock, settings, services, observe, contend };
+  return { clock, settings, services, observe, contend, catchUpIndexes: () => store.catchUpHoldersIndex() };
 }
 
 /** What the checks read of the fakes every world has: the job APIs' runs and completion events, and the queue. */

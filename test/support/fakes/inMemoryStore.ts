@@ -41,6 +41,21 @@ interface PoolRow {
 
 export interface InMemoryStoreOptions {
   retentionDays: number;
+  /**
+   * How stale the holders index is, in this store's calls: a slot taken or given back shows in `holders` only once this
+   * many more calls have been answered (0: at once). DynamoDB's global secondary indexes are updated asynchronously and
+   * read eventually consistent only, with no bound on the delay
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Reads): a holder may be missing from
+   * a page, and one given back may still be listed.
+   */
+  holdersIndexLagCalls?: number;
+}
+
+/** A slot as the holders index lists it: under its index key (its pool, or an uncounted slot's shard of it). */
+interface HolderEntry {
+  key: string;
+  kind: JobKind;
+  since: number;
 }
 
 /**
@@ -65,6 +80,10 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   /** the due index: job id -> its bucket and sort key (only scheduled jobs due beyond the horizon) */
   private readonly dueIndex = new Map<string, { bucket: string; sortKey: string }>();
   private cursor: number | undefined;
+  /** The holders index as a lagging reader sees it (holdersIndexLagCalls > 0), its changes not yet shown, and the last entry seen of each job. */
+  private readonly holdersView = new Map<string, HolderEntry>();
+  private readonly holdersPending: { call: number; jobId: string; entry: HolderEntry | undefined }[] = [];
+  private readonly holdersSeen = new Map<string, string>();
   /** How many port calls this store has answered (for tests that count round trips). */
   calls = 0;
   /**
@@ -316,12 +335,14 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 
   async holders(pool: string, options: { after?: string; max?: number } = {}): Promise<HolderPage> {
     await this.enter();
-    const all = [...this.jobs.values()]
-      .map((stored) => stored.record)
+    const entries = this.options.holdersIndexLagCalls
+      ? [...this.holdersView]
+      : [...this.jobs].map(([jobId, { record }]) => [jobId, holderEntry(record)] as const);
+    const all = entries
       // Listed under its index key: its pool, or an uncounted slot's shard of it (as the DynamoDB adapter writes it).
-      .filter((record) => record.lease && holderKey(record) === pool && (options.after === undefined || record.jobId > options.after))
-      .sort((a, b) => byCodeUnit(a.jobId, b.jobId))
-      .map((record) => ({ jobId: record.jobId, kind: record.kind, since: record.lease!.since }));
+      .filter(([jobId, entry]) => entry?.key === pool && (options.after === undefined || jobId > options.after))
+      .sort(([a], [b]) => byCodeUnit(a, b))
+      .map(([jobId, entry]) => ({ jobId, kind: entry!.kind, since: entry!.since }));
     const max = options.max ?? 100;
     const holders = all.slice(0, max);
     return all.length > max ? { holders, next: holders[holders.length - 1]!.jobId } : { holders };
@@ -659,7 +680,33 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 
   private async enter(): Promise<void> {
     this.calls++;
+    if (this.options.holdersIndexLagCalls) this.propagateHolders(this.options.holdersIndexLagCalls);
     await tick();
+  }
+
+  /** Shows every change the holders index has not shown yet (as after a delay longer than the index's). */
+  catchUpHoldersIndex(): void {
+    if (this.options.holdersIndexLagCalls) this.propagateHolders(0);
+  }
+
+  /** Notes the index entries the calls before this one changed, and shows those at least `lag` calls old. */
+  private propagateHolders(lag: number): void {
+    const ids = new Set([...this.jobs.keys(), ...this.holdersSeen.keys()]);
+    for (const jobId of ids) {
+      const record = this.jobs.get(jobId)?.record;
+      const entry = record && holderEntry(record);
+      const seen = entry && JSON.stringify(entry);
+      if (seen === this.holdersSeen.get(jobId)) continue;
+      if (seen === undefined) this.holdersSeen.delete(jobId);
+      else this.holdersSeen.set(jobId, seen);
+      // made by the call before this one
+      this.holdersPending.push({ call: this.calls - 1, jobId, entry });
+    }
+    while (this.holdersPending.length > 0 && this.holdersPending[0]!.call <= this.calls - lag) {
+      const { jobId, entry } = this.holdersPending.shift()!;
+      if (entry) this.holdersView.set(jobId, entry);
+      else this.holdersView.delete(jobId);
+    }
   }
 }
 
@@ -677,6 +724,11 @@ const runKey = (kind: string, executionId: string) => `${kind}#${executionId}`;
 /** DynamoDB orders string sort keys by UTF-8 bytes; for the ASCII keys Sluice uses that is code-unit order. */
 function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A job's entry in the holders index: none unless it holds a slot. */
+function holderEntry(record: JobRecord): HolderEntry | undefined {
+  return record.lease ? { key: holderKey(record), kind: record.kind, since: record.lease.since } : undefined;
 }
 
 /** A held slot's key in the holders index (shared/domain/unlimited.ts: an uncounted slot is listed under its shard). */
