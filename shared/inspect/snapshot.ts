@@ -27,17 +27,22 @@ export interface SnapshotSource {
 export async function takeSnapshot(source: SnapshotSource, options: { recent?: number; waiters?: number } = {}): Promise<Snapshot> {
   const leases = new DynamoLeaseStore(source.doc, source.table);
   const ledger = new DynamoJobLedger(source.doc, source.table);
+  const waiters = options.waiters ?? 10;
+  const recent = options.recent ?? 20;
+  // The pools are read once: shown with their first `waiters` waiters, and their holders and first `recent` waiters
+  // among the latest jobs.
+  const read = poolDetails({ leases, ledger }, { records: true, waiters: Math.max(waiters, recent) });
   const [pools, recentJobs, letters] = await Promise.all([
-    poolDetails({ leases, ledger }, { records: true, waiters: options.waiters ?? 10 }),
+    read,
     // The latest jobs from the indexes (holders, waiting lists, the ended index), no Scan: their records read by key.
-    readRecentJobIds(source.doc, source.table, { recent: options.recent ?? 20, now: Date.now() }).then((ids) =>
+    readRecentJobIds(source.doc, source.table, { recent, now: Date.now(), pools: read }).then((ids) =>
       readJobRecords(source.doc, source.table, ids),
     ),
     source.dlqUrl ? peekDeadLetters(source.sqs, source.dlqUrl, 100) : Promise.resolve(undefined),
   ]);
   return {
     at: Date.now(),
-    pools,
+    pools: pools.map((pool) => ({ ...pool, next: pool.next.slice(0, waiters) })),
     recentJobs,
     ...(letters && { deadLetters: letters.map(({ receiptHandle: _r, ...letter }) => letter) }),
   };

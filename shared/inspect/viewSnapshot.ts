@@ -152,7 +152,7 @@ export async function readJobsView(doc: DynamoDBDocumentClient, table: string, o
 export async function readRecentJobIds(
   doc: DynamoDBDocumentClient,
   table: string,
-  options: { recent: number; now: number },
+  options: { recent: number; now: number; pools?: Promise<PoolDetail[]> },
 ): Promise<string[]> {
   const bucketsOf = (day: string) => [...endedBuckets([day], EndedClass.Ended), ...endedBuckets([day], EndedClass.Dead)];
   const newest = async (day: string) =>
@@ -160,7 +160,7 @@ export async function readRecentJobIds(
       (read) => read.jobs,
     );
   const [today, yesterday] = daysCovering(options.now - DAY_MS, options.now);
-  const [live, ended] = await Promise.all([liveJobs(doc, table, options.recent), newest(today!)]);
+  const [live, ended] = await Promise.all([liveJobs(doc, table, options.recent, options.pools), newest(today!)]);
   if (ended.length < options.recent) ended.push(...(await newest(yesterday!)));
   const byId = new Map<string, JobSummary>();
   for (const job of [...live, ...ended]) {
@@ -170,10 +170,16 @@ export async function readRecentJobIds(
   return latest([...byId.values()], (job) => job.updatedAt, options.recent).map((job) => job.jobId);
 }
 
-/** The jobs holding a slot and the next `waiters` waiting in each pool, as their records say now (read by key). */
-async function liveJobs(doc: DynamoDBDocumentClient, table: string, waiters: number): Promise<JobSummary[]> {
-  const pools = await poolDetails({ leases: new DynamoLeaseStore(doc, table) }, { waiters });
-  const ids = pools.flatMap((pool) => [...pool.held.map((holder) => holder.jobId), ...pool.next.map((waiter) => waiter.jobId)]);
+/**
+ * The jobs holding a slot and the next `waiters` waiting in each pool, as their records say now (read by key). `read`:
+ * the pools as the caller reads them anyway (with at least `waiters` waiters each), not read again.
+ */
+async function liveJobs(doc: DynamoDBDocumentClient, table: string, waiters: number, read?: Promise<PoolDetail[]>): Promise<JobSummary[]> {
+  const pools = await (read ?? poolDetails({ leases: new DynamoLeaseStore(doc, table) }, { waiters }));
+  const ids = pools.flatMap((pool) => [
+    ...pool.held.map((holder) => holder.jobId),
+    ...pool.next.slice(0, waiters).map((waiter) => waiter.jobId),
+  ]);
   const { items } = await readJobFields(doc, table, ids, SUMMARY_FIELDS);
   return [...items.values()] as JobSummary[];
 }

@@ -3,6 +3,8 @@ import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, Scan
 import { mockClient } from 'aws-sdk-client-mock';
 import { endedKeys } from '../../../shared/domain/endedIndex';
 import { ENDED_INDEX, readJobsView, readRecentJobIds } from '../../../shared/inspect/viewSnapshot';
+import { takeSnapshot } from '../../../shared/inspect/snapshot';
+import { SQSClient } from '@aws-sdk/client-sqs';
 
 const H = 3600_000;
 /** 2026-01-02T03:00:00Z */
@@ -173,4 +175,26 @@ test("sluice top's latest jobs: today's buckets, newest first, at most `recent` 
   expect(await readRecentJobIds(doc, 't', { recent: 10, now: NOW })).toEqual(['r-1', 't-5', 't-4', 't-3', 't-2', 't-1', 't-0', 'y-1']);
   expect(bucketsRead()).toHaveLength(64);
   expect(mock.commandCalls(ScanCommand)).toHaveLength(0);
+});
+
+test("sluice top's snapshot reads the pools once: the pool list, each pool's holders and its waiting list, one query each", async () => {
+  const records = [
+    job('w-1', 'waiting', NOW - 1000),
+    job('w-2', 'waiting', NOW - 900),
+    job('s-1', 'succeeded', NOW - H, { endedAt: NOW - H }),
+  ];
+  const { doc, mock } = table({ records, index: records.filter((r) => r.state === 'succeeded'), waiters: ['w-1', 'w-2'] });
+  const queries = (match: (input: Record<string, any>) => boolean) =>
+    mock
+      .commandCalls(QueryCommand)
+      .map((c) => c.args[0].input as Record<string, any>)
+      .filter(match);
+  // Act: a snapshot that shows 1 waiter per pool and the 5 latest jobs
+  const snapshot = await takeSnapshot({ doc, sqs: new SQSClient({ region: 'eu-west-1' }), table: 't' }, { waiters: 1, recent: 5 });
+  // Assess: one read of each; the pool shows its first waiter, the latest jobs hold both waiters
+  expect(queries((input) => input.ExpressionAttributeValues?.[':pk'] === 'POOLS')).toHaveLength(1);
+  expect(queries((input) => input.IndexName === 'holders')).toHaveLength(1);
+  expect(queries((input) => input.IndexName === undefined && input.Select === 'COUNT')).toHaveLength(1);
+  expect(snapshot.pools.map((pool) => pool.next.map((waiter) => waiter.jobId))).toEqual([['w-1']]);
+  expect(snapshot.recentJobs.map((listed) => listed.jobId).sort()).toEqual(['w-1', 'w-2']);
 });
