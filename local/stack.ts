@@ -16,7 +16,7 @@ import { type JobApiSimulator, type JobApiSimulatorOptions, startJobApiSimulator
 import { JOB_API_SERVICES } from '../shared/kinds/registry';
 import { type FunctionWorkers, startFunctionWorkers } from './workers/functionWorkers';
 import type { CallMessage } from './workers/messages';
-import { type DynamoFaultLayer, type DynamoFaultOptions, installDynamoFaults } from './faults/dynamoFaults';
+import { type DynamoFaultLayer, type DynamoFaultOptions, indexLagOf, installDynamoFaults } from './faults/dynamoFaults';
 import { currentInvocation, enforcedTimeoutMs, fenceClients, localFunctionName, startLocalLambda, type AsyncInvoker } from './lambda';
 
 export interface LocalStackOptions {
@@ -83,6 +83,11 @@ export interface LocalStack {
   /** Threads running each function, with functionWorkers (else empty: all in this thread). */
   functionThreads: Record<string, number>;
   faults: LocalFaults;
+  /**
+   * How far the functions' reads of an index may lag behind the table (ms; options.dynamoFaults' staleIndexReads, else
+   * 0): a reconciler pass reads the slots taken up to this long before it began as they were before.
+   */
+  indexLagMs: number;
   /**
    * Lambda's asynchronous invocations (the bus's rules, the job sets' schedules, the scheduled reconciler), retried and
    * given up as each function's configuration says: their events and attempts, the events given up (with the
@@ -294,6 +299,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     pollers,
     requests,
     functionThreads: workers?.threads() ?? {},
+    indexLagMs: indexLagOf(options.dynamoFaults),
     lambda: lambda.invoker,
     faults: {
       loseWakeUps: (n) => (inThisThread('loseWakeUps'), (faultState.loseWakeUps += n)),

@@ -67,7 +67,23 @@ export interface DynamoFaultOptions {
   /** reject writes that meet a transaction in flight through this client (default true) */
   naturalConflicts?: boolean;
   /** told of every fault answered (for a test's counts or a log) */
-  onFault?: (fault: DynamoFault | 'natural-conflict', request: DynamoRequest) => void;
+  onFault?: (fault: DynamoFault | 'natural-conflict' | 'stale-index-read', request: DynamoRequest) => void;
+  /**
+   * Reads of a global secondary index that lag: a Query with an IndexName is answered, at `rate` (seeded), with the
+   * answer the same query got up to `maxAgeMs` ago (default STALE_INDEX_MAX_AGE_MS) instead of a fresh one, when there was one. An
+   * index is updated asynchronously and read eventually consistent only: "changes to the table data are propagated to
+   * the global secondary indexes within a fraction of a second, under normal conditions", with no bound given otherwise
+   * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html#GSI.Reads).
+   */
+  staleIndexReads?: { rate: number; seed: number; maxAgeMs?: number };
+}
+
+/** How old an index answer staleIndexReads may give again, unless told. */
+export const STALE_INDEX_MAX_AGE_MS = 2_000;
+
+/** How far the index reads of a client with these options may lag (0: read as written). */
+export function indexLagOf(options: DynamoFaultOptions | undefined): number {
+  return options?.staleIndexReads ? (options.staleIndexReads.maxAgeMs ?? STALE_INDEX_MAX_AGE_MS) : 0;
 }
 
 export interface DynamoFaultLayer {
@@ -94,7 +110,8 @@ export function installDynamoFaults(client: MiddlewareClient, options: DynamoFau
   const counts: Record<string, number> = {};
   /** items held by transactions in flight: item -> how many */
   const held = new Map<string, number>();
-  const note = (fault: DynamoFault | 'natural-conflict', request: DynamoRequest) => {
+  const stale = options.staleIndexReads && staleIndexAnswers(options.staleIndexReads);
+  const note = (fault: DynamoFault | 'natural-conflict' | 'stale-index-read', request: DynamoRequest) => {
     counts[fault] = (counts[fault] ?? 0) + 1;
     options.onFault?.(fault, request);
   };
@@ -108,12 +125,20 @@ export function installDynamoFaults(client: MiddlewareClient, options: DynamoFau
         return conflictAnswer(request, new Set(busy));
       }
     }
+    if (stale && request.operation === 'Query' && typeof request.input.IndexName === 'string') {
+      const earlier = stale.earlier(request);
+      if (earlier) {
+        note('stale-index-read', request);
+        return earlier;
+      }
+    }
     const fault = policy?.(request);
     if (fault) note(fault, request);
     const transaction = request.operation === 'TransactWriteItems';
     if (transaction) for (const item of request.items) held.set(item, (held.get(item) ?? 0) + 1);
     try {
-      return await answerWith(fault, request, () => next(args));
+      const result = await answerWith(fault, request, () => next(args));
+      return stale && request.operation === 'Query' ? await stale.remember(request, result) : result;
     } finally {
       if (transaction) for (const item of request.items) held.set(item, (held.get(item) ?? 1) - 1);
     }
@@ -125,6 +150,33 @@ export function installDynamoFaults(client: MiddlewareClient, options: DynamoFau
     counts: () => ({ ...counts }),
     setPolicy: (next) => void (policy = next),
     stop: () => void client.middlewareStack.remove(name),
+  };
+}
+
+/** Index queries' answers kept for a while, to answer the same query again with one of them (staleIndexReads). */
+function staleIndexAnswers(options: { rate: number; seed: number; maxAgeMs?: number }) {
+  const random = seededRandom(options.seed);
+  const maxAgeMs = options.maxAgeMs ?? STALE_INDEX_MAX_AGE_MS;
+  const answersOf = new Map<string, { at: number; body: Buffer }>();
+  const keyOf = (request: DynamoRequest) => JSON.stringify(request.input);
+  return {
+    /** An earlier answer to this query (a copy), if the draw says so and one is young enough. */
+    earlier(request: DynamoRequest) {
+      const kept = answersOf.get(keyOf(request));
+      if (!kept || Date.now() - kept.at > maxAgeMs || random() >= options.rate) return undefined;
+      return answer(200, JSON.parse(kept.body.toString('utf8')) as Record<string, unknown>);
+    },
+    /** Keeps a successful answer's body, and hands the SDK an identical one to read. */
+    async remember<R extends { response?: { body?: unknown; statusCode?: number } }>(request: DynamoRequest, result: R): Promise<R> {
+      const response = result.response;
+      if (!response || response.statusCode !== 200 || !(response.body instanceof Readable)) return result;
+      const chunks: Buffer[] = [];
+      for await (const chunk of response.body) chunks.push(Buffer.from(chunk as Uint8Array));
+      const body = Buffer.concat(chunks);
+      answersOf.set(keyOf(request), { at: Date.now(), body });
+      response.body = Readable.from([body]);
+      return result;
+    },
   };
 }
 

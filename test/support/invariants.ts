@@ -136,10 +136,11 @@ export async function expectEveryJobRanOnce(
 
 /**
  * Jobs whose runs' completions never reached Sluice (lost events) are ended by the reconciler: no full reconciler pass
- * that began after a job's run had ended, with the job recorded running when it began (watchStatesBeforePasses, called
+ * that began after a job's run had ended, and after the holders index could list its slot (the stack's indexLagMs after
+ * the job started, its slot taken before), with the job recorded running when it began (watchStatesBeforePasses, called
  * before the jobs are sent), ended before the job did (the ledger's endedAt, written by the pass that ended it). On AWS:
- * within one reconcile period of the run's end. Causal, not timed. Kinds with a status API only; a run of the others
- * (callback jobs) ends at its deadline (see lostReports).
+ * within one reconcile period of the run's end, or of the index listing the slot if later. Causal, not timed. Kinds
+ * with a status API only; a run of the others (callback jobs) ends at its deadline (see lostReports).
  */
 export async function expectEndedByFirstPassAfterRun(stack: LocalStack, ids: readonly string[]): Promise<void> {
   const runs = runsOf(stack, ids);
@@ -148,7 +149,7 @@ export async function expectEndedByFirstPassAfterRun(stack: LocalStack, ids: rea
     const run = runs.get(id)?.[0];
     if (!run || NO_STATUS_API.has(run.kind)) continue;
     const record = await jobRecord(stack, id);
-    const missed = fullPassesSince(stack, run.endedAt ?? Infinity).filter(
+    const missed = fullPassesSince(stack, Math.max(run.endedAt ?? Infinity, (record?.startedAt ?? 0) + stack.indexLagMs)).filter(
       (pass) => pass.statesBefore?.[id] === 'running' && (record?.endedAt === undefined || pass.endedAt < record.endedAt),
     );
     if (missed.length > 0)

@@ -283,7 +283,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * A slot leaks if the reconciler looks and leaves it held. Waits until the pool holds no slot (inUse 0 and no holder),
  * and fails if it still holds one once two full reconciler passes that began after `settledAt` (epoch ms: when the
- * last run ended, or when the last slot became Sluice's to give back) have ended: on AWS, within two reconcile periods.
+ * last run ended, or when the last slot became Sluice's to give back) and the stack's indexLagMs (a slot taken just
+ * before may be missing from a lagging index's answer) have ended: on AWS, within two reconcile periods.
  * Two, not one: the ledger's times are taken just before their writes, so the first pass may have read a record a
  * moment before the write that made its slot Sluice's to give back landed. Causal, not timed: a slow machine makes the
  * passes come later, never makes a leak pass or a good pool fail. While the schedule is paused, or runs in worker
@@ -298,9 +299,11 @@ export async function waitForPoolIdle(
   const watch = watchable(stack) ? watchReconciler() : undefined;
   const deadline = Date.now() + timeoutMs;
   const driven: ReconcilerPass[] = [];
+  // A pass reads the holders index: a slot taken up to indexLagMs before it began may be missing from its read.
+  const from = settledAt + stack.indexLagMs;
   for (;;) {
     // The passes are looked for before the pool is read: a pass found here ended before the read.
-    const passes = watch ? watch.passes.filter((pass) => pass.startedAt >= settledAt && isFull(watch, pass)) : driven;
+    const passes = watch ? watch.passes.filter((pass) => pass.startedAt >= from && isFull(watch, pass)) : driven;
     const item = await poolItem(stack, pool);
     if (item !== undefined && item.inUse === 0 && Object.keys(item.holders ?? {}).length === 0) return;
     if (passes.length >= 2)
@@ -319,7 +322,7 @@ export async function waitForPoolIdle(
       continue;
     }
     // No scheduled pass to wait for: drive one that begins after settledAt (a watched one is recorded in watch.passes).
-    await sleep(settledAt - Date.now() + 1);
+    await sleep(from - Date.now() + 1);
     const startedAt = Date.now();
     const report = watch ? await reconcilePass(stack) : await stack.reconcileNow();
     if (!watch && report.unfinished === 0) driven.push({ startedAt, endedAt: Date.now(), report });

@@ -1,5 +1,5 @@
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoFault, type DynamoFaultPolicy, installDynamoFaults, randomFaults } from '../../../local/faults/dynamoFaults';
 import { startDynalite, type LocalDynamoDb } from '../contract/dynamoFixtures';
 import { LOCAL_CREDENTIALS, localDocumentClient } from '../../support/dynamodbLocal';
@@ -32,6 +32,11 @@ async function freshTable(): Promise<string> {
       AttributeDefinitions: [
         { AttributeName: 'pk', AttributeType: 'S' },
         { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: 'group', AttributeType: 'S' },
+      ],
+      // An index by `group`, as the holders index lists a pool's slots
+      GlobalSecondaryIndexes: [
+        { IndexName: 'byGroup', KeySchema: [{ AttributeName: 'group', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
       ],
       BillingMode: 'PAY_PER_REQUEST',
     }),
@@ -133,4 +138,45 @@ test('PutItem through the layer with no policy and nothing in flight is untouche
   expect(await count(name)).toBe(5);
   expect(layer.counts()).toEqual({});
   client.destroy();
+});
+
+test('index reads that lag: a Query of an index may get the answer the same query got a moment ago; the table stays read as written', async () => {
+  const name = await freshTable();
+  const client = localDocumentClient(local.endpoint);
+  let now = 1_000_000;
+  const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+  try {
+    const layer = installDynamoFaults(client, { staleIndexReads: { rate: 1, seed: 3, maxAgeMs: 2_000 } });
+    const members = async () =>
+      (
+        (
+          await client.send(
+            new QueryCommand({
+              TableName: name,
+              IndexName: 'byGroup',
+              KeyConditionExpression: '#g = :g',
+              ExpressionAttributeNames: { '#g': 'group' },
+              ExpressionAttributeValues: { ':g': 'g1' },
+            }),
+          )
+        ).Items ?? []
+      )
+        .map((item) => item.pk)
+        .sort();
+    await client.send(new PutCommand({ TableName: name, Item: { pk: 'a', sk: 'a', group: 'g1' } }));
+    expect(await members()).toEqual(['a']); // no earlier answer: read fresh, and kept
+    await client.send(new PutCommand({ TableName: name, Item: { pk: 'b', sk: 'b', group: 'g1' } }));
+    // Act + Assess: within maxAgeMs, the earlier answer (b not listed yet), while the table itself has b
+    now += 1_500;
+    expect(await members()).toEqual(['a']);
+    expect((await client.send(new GetCommand({ TableName: name, Key: { pk: 'b', sk: 'b' } }))).Item).toBeDefined();
+    expect(layer.counts()['stale-index-read']).toBe(1);
+    // Past maxAgeMs since the answer was kept: fresh again
+    now += 1_000;
+    expect(await members()).toEqual(['a', 'b']);
+    expect(layer.counts()['stale-index-read']).toBe(1);
+  } finally {
+    clock.mockRestore();
+    client.destroy();
+  }
 });
