@@ -9,7 +9,7 @@
  * counter: releases in flight together hold consecutive tickets, so those that read the list in the same state point
  * at different waiters; those that read it in turn too, unless one read later with an earlier ticket and exactly as
  * many waiters ahead gone meanwhile), or a hash of the releasing job's id when the store gave no ticket. A releaser
- * that has not lost a race lately tries the head first: strict wait order whenever releases do not overlap.
+ * that has not lost a race lately tries the head first: strict wait order while no release of the limit has lost a race lately.
  *
  * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority and round
  * are ahead of it on the list (as its releaser read it); a job of a lower priority or a later round is never let in

@@ -103,14 +103,14 @@ export async function expectEveryJobRanOnce(
   const lost = await lostReports(stack, ids);
   const failing = new Set([...failed, ...lost]);
   const expected = Object.fromEntries(ids.map((id) => [id, failing.has(id) ? 'failed' : 'succeeded']));
-  // A job in another state than expected is named with its record (its reason, attempts, run): a rare failure on a
-  // loaded machine must say why.
+  // A job in another state than expected is named with its record (its reason, attempts, run) and its runs' ids and
+  // times (not their arguments: a callback start carries its token): a rare failure on a loaded machine must say why.
   const astray = ids.filter((id) => states[id] !== expected[id]);
   if (astray.length > 0) {
     const records = await Promise.all(astray.map((id) => jobRecord(stack, id)));
     const runs = runsOf(stack, astray);
     throw new Error(
-      `jobs not as expected: ${astray.map((id, i) => `${id}: ${states[id]} (expected ${expected[id]}); record ${JSON.stringify(records[i] ?? null)}; runs ${JSON.stringify(runs.get(id) ?? [])}`).join('\n')}`,
+      `jobs not as expected: ${astray.map((id, i) => `${id}: ${states[id]} (expected ${expected[id]}); record ${JSON.stringify(records[i] ?? null)}; runs ${JSON.stringify((runs.get(id) ?? []).map(({ executionId, startedAt, endedAt }) => ({ executionId, startedAt, endedAt })))}`).join('\n')}`,
     );
   }
   expect(states).toEqual(expected);

@@ -689,7 +689,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (this.options.holdersIndexLagCalls) this.propagateHolders(0);
   }
 
-  /** Notes the index entries the calls before this one changed, and shows those at least `lag` calls old. */
+  /** Notes the index entries the calls before this one changed, and shows those that `lag` later calls have not seen. */
   private propagateHolders(lag: number): void {
     const ids = new Set([...this.jobs.keys(), ...this.holdersSeen.keys()]);
     for (const jobId of ids) {
@@ -702,7 +702,7 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
       // made by the call before this one
       this.holdersPending.push({ call: this.calls - 1, jobId, entry });
     }
-    while (this.holdersPending.length > 0 && this.holdersPending[0]!.call <= this.calls - lag) {
+    while (this.holdersPending.length > 0 && this.holdersPending[0]!.call < this.calls - lag) {
       const { jobId, entry } = this.holdersPending.shift()!;
       if (entry) this.holdersView.set(jobId, entry);
       else this.holdersView.delete(jobId);
