@@ -1,9 +1,10 @@
 import type { LocalStack } from '../../local/stack';
 import { Drift } from '../../shared/app/reconcile';
 import { conformanceOf } from '../../shared/kinds/kindConformance';
-import { KINDS } from '../../shared/kinds/registry';
+import { KINDS, type JobSpec } from '../../shared/kinds/registry';
+import { CALLBACK_REPORT } from '../../shared/kinds/callback/reports';
 import { expectEndedByFirstPassAfterRun, expectEveryJobRanOnce, runsOf } from '../support/invariants';
-import { pauseReconciler, reconcilePass, watchStatesBeforePasses } from '../support/probes';
+import { holdBusEvents, pauseReconciler, reconcilePass, watchStatesBeforePasses } from '../support/probes';
 import { enqueue, jobState, poolItem } from '../support/testStack';
 import { waitFor } from '../support/waitFor';
 import { jobsFor, startFaultStack } from './workload';
@@ -17,7 +18,7 @@ const SERVICE_SOURCES = [...new Set(KINDS.flatMap((kind) => kind.events.rules.fl
  * checked here as passes, not as time). Duplicated: only the first
  * completion of a run frees a slot, so a second never frees another job's slot (which would run one job too many).
  */
-const POOLS = { lostsim: 2, lostbus: 2, dupsim: 2, dupbus: 2 };
+const POOLS = { lostsim: 2, lostbus: 2, dupsim: 2, dupbus: 2, latecb: 2 };
 
 let stack: LocalStack;
 beforeAll(async () => {
@@ -110,3 +111,36 @@ test('duplicated completion events (the bus delivers each twice at once): no sec
 
   expect(stack.bus.stats().duplicated - duplicated).toBeGreaterThanOrEqual(12);
 }, 60_000);
+
+test("late reports (a callback job's report comes after its heartbeat deadline ended it): the job stays failed, the report frees nothing", async () => {
+  // Callback jobs of 300 ms with a heartbeat of 5 s (the kind's conformance spec): their reports are held on the bus,
+  // as EventBridge retrying a failed delivery would hold them, until the deadline has ended every job.
+  const specs = [0, 1, 2].map((i) => ({
+    ...(conformanceOf('callback').spec(`latecb-${i}`, `latecb--${i}--300ms`) as JobSpec),
+    pool: 'latecb',
+  }));
+  const ids = specs.map((s) => s.id);
+  const hold = holdBusEvents(stack, (e) => e.source === CALLBACK_REPORT.source && e['detail-type'] === CALLBACK_REPORT.completed);
+  try {
+    await enqueue(stack, specs);
+    await waitFor(
+      'every job ended by its deadline',
+      async () => (await Promise.all(ids.map((id) => jobState(stack, id)))).every((s) => s === 'failed'),
+      90_000,
+      50,
+    );
+    expect(hold.held()).toHaveLength(ids.length);
+  } finally {
+    hold.release();
+  }
+  // The reports are delivered now, after the deadlines: the jobs stay failed, and no slot is given back twice.
+  await expectEveryJobRanOnce(stack, { pool: 'latecb', limit: POOLS.latecb, ids });
+  const runs = new Set([...runsOf(stack, ids).values()].map(([run]) => run!.executionId));
+  const reports = new Set(
+    stack.simulator
+      .emitted()
+      .filter((e) => runs.has(e.executionId))
+      .map((e) => e.event.id),
+  );
+  expect(stack.bus.deliveries().filter((d) => reports.has(d.eventId) && d.ok)).toHaveLength(ids.length);
+}, 120_000);

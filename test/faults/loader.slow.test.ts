@@ -9,6 +9,7 @@ import { container } from '../../shared/runtime/container';
 import { CrashSwitch, crashable, SimulatedCrash } from '../support/fakes';
 import { expectEveryJobRanOnce, runsOf } from '../support/invariants';
 import { testClients } from '../support/testStack';
+import { waitFor } from '../support/waitFor';
 import { useCrashStack } from './setup/crashStack';
 import { jobsFor } from './workload';
 import type { JobSpec } from '../../shared/kinds/registry';
@@ -22,6 +23,8 @@ import type { JobSpec } from '../../shared/kinds/registry';
  */
 const POOLS = { sched: 4 };
 const fixture = useCrashStack(POOLS);
+let restoreLoader: (() => void) | undefined;
+afterEach(() => restoreLoader?.());
 
 // Dying right after its 5th send (that job sent but still scheduled), or right after its 5th `load` (that job sent and
 // queued): the second is where a loader that wrote before it sent would lose the job (queued, with no message).
@@ -30,6 +33,18 @@ test.each(['queue.send', 'schedule.load'])(
   async (at) => {
     const { stack } = fixture;
     const { doc } = testClients(stack);
+    // The stack's own periodic reconciler runs its loader too: held off before the jobs are scheduled, until the dying
+    // one has run, so the crash lands mid-batch as armed. Held off once a scheduled run met the hold: the schedule runs
+    // one invocation at a time, so no loader run that began before it is still reading the due index.
+    const { loader } = container();
+    const run = loader.run;
+    restoreLoader = () => (loader.run = run);
+    let heldOff = 0;
+    loader.run = async () => {
+      heldOff++;
+      return { loaded: 0, skipped: 0, buckets: 0, finished: true };
+    };
+    await waitFor('a scheduled loader run held off', () => heldOff > 0, 30_000, 10);
     const store = new DynamoScheduleStore(doc, stack.tableName);
     // The jobs below are due in seconds, as if registered 15 minutes ago: no loader has passed their minute yet (the
     // other case's loaders did, on this file's table): start from no cursor, as a loader's first run.
@@ -51,16 +66,8 @@ test.each(['queue.send', 'schedule.load'])(
       { ...deps, queue: crashable(deps.queue, crash, 'queue'), schedule: crashable(deps.schedule!, crash, 'schedule') },
       { concurrency: 1 },
     );
-    // The stack's own periodic reconciler runs its loader too: held off while the dying one runs, so the crash lands
-    // mid-batch as armed.
-    const { loader } = container();
-    const run = loader.run;
-    loader.run = async () => ({ loaded: 0, skipped: 0, buckets: 0, finished: true });
-    try {
-      await expect(dying.run()).rejects.toBeInstanceOf(SimulatedCrash);
-    } finally {
-      loader.run = run;
-    }
+    await expect(dying.run()).rejects.toBeInstanceOf(SimulatedCrash);
+    restoreLoader();
     const states = await Promise.all(specs.map(async (spec) => (await deps.ledger.get(spec.id))!.state));
     expect(states.filter((s) => s === JobState.Scheduled)).toHaveLength(at === 'queue.send' ? 8 : 7);
 

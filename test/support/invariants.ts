@@ -3,7 +3,8 @@ import type { LocalStack } from '../../local/stack';
 import type { SimRun } from '../../local/simulators';
 import { jobIdOfRun } from '../../local/simulators/simulatedKinds';
 import { conformanceOf } from '../../shared/kinds/kindConformance';
-import { KINDS } from '../../shared/kinds/registry';
+import { KINDS, kindOf, type JobSpec } from '../../shared/kinds/registry';
+import { JobState } from '../../shared/domain/jobState';
 import { fullPassesSince, waitForPoolIdle } from './probes';
 import { drainQueue, runsPerJob, testClients, waitForJobsDone } from './testStack';
 import { waitFor } from './waitFor';
@@ -18,6 +19,9 @@ export interface JobItem {
   lastError?: string;
   heartbeatAt?: number;
   firstStartAt?: number;
+  updatedAt: number;
+  /** the spec as JSON text */
+  spec: string;
 }
 
 /** The job's ledger record, read with the test's own client. */
@@ -86,9 +90,41 @@ export async function lostReports(stack: LocalStack, ids: readonly string[]): Pr
 }
 
 /**
+ * Jobs of kinds with no status API that their deadline ended before their run's report was taken: failed, as a run
+ * whose report is lost. Allowed only when causal: the record says the deadline ended it, no earlier than the deadline
+ * its spec and heartbeats give, and no delivery of the run's ending report had been handled by then (the bus's
+ * deliveredAt; a report handled before the deadline must win). On a loaded machine a report can queue behind others
+ * for longer than a short heartbeat; on AWS, EventBridge retries a failed delivery for up to a day.
+ */
+async function endedBeforeLateReports(stack: LocalStack, ids: readonly string[]): Promise<string[]> {
+  const runs = runsOf(stack, ids);
+  const handled = new Map<string, number>();
+  for (const d of stack.bus.deliveries()) if (d.ok) handled.set(d.eventId, Math.min(handled.get(d.eventId) ?? Infinity, d.deliveredAt));
+  const emitted = stack.simulator.emitted();
+  const out: string[] = [];
+  for (const id of ids) {
+    const run = runs.get(id)?.[0];
+    if (!run || !NO_STATUS_API.has(run.kind)) continue;
+    const record = await jobRecord(stack, id);
+    if (record?.state !== JobState.Failed || record.executionId !== run.executionId) continue;
+    const spec = JSON.parse(record.spec) as JobSpec;
+    const deadline = kindOf(run.kind).runDeadline?.(spec as never, {
+      startedAt: record.startedAt ?? record.updatedAt,
+      heartbeatAt: record.heartbeatAt,
+    });
+    if (!deadline || record.lastError !== deadline.reason || (record.endedAt ?? 0) < deadline.at) continue;
+    // The run's ending report is the last event it sent (heartbeats come before it).
+    const report = emitted.filter((e) => e.executionId === run.executionId).at(-1);
+    if (report && (handled.get(report.event.id) ?? Infinity) > deadline.at) out.push(id);
+  }
+  return out;
+}
+
+/**
  * What Sluice guarantees for a workload, whatever went wrong on the way:
  * - every job ends exactly once: one run per job id at the simulator, the ledger in `succeeded` (or `failed`, for the
- *   jobs listed so, and for jobs with no status API whose report was lost: see lostReports) with that run's id;
+ *   jobs listed so, and for jobs with no status API whose report was lost or came after their deadline: see
+ *   lostReports, endedBeforeLateReports) with that run's id;
  * - the simulator never had more runs of the pool in progress than its limit;
  * - no slot is held once the reconciler has made its full passes after the last run ended (or, for a run Sluice learnt
  *   of only later, after it recorded the run: the ledger's startedAt; or after `idleAfter`, when given and later): see
@@ -101,7 +137,7 @@ export async function expectEveryJobRanOnce(
 ): Promise<void> {
   const states = await waitForJobsDone(stack, ids, timeoutMs);
   const lost = await lostReports(stack, ids);
-  const failing = new Set([...failed, ...lost]);
+  const failing = new Set([...failed, ...lost, ...(await endedBeforeLateReports(stack, ids))]);
   const expected = Object.fromEntries(ids.map((id) => [id, failing.has(id) ? 'failed' : 'succeeded']));
   // A job in another state than expected is named with its record (its reason, attempts, run) and its runs' ids and
   // times (not their arguments: a callback start carries its token): a rare failure on a loaded machine must say why.
