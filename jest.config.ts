@@ -15,6 +15,8 @@ const slowIgnored = process.env.SLUICE_FAULTS === 'all' ? ['/node_modules/'] : [
 
 // TypeScript to CommonJS by esbuild (test/support/esbuildTransform.cjs).
 const typescript = '<rootDir>/test/support/esbuildTransform.cjs';
+// After each file, the AsyncLocalStorage instances its modules used are let go (see the file for why).
+const setupFilesAfterEnv = ['<rootDir>/test/support/releaseAsyncStorages.cjs'];
 
 // Unit tests are pure and fast; integration tests share one local stack (emulators + simulators)
 // that globalSetup starts in a child process, so they run in their own project.
@@ -34,6 +36,7 @@ const config: Config = {
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
       transform: { '^.+\\.ts$': typescript },
+      setupFilesAfterEnv,
       testEnvironment: 'node',
     },
     {
@@ -41,6 +44,7 @@ const config: Config = {
       displayName: 'component',
       testMatch: ['<rootDir>/test/component/**/*.test.ts'],
       transform: { '^.+\\.ts$': typescript },
+      setupFilesAfterEnv,
       testEnvironment: 'node',
     },
     {
@@ -49,6 +53,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       testPathIgnorePatterns: slowIgnored,
       transform: { '^.+\\.ts$': typescript },
+      setupFilesAfterEnv,
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/integration/setup/globalSetup.ts',
       globalTeardown: '<rootDir>/test/integration/setup/globalTeardown.ts',
@@ -61,6 +66,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/faults/**/*.test.ts'],
       testPathIgnorePatterns: slowIgnored,
       transform: { '^.+\\.ts$': typescript },
+      setupFilesAfterEnv,
       testEnvironment: 'node',
       globalSetup: '<rootDir>/test/faults/setup/globalSetup.ts',
       globalTeardown: '<rootDir>/test/faults/setup/globalTeardown.ts',

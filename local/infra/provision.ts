@@ -97,7 +97,11 @@ export async function provision(
   }
   for (const [id, resource] of resourcesOfType(definition, 'AWS::DynamoDB::Table')) {
     const input = tableInput(resource, `${String(resource.Properties?.TableName ?? id)}${nameSuffix}`);
-    await clients.dynamodb.send(new CreateTableCommand(input));
+    // A CreateTable whose answer was lost after the table was made (the fault layer does that, as AWS may) is retried
+    // by the SDK and answered ResourceInUseException: the table is this stack's own (its name has the stack's suffix).
+    await clients.dynamodb.send(new CreateTableCommand(input)).catch((error: unknown) => {
+      if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
+    });
     const ttl = resource.Properties?.TimeToLiveSpecification as { AttributeName: string; Enabled: boolean } | undefined;
     if (ttl?.Enabled) {
       // dynalite has no UpdateTimeToLive; DynamoDB Local has. TTL is never relied on for timing either way.

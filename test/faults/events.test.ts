@@ -113,10 +113,11 @@ test('duplicated completion events (the bus delivers each twice at once): no sec
 }, 60_000);
 
 test("late reports (a callback job's report comes after its heartbeat deadline ended it): the job stays failed, the report frees nothing", async () => {
-  // Callback jobs of 300 ms with a heartbeat of 5 s (the kind's conformance spec): their reports are held on the bus,
-  // as EventBridge retrying a failed delivery would hold them, until the deadline has ended every job.
+  // Callback jobs of 300 ms with a heartbeat of 1 s: their reports are held on the bus, as EventBridge retrying a
+  // failed delivery would hold them, until the deadline has ended every job.
   const specs = [0, 1, 2].map((i) => ({
     ...(conformanceOf('callback').spec(`latecb-${i}`, `latecb--${i}--300ms`) as JobSpec),
+    heartbeatSeconds: 1,
     pool: 'latecb',
   }));
   const ids = specs.map((s) => s.id);

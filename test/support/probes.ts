@@ -478,6 +478,9 @@ export function tallyRequests(stack: LocalStack): RequestTally {
       reconciler.run = run;
       stack.dynamodb.middlewareStack.remove(name);
       stack.sqs.middlewareStack.remove(name);
+      // Off Node's list of storages every promise visits (see dynamoWorld's close).
+      bucket.disable();
+      reconciling.disable();
     },
   };
 }

@@ -69,31 +69,51 @@ export async function poolItem(
 /** Waits until every job has a terminal state in the ledger and returns the states. */
 export async function waitForJobsDone(stack: LocalStack, jobIds: string[], timeoutMs = 30_000): Promise<Record<string, string>> {
   const states: Record<string, string> = {};
-  await waitFor(
-    `${jobIds.length} jobs to finish`,
-    async () => {
-      for (const id of jobIds) {
-        if (states[id] && ['succeeded', 'failed', 'dead'].includes(states[id]!)) continue;
-        const state = await jobState(stack, id);
-        if (state) states[id] = state;
-      }
-      const open = jobIds.filter((id) => !['succeeded', 'failed', 'dead'].includes(states[id] ?? ''));
-      if (open.length === 0) return true;
-      // named on a timeout (waitFor reports the last error): the jobs not ended, each with its record (or none)
-      const records = await Promise.all(
-        open.slice(0, 5).map(async (id) => {
-          const { Item } = await testClients(stack).doc.send(
-            new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${id}`, sk: 'JOB' }, ConsistentRead: true }),
+  const open = () => jobIds.filter((id) => !['succeeded', 'failed', 'dead'].includes(states[id] ?? ''));
+  try {
+    await waitFor(
+      `${jobIds.length} jobs to finish`,
+      async () => {
+        for (const id of open()) {
+          const state = await jobState(stack, id);
+          if (state) states[id] = state;
+        }
+        return open().length === 0;
+      },
+      timeoutMs,
+      50,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}: ${open().length} not ended; ${await whyNotEnded(stack, open())}`);
+  }
+  return states;
+}
+
+/**
+ * For a timeout's message: the first jobs not ended, each with its record (or none), and each of their pools' counter
+ * and slot holders with the holders' states (ids, states and times only: a record's spec is the sender's).
+ */
+async function whyNotEnded(stack: LocalStack, open: string[]): Promise<string> {
+  const { doc } = testClients(stack);
+  const record = async (id: string) =>
+    (await doc.send(new GetCommand({ TableName: stack.tableName, Key: { pk: `JOB#${id}`, sk: 'JOB' }, ConsistentRead: true }))).Item;
+  const records = await Promise.all(open.slice(0, 5).map(async (id) => [id, (await record(id)) ?? null] as const));
+  const pools = [...new Set(records.flatMap(([, r]) => (r ? [String(r.pool)] : [])))];
+  const slots = await Promise.all(
+    pools.map(async (pool) => {
+      const item = await poolItem(stack, pool);
+      const holders = await Promise.all(
+        Object.keys(item?.holders ?? {}).map(async (id) => {
+          const r = await record(id);
+          return (
+            r && { id, state: r.state, version: r.version, updatedAt: r.updatedAt, claimableAt: r.claimableAt, executionId: r.executionId }
           );
-          return [id, Item ?? null];
         }),
       );
-      throw new Error(`${open.length} not ended: ${JSON.stringify(records)}`);
-    },
-    timeoutMs,
-    50,
+      return { pool, inUse: item?.inUse, limit: item?.limit, holders };
+    }),
   );
-  return states;
+  return `first ${JSON.stringify(records)}; their pools ${JSON.stringify(slots)}`;
 }
 
 /** Takes every message now in a queue (the DLQ, in tests), with its attributes. */
