@@ -11,17 +11,19 @@ import { type PoolStackOptions, startPoolStack } from '../support/poolStack';
  *
  * Every fault stack's DynamoDB fights back (local/faults/dynamoFaults.ts): writes meeting a transaction in flight
  * are refused, and FAULT_MATRIX_DYNAMO_RATE of the requests get any fault the DynamoDB reference documents, those after
- * which the write applied included (a server error, a lost answer), at most twice in a row on an item. Whatever each
- * file injects besides, the invariants must hold through these. SLUICE_FAULT_SEED picks the seed. (Stale index reads,
- * the layer's staleIndexReads, are not on here yet: with them storm.slow.test.ts once left a pool's jobs waiting.)
+ * which the write applied included (a server error, a lost answer), at most twice in a row on an item; and a quarter
+ * of the reads of an index get the answer the same query got up to 2 s before, as an eventually consistent index may
+ * answer. Whatever each file injects besides, the invariants must hold through these. SLUICE_FAULT_SEED picks the seed.
  */
 export const FAULT_MATRIX_DYNAMO_RATE = 0.03;
+export const FAULT_MATRIX_STALE_INDEX_RATE = 0.25;
 
 export function startFaultStack(pools: Record<string, number>, options: PoolStackOptions = {}): Promise<LocalStack> {
   const seed = Number(process.env.SLUICE_FAULT_SEED ?? 20) + Object.keys(pools).join().length;
   return startPoolStack(pools, {
     dynamoFaults: {
       policy: randomFaults({ seed, rate: FAULT_MATRIX_DYNAMO_RATE, faults: ALL_DYNAMO_FAULTS }),
+      staleIndexReads: { rate: FAULT_MATRIX_STALE_INDEX_RATE, seed },
     },
     ...options,
   });
