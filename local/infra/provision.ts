@@ -1,4 +1,10 @@
-import { CreateTableCommand, type CreateTableCommandInput, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { CreateSecretCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { randomBytes } from 'node:crypto';
@@ -98,9 +104,13 @@ export async function provision(
   for (const [id, resource] of resourcesOfType(definition, 'AWS::DynamoDB::Table')) {
     const input = tableInput(resource, `${String(resource.Properties?.TableName ?? id)}${nameSuffix}`);
     // A CreateTable whose answer was lost after the table was made (the fault layer does that, as AWS may) is retried
-    // by the SDK and answered ResourceInUseException: the table is this stack's own (its name has the stack's suffix).
-    await clients.dynamodb.send(new CreateTableCommand(input)).catch((error: unknown) => {
+    // by the SDK and answered ResourceInUseException: taken as made if the table is no older than this call (a
+    // table left by an earlier run still fails).
+    const asked = Date.now();
+    await clients.dynamodb.send(new CreateTableCommand(input)).catch(async (error: unknown) => {
       if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;
+      const { Table } = await clients.dynamodb.send(new DescribeTableCommand({ TableName: input.TableName }));
+      if (!Table?.CreationDateTime || Table.CreationDateTime.getTime() < asked - 2_000) throw error;
     });
     const ttl = resource.Properties?.TimeToLiveSpecification as { AttributeName: string; Enabled: boolean } | undefined;
     if (ttl?.Enabled) {

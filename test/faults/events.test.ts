@@ -135,6 +135,8 @@ test("late reports (a callback job's report comes after its heartbeat deadline e
     hold.release();
   }
   // The reports are delivered now, after the deadlines: the jobs stay failed, and no slot is given back twice.
+  await stack.bus.drain();
+  expect(await Promise.all(ids.map((id) => jobState(stack, id)))).toEqual(ids.map(() => 'failed'));
   await expectEveryJobRanOnce(stack, { pool: 'latecb', limit: POOLS.latecb, ids });
   const runs = new Set([...runsOf(stack, ids).values()].map(([run]) => run!.executionId));
   const reports = new Set(

@@ -67,9 +67,9 @@ test.each(['queue.send', 'schedule.load'])(
       { concurrency: 1 },
     );
     await expect(dying.run()).rejects.toBeInstanceOf(SimulatedCrash);
-    restoreLoader();
     const states = await Promise.all(specs.map(async (spec) => (await deps.ledger.get(spec.id))!.state));
     expect(states.filter((s) => s === JobState.Scheduled)).toHaveLength(at === 'queue.send' ? 8 : 7);
+    restoreLoader();
 
     // The reconciler's run (its loader first) and another loader at the same time.
     const [, second] = await Promise.all([stack.reconcileNow(), new Loader(deps).run()]);

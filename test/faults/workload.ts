@@ -23,7 +23,7 @@ export function startFaultStack(pools: Record<string, number>, options: PoolStac
   return startPoolStack(pools, {
     dynamoFaults: {
       policy: randomFaults({ seed, rate: FAULT_MATRIX_DYNAMO_RATE, faults: ALL_DYNAMO_FAULTS }),
-      staleIndexReads: { rate: FAULT_MATRIX_STALE_INDEX_RATE, seed },
+      staleIndexReads: { rate: FAULT_MATRIX_STALE_INDEX_RATE, seed: seed + 1 },
     },
     ...options,
   });

@@ -92,8 +92,9 @@ export async function lostReports(stack: LocalStack, ids: readonly string[]): Pr
 /**
  * Jobs of kinds with no status API that their deadline ended before their run's report was taken: failed, as a run
  * whose report is lost. Allowed only when causal: the record says the deadline ended it, no earlier than the deadline
- * its spec and heartbeats give, and no delivery of the run's ending report had been handled by then (the bus's
- * deliveredAt; a report handled before the deadline must win). On a loaded machine a report can queue behind others
+ * its spec and heartbeats give, and no delivery of the run's ending report had been handled before the reconciler
+ * ended it (the bus's deliveredAt, once its target, the function's invocation with Lambda's retries, is done; against
+ * the record's endedAt; a report handled earlier must win). On a loaded machine a report can queue behind others
  * for longer than a short heartbeat; on AWS, EventBridge retries a failed delivery for up to a day.
  */
 async function endedBeforeLateReports(stack: LocalStack, ids: readonly string[]): Promise<string[]> {
@@ -113,9 +114,11 @@ async function endedBeforeLateReports(stack: LocalStack, ids: readonly string[])
       heartbeatAt: record.heartbeatAt,
     });
     if (!deadline || record.lastError !== deadline.reason || (record.endedAt ?? 0) < deadline.at) continue;
-    // The run's ending report is the last event it sent (heartbeats come before it).
+    // The run's ending report (the simulator's record of the end events it sent). Handled only after the reconciler
+    // ended the job (endedAt: the time of its read, its write fenced by the version read then): a report handled
+    // before that would have moved the version and won.
     const report = emitted.filter((e) => e.executionId === run.executionId).at(-1);
-    if (report && (handled.get(report.event.id) ?? Infinity) > deadline.at) out.push(id);
+    if (report && (handled.get(report.event.id) ?? Infinity) > record.endedAt!) out.push(id);
   }
   return out;
 }
@@ -137,7 +140,8 @@ export async function expectEveryJobRanOnce(
 ): Promise<void> {
   const states = await waitForJobsDone(stack, ids, timeoutMs);
   const lost = await lostReports(stack, ids);
-  const failing = new Set([...failed, ...lost, ...(await endedBeforeLateReports(stack, ids))]);
+  const late = await endedBeforeLateReports(stack, ids);
+  const failing = new Set([...failed, ...lost, ...late]);
   const expected = Object.fromEntries(ids.map((id) => [id, failing.has(id) ? 'failed' : 'succeeded']));
   // A job in another state than expected is named with its record (its reason, attempts, run) and its runs' ids and
   // times (not their arguments: a callback start carries its token): a rare failure on a loaded machine must say why.
@@ -163,7 +167,7 @@ export async function expectEveryJobRanOnce(
   const ends = ids.map((id) => runs.get(id)![0]!.endedAt);
   expect(ends.every((t) => t !== undefined)).toBe(true);
   // A run whose report was lost holds its slot until its deadline: the reconciler ended its job then (endedAt).
-  const deadlineEnds = records.filter((r) => r && lost.includes(r.jobId)).map((r) => r!.endedAt ?? 0);
+  const deadlineEnds = records.filter((r) => r && (lost.includes(r.jobId) || late.includes(r.jobId))).map((r) => r!.endedAt ?? 0);
   const settledAt = Math.max(...(ends as number[]), ...records.map((r) => r?.startedAt ?? 0), ...deadlineEnds);
   await waitForPoolIdle(stack, pool, Math.max(settledAt, idleAfter ?? 0));
 

@@ -84,14 +84,15 @@ export async function waitForJobsDone(stack: LocalStack, jobIds: string[], timeo
       50,
     );
   } catch (error) {
-    throw new Error(`${(error as Error).message}: ${open().length} not ended; ${await whyNotEnded(stack, open())}`);
+    const why = await whyNotEnded(stack, open()).catch((cause: unknown) => `(could not read why: ${String(cause)})`);
+    throw new Error(`${(error as Error).message}: ${open().length} not ended; ${why}`);
   }
   return states;
 }
 
 /**
  * For a timeout's message: the first jobs not ended, each with its record (or none), and each of their pools' counter
- * and slot holders with the holders' states (ids, states and times only: a record's spec is the sender's).
+ * and slot holders with the holders' states (of a holder: its id, state, version, times and run id).
  */
 async function whyNotEnded(stack: LocalStack, open: string[]): Promise<string> {
   const { doc } = testClients(stack);
