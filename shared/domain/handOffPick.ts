@@ -1,3 +1,5 @@
+import { turnOf } from './waiting';
+
 /**
  * Which waiter a releaser hands its slot to first, when several releasers of one pool finish at once.
  *
@@ -38,12 +40,6 @@ export function spreadWidth(lastLostRaceAt: number | undefined, now: number, max
   return Math.max(1, Math.floor(maxWidth));
 }
 
-/** The priority and fair round of a wait key (its first two fields: see waitKey in ./waiting.ts). */
-function orderPart(waitKey: string): string {
-  const end = waitKey.indexOf('#', waitKey.indexOf('#') + 1);
-  return end < 0 ? waitKey : waitKey.slice(0, end);
-}
-
 /**
  * The order in which to try `waiters` (as read: in wait order, ascending wait key): the one `spread` points at among
  * the first `width` of the first one's priority, fair round and units (`unitsOf`, its weight), then the rest of that window after it, then the window before it, then
@@ -56,14 +52,14 @@ export function handOffOrder<W extends { waitKey: string }>(
   unitsOf: (waiter: W) => number = () => 1,
 ): W[] {
   if (waiters.length === 0) return [];
-  const order = orderPart(waiters[0]!.waitKey);
+  const order = turnOf(waiters[0]!.waitKey);
   const units = unitsOf(waiters[0]!);
   // The window holds the head's priority, round and weight only: a spread pick is never lighter than a heavy head waiting for
   // units (overtaking it), nor heavier (taking the units freed for it).
   let window = 1;
   while (
     window < Math.min(Math.floor(width), waiters.length) &&
-    orderPart(waiters[window]!.waitKey) === order &&
+    turnOf(waiters[window]!.waitKey) === order &&
     unitsOf(waiters[window]!) === units
   )
     window++;

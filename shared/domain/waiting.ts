@@ -27,6 +27,12 @@ export function rankOf(key: string): number {
   return Number(key.split('#')[1] ?? 0);
 }
 
+/** The priority and fair round of a wait key (its first two fields), as one string: equal for keys of one turn. */
+export function turnOf(key: string): string {
+  const end = key.indexOf('#', key.indexOf('#') + 1);
+  return end < 0 ? key : key.slice(0, end);
+}
+
 /** The time a wait key was made with: when the job could first run (its arrival, or its notBefore if later); undefined for a key of another shape. */
 export function eligibleSinceOf(key: string): number | undefined {
   const part = key.split('#')[2];

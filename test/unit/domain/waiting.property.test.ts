@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { MAX_PRIORITY, rankOf, reservationIsStale, waitKey } from '../../../shared/domain/waiting';
+import { MAX_PRIORITY, rankOf, reservationIsStale, turnOf, waitKey } from '../../../shared/domain/waiting';
 
 const jobId = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,20}$/);
 // Epoch ms from 1970 to well past 2286 (when epoch ms reach 11 digits... and 13 -> 14 digits at year 5138).
@@ -38,7 +38,20 @@ describe('wait keys', () => {
     expect(rankOf(waitKey(5, 'a', { rank: 42 }))).toBe(42);
   });
 
-  const order = fc.record({ priority: fc.integer({ min: -MAX_PRIORITY, max: MAX_PRIORITY }), rank: fc.integer({ min: 0, max: 999_999_999_999 }) });
+  const order = fc.record({
+    priority: fc.integer({ min: -MAX_PRIORITY, max: MAX_PRIORITY }),
+    rank: fc.integer({ min: 0, max: 999_999_999_999 }),
+  });
+
+  test('two keys share a turn exactly when they share priority and round, whatever their times and ids', () => {
+    fc.assert(
+      fc.property(fc.record({ at: time, id: jobId, order }), fc.record({ at: time, id: jobId, order }), (a, b) => {
+        const same = a.order.priority === b.order.priority && a.order.rank === b.order.rank;
+        expect(turnOf(waitKey(a.at, a.id, a.order)) === turnOf(waitKey(b.at, b.id, b.order))).toBe(same);
+        expect(turnOf(waitKey(a.at, a.id, a.order)) === turnOf(waitKey(b.at, b.id, { ...a.order }))).toBe(true);
+      }),
+    );
+  });
 
   test('sorting keys sorts by priority (higher first), then round (lower first), then time, then id', () => {
     fc.assert(
