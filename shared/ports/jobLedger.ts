@@ -131,7 +131,9 @@ export interface JobLedger {
   forget(jobId: string, version: number): Promise<boolean>;
   /**
    * Records where a run came from. Returns the completion noted for that run before it was recorded (see
-   * noteEarlyCompletion), if any, and forgets it: the caller then completes the run as its event would have.
+   * noteEarlyCompletion), if any, each time it is called: the caller then completes the run as its event would have.
+   * Not forgotten on the first call: a retried call (its first answer lost) or a later attempt (the first died before
+   * completing the run) must get it too; completing a run twice is harmless, as a duplicate event.
    */
   recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined>;
   /** The recorded run, or undefined (a run Sluice did not start, or one not recorded yet). */

@@ -72,13 +72,15 @@ export class DynamoJobLedger implements JobLedger {
   }
 
   async recordRun(ref: RunRef, now: number): Promise<RunCompletion | undefined> {
-    // One write that also hands back (and clears) a completion noted before the run was recorded.
+    // One write that also hands back a completion noted before the run was recorded. Kept, not cleared: a retry of
+    // this write after its answer was lost, or the next attempt after this invocation died before completing the run,
+    // gets it again (completing a run twice is a duplicate event: harmless).
     const { Attributes } = await this.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: runKey(ref.kind, ref.executionId),
         UpdateExpression:
-          'SET #kind = :kind, executionId = :executionId, jobId = :jobId, #pool = :pool, recordedAt = :now, expiresAt = :expiresAt REMOVE earlyCompletion',
+          'SET #kind = :kind, executionId = :executionId, jobId = :jobId, #pool = :pool, recordedAt = :now, expiresAt = :expiresAt',
         ExpressionAttributeNames: { '#kind': 'kind', '#pool': 'pool' },
         ExpressionAttributeValues: {
           ':kind': ref.kind,
@@ -88,7 +90,7 @@ export class DynamoJobLedger implements JobLedger {
           ':now': now,
           ':expiresAt': expiresAfter(now, this.options.retentionDays * SECONDS_PER_DAY),
         },
-        ReturnValues: 'ALL_OLD',
+        ReturnValues: 'ALL_NEW',
       }),
     );
     return Attributes?.earlyCompletion as RunCompletion | undefined;
@@ -129,9 +131,7 @@ export class DynamoJobLedger implements JobLedger {
   }
 
   async findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined> {
-    const { Item } = await this.send(
-      new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }),
-    );
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }));
     if (!Item?.jobId) return undefined; // absent, or only an early completion noted
     return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
   }

@@ -132,7 +132,6 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     const key = runKey(ref.kind, ref.executionId);
     const early = this.early.get(key);
-    this.early.delete(key);
     this.runs.set(key, { kind: ref.kind, executionId: ref.executionId, jobId: ref.jobId, pool: ref.pool });
     return early && { ...early };
   }
