@@ -288,9 +288,16 @@ export class Reconciler {
       if (decision.overdue) await this.overdue(record, decision.overdue, report);
       return undefined;
     }
-    if (decision.why === Because.Deadline) return this.endPastDeadline(record, decision.reason, now);
     // The run is the job's by its own record: completed even if its run reference was never written.
     const run = { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool };
+    if (decision.why === Because.Deadline) {
+      // Its report came before its run was recorded, and the acquirer that recorded it died before applying it: the
+      // report, not the deadline, says how the run ended.
+      const noted = await this.deps.ledger.notedCompletion(record.kind, executionId);
+      if (!noted) return this.endPastDeadline(record, decision.reason, now);
+      const result = await this.completeRun.complete(noted, run);
+      return result === CompletionResult.Released ? Drift.LostEvent : undefined;
+    }
     const detail = decision.why === Because.Gone ? GONE_DETAIL : 'found ended by the reconciler';
     const result = await this.completeRun.complete(
       { kind: record.kind, executionId, outcome: decision.outcome, name: record.jobId, detail },

@@ -139,6 +139,11 @@ export interface JobLedger {
   /** The recorded run, or undefined (a run Sluice did not start, or one not recorded yet). */
   findRun(kind: string, executionId: string): Promise<RunRef | undefined>;
   /**
+   * The completion noted for a run before it was recorded (noteEarlyCompletion), if any. The reconciler completes a
+   * run past its own deadline with it: an acquirer that recorded the run may have died before completing it.
+   */
+  notedCompletion(kind: string, executionId: string): Promise<RunCompletion | undefined>;
+  /**
    * Keeps the completion of a run that is not recorded, for a day: its event can beat the acquirer's recordRun (a run
    * that ends at once, or an acquirer that died between start and record). Returns false, noting nothing, when the run
    * is recorded after all: the caller looks it up again.

@@ -331,6 +331,17 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         expect(await ledger.recordRun(ref, T + 3)).toEqual(early);
       });
 
+      test('notedCompletion: the completion noted for a run, before and after the run is recorded; nothing for another', async () => {
+        const early = { kind: 'callback' as const, executionId: 'cbr.1', outcome: 'succeeded' as const, name: 'w' };
+        expect(await ledger.notedCompletion('callback', 'cbr.1')).toBeUndefined();
+        expect(await ledger.noteEarlyCompletion(early, T)).toBe(true);
+        expect(await ledger.notedCompletion('callback', 'cbr.1')).toEqual(early);
+        await ledger.recordRun({ kind: 'callback', executionId: 'cbr.1', jobId: 'c1', pool: 'default' }, T + 1);
+        expect(await ledger.notedCompletion('callback', 'cbr.1')).toEqual(early);
+        expect(await ledger.notedCompletion('callback', 'cbr.2')).toBeUndefined();
+        expect(await ledger.notedCompletion('glue', 'cbr.1')).toBeUndefined();
+      });
+
       test('recordRun of a run with nothing noted returns nothing; the same id under another kind is another run', async () => {
         expect(await ledger.noteEarlyCompletion({ kind: 'appflow', executionId: 'e1', outcome: 'succeeded', name: 'f' }, T)).toBe(true);
         expect(await ledger.recordRun({ kind: 'glue', executionId: 'e1', jobId: 'g1', pool: 'etl' }, T)).toBeUndefined();

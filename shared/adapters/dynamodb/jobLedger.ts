@@ -135,4 +135,9 @@ export class DynamoJobLedger implements JobLedger {
     if (!Item?.jobId) return undefined; // absent, or only an early completion noted
     return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
   }
+
+  async notedCompletion(kind: JobKind, executionId: string): Promise<RunCompletion | undefined> {
+    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }));
+    return Item?.earlyCompletion as RunCompletion | undefined;
+  }
 }

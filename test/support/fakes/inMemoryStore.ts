@@ -136,6 +136,12 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return early && { ...early };
   }
 
+  async notedCompletion(kind: JobKind, executionId: string): Promise<RunCompletion | undefined> {
+    await this.enter();
+    const early = this.early.get(runKey(kind, executionId));
+    return early && { ...early };
+  }
+
   async findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined> {
     await this.enter();
     const run = this.runs.get(runKey(kind, executionId));

@@ -59,6 +59,29 @@ describe('a run past its own deadline', () => {
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
+  test('a report noted before its run was recorded, which the recording invocation never applied, ends the run as it says, not the deadline', async () => {
+    const world = makeDeps();
+    // The report beats the acquirer's record of the run (noted on the run's key); the acquirer records the run and is
+    // handed the report, but dies before applying it: the job is left running, the report kept on the run's key.
+    const record = world.ledger.recordRun.bind(world.ledger);
+    world.ledger.recordRun = async (ref, now) => {
+      expect(
+        await world.ledger.noteEarlyCompletion(
+          { kind: ref.kind, executionId: ref.executionId, outcome: 'succeeded', name: 'sluice-worker' },
+          now,
+        ),
+      ).toBe(true);
+      expect(await record(ref, now)).toMatchObject({ outcome: 'succeeded' });
+      return undefined;
+    };
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    expect(world.ledger.peek('c1')!.state).toBe('running');
+    world.clock.advance(60_001);
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.LostEvent]: 1 });
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'succeeded', executionId: run });
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  });
+
   test('no heartbeat at all: the heartbeat deadline counts from the start', async () => {
     const world = makeDeps();
     await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
