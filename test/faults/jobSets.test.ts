@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { EventBridgeEvent } from 'aws-lambda';
 import type { LocalStack } from '../../local/stack';
 import { setJobId } from '../../shared/domain/jobSets';
+import { NOTIFY_GRACE_MS } from '../../shared/app/jobSets';
 import { loadJobSets } from '../../shared/config/jobSetsFile';
 import { InvocationAbandonedError } from '../../shared/errors';
 import { currentInvocation, DiscardCondition, type AsyncEvent, type InvocationRecord } from '../../local/lambda';
@@ -71,8 +72,13 @@ function onBatches(name: string, onCall: (call: number, next: () => Promise<unkn
   return () => sqs.middlewareStack.remove(name);
 }
 
+/**
+ * The run's completion event. Its sender may die (or time out, on a loaded machine) after writing the run complete and
+ * before announcing it: the reconciler's sweep sends it again once NOTIFY_GRACE_MS has passed, so the wait outlasts
+ * that grace by a minute of sweeps.
+ */
 async function completionOf(run: string): Promise<Completed> {
-  return waitFor(`the completion event of run ${run}`, () => completed.find((e) => e.detail.run === run), 60_000);
+  return waitFor(`the completion event of run ${run}`, () => completed.find((e) => e.detail.run === run), NOTIFY_GRACE_MS + 60_000);
 }
 
 test('a schedule firing twice at once for the same time: every job once, the limit held', async () => {
@@ -80,7 +86,7 @@ test('a schedule firing twice at once for the same time: every job once, the lim
   await Promise.all([stack.fireJobSet('nightly', at), stack.fireJobSet('nightly', at)]);
   await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: idsOf('20261127T0200Z') });
   expect((await completionOf('20261127T0200Z')).detail).toMatchObject({ total: JOBS, succeeded: JOBS, failed: 0 });
-}, 90_000);
+}, 210_000);
 
 test('a fire that dies after its run is written and 2 of its 3 batches are sent: Lambda retries it, every job runs once, the run completes', async () => {
   const before = stack.lambda.events().length;
@@ -105,7 +111,7 @@ test('a fire that dies after its run is written and 2 of its 3 batches are sent:
   await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: idsOf('20261128T0200Z') });
   expect((await completionOf('20261128T0200Z')).detail).toMatchObject({ set: 'nightly', total: JOBS, succeeded: JOBS, failed: 0 });
   expect(stack.lambda.failures().filter((f) => f.functionName === 'jobSets')).toEqual([]);
-}, 90_000);
+}, 210_000);
 
 test('a fire that times out mid-flight is abandoned (its held call never reaches SQS), retried, and every job runs once', async () => {
   const before = stack.lambda.events().length;
@@ -140,7 +146,7 @@ test('a fire that times out mid-flight is abandoned (its held call never reaches
   expect(refused[0]).toBeInstanceOf(InvocationAbandonedError);
   await expectEveryJobRanOnce(stack, { pool: POOL, limit: LIMIT, ids: idsOf('20261129T0200Z') });
   expect((await completionOf('20261129T0200Z')).detail).toMatchObject({ total: JOBS, succeeded: JOBS });
-}, 90_000);
+}, 210_000);
 
 test('without the retries (maximumRetryAttempts 0), the same failure is recorded in the failures queue and the run never gets its last jobs', async () => {
   const before = stack.lambda.events().length;
@@ -183,4 +189,4 @@ test('without the retries (maximumRetryAttempts 0), the same failure is recorded
   expect(records.filter((r) => r === undefined)).toHaveLength(4);
   await stack.reconcileNow();
   expect(completed.some((e) => e.detail.run === '20261130T0200Z')).toBe(false);
-}, 90_000);
+}, 210_000);
