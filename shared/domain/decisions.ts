@@ -19,6 +19,8 @@ export interface RecordView {
   executionId?: string;
   lease?: unknown;
   leaseUntil?: number;
+  /** queued again because run `replacesRun` ended without starting: that run is dealt with */
+  replacesRun?: string;
 }
 
 export function onDelivery(record: RecordView, now: number): DeliveryDecision {
@@ -71,6 +73,10 @@ export type CompletionDecision = { step: Extract<Step, 'complete' | 'giveBack'> 
 
 export function onCompletion(record: RecordView, executionId: string): CompletionDecision {
   if (record.executionId !== undefined && record.executionId !== executionId) return { ignore: `the job ran ${record.executionId}` };
+  // A run that ended without starting and that the job was queued again for: a second copy of its end (a duplicate
+  // event, a noted report handed back again) must not queue it again while its next attempt, still naming that run
+  // (a patch cannot remove executionId), is starting.
+  if (record.replacesRun === executionId) return { done: true };
   // Starting: the event beat the acquirer's "running" write (the run reference proves the run is this job's).
   if (record.state === JobState.Starting || record.state === JobState.Running) return { step: 'complete' };
   if (record.state === JobState.Dead && record.lease !== undefined) return { step: 'giveBack' };

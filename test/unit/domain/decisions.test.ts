@@ -71,6 +71,13 @@ describe('decisions of the lease protocol', () => {
     expect(onCompletion({ state: 'running', executionId: 'r2' }, 'r1')).toHaveProperty('ignore');
     expect(onCompletion({ state: 'waiting' }, 'r1')).toHaveProperty('ignore');
   });
+
+  test('a second end of a run the job was queued again for (it never started) is done, even while the next attempt starts', () => {
+    expect(onCompletion({ state: 'starting', executionId: 'r1', replacesRun: 'r1' }, 'r1')).toEqual({ done: true });
+    expect(onCompletion({ state: 'queued', executionId: 'r1', replacesRun: 'r1' }, 'r1')).toEqual({ done: true });
+    // The next run's own end completes it.
+    expect(onCompletion({ state: 'running', executionId: 'r2', replacesRun: 'r1' }, 'r2')).toEqual({ step: 'complete' });
+  });
 });
 
 describe('a running job at the reconciler (onRunCheck)', () => {
@@ -80,7 +87,11 @@ describe('a running job at the reconciler (onRunCheck)', () => {
 
   test('an ended run completes with its outcome, whatever its age', () => {
     expect(onRunCheck({ ...base, answer: { ended: 'succeeded' } })).toEqual({ step: 'complete', outcome: 'succeeded', why: Because.Ended });
-    expect(onRunCheck({ ...base, startedAt: NOW, answer: { ended: 'failed' } })).toEqual({ step: 'complete', outcome: 'failed', why: Because.Ended });
+    expect(onRunCheck({ ...base, startedAt: NOW, answer: { ended: 'failed' } })).toEqual({
+      step: 'complete',
+      outcome: 'failed',
+      why: Because.Ended,
+    });
   });
 
   test('a run past its maximum that goes on, or cannot be asked about, keeps its slot and is overdue', () => {
@@ -99,16 +110,26 @@ describe('a running job at the reconciler (onRunCheck)', () => {
   });
 
   test('a judged run (no API: a callback job) ends at its own deadline, capped by its maximum run time', () => {
-    const judged = (at: number) => ({ ...base, startedAt: NOW - 10_000, answer: Answer.Going, judged: { deadline: { at, reason: 'timed out' } } });
+    const judged = (at: number) => ({
+      ...base,
+      startedAt: NOW - 10_000,
+      answer: Answer.Going,
+      judged: { deadline: { at, reason: 'timed out' } },
+    });
     expect(onRunCheck(judged(NOW))).toEqual({ keep: true });
     expect(onRunCheck(judged(NOW - 1))).toEqual({ step: 'complete', outcome: 'failed', why: Because.Deadline, reason: 'timed out' });
     // its own deadline after its maximum: the maximum ends it
     const capped = { ...base, answer: Answer.Going, judged: { deadline: { at: NOW + HOUR, reason: 'timed out' } } };
-    expect(onRunCheck(capped)).toEqual({ step: 'complete', outcome: 'failed', why: Because.Deadline, reason: 'exceeded the maximum run time of 3600 s' });
+    expect(onRunCheck(capped)).toEqual({
+      step: 'complete',
+      outcome: 'failed',
+      why: Because.Deadline,
+      reason: 'exceeded the maximum run time of 3600 s',
+    });
     expect(onRunCheck({ ...base, answer: Answer.Going, judged: {} })).toMatchObject({ why: Because.Deadline });
   });
 
-  test('an API kind\'s slot is released only when the run ended or the API has long not known it (property)', () => {
+  test("an API kind's slot is released only when the run ended or the API has long not known it (property)", () => {
     fc.assert(
       fc.property(
         fc.constantFrom(...answers),
