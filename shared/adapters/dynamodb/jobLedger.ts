@@ -131,13 +131,18 @@ export class DynamoJobLedger implements JobLedger {
   }
 
   async findRun(kind: JobKind, executionId: string): Promise<RunRef | undefined> {
-    const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }));
-    if (!Item?.jobId) return undefined; // absent, or only an early completion noted
-    return { kind: Item.kind as JobKind, executionId: String(Item.executionId), jobId: String(Item.jobId), pool: String(Item.pool) };
+    const item = await this.runItem(kind, executionId);
+    if (!item?.jobId) return undefined; // absent, or only an early completion noted
+    return { kind: item.kind as JobKind, executionId: String(item.executionId), jobId: String(item.jobId), pool: String(item.pool) };
   }
 
   async notedCompletion(kind: JobKind, executionId: string): Promise<RunCompletion | undefined> {
+    return (await this.runItem(kind, executionId))?.earlyCompletion as RunCompletion | undefined;
+  }
+
+  /** The run's item (its reference, a completion noted for it, or both), read consistently. */
+  private async runItem(kind: JobKind, executionId: string): Promise<Record<string, unknown> | undefined> {
     const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }));
-    return Item?.earlyCompletion as RunCompletion | undefined;
+    return Item;
   }
 }
