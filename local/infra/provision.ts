@@ -105,7 +105,8 @@ export async function provision(
     const input = tableInput(resource, `${String(resource.Properties?.TableName ?? id)}${nameSuffix}`);
     // A CreateTable whose answer was lost after the table was made (the fault layer does that, as AWS may) is retried
     // by the SDK and answered ResourceInUseException: taken as made if the table is no older than this call (a
-    // table left by an earlier run still fails).
+    // table left by an earlier run still fails). CreateTable answers ResourceInUseException for a table that exists:
+    // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_CreateTable.html#API_CreateTable_Errors
     const asked = Date.now();
     await clients.dynamodb.send(new CreateTableCommand(input)).catch(async (error: unknown) => {
       if ((error as { name?: string }).name !== 'ResourceInUseException') throw error;

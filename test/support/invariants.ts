@@ -95,7 +95,8 @@ export async function lostReports(stack: LocalStack, ids: readonly string[]): Pr
  * its spec and heartbeats give, and no delivery of the run's ending report had been handled before the reconciler
  * ended it (the bus's deliveredAt, once its target, the function's invocation with Lambda's retries, is done; against
  * the record's endedAt; a report handled earlier must win). On a loaded machine a report can queue behind others
- * for longer than a short heartbeat; on AWS, EventBridge retries a failed delivery for up to a day.
+ * for longer than a short heartbeat; on AWS, EventBridge retries a failed delivery for up to a day
+ * (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html).
  */
 async function endedBeforeLateReports(stack: LocalStack, ids: readonly string[]): Promise<string[]> {
   const runs = runsOf(stack, ids);
