@@ -172,7 +172,8 @@ const jobIdOfKey = (key: Record<string, unknown> | undefined) => {
  * - reserve: counter Update (+1) and the waiting job's Update `SET #state = :reserved, holderPool = :pool` (receive);
  * - free / revoke: counter Update (-1; revoke: only while `inUse > #limit`) and the job's Update `REMOVE holderPool`;
  * - pass: counter ConditionCheck, the finished job's Update (`holderPool = :pool` fence, `REMOVE holderPool`) and the
- *   waiting job's Update (`SET #state = :reserved, holderPool = :pool`);
+ *   waiting job's Update (`SET #state = :reserved, ... holderPool = :pool`, or `SET #state = :starting, ...` when the
+ *   releaser starts it itself: no claim follows);
  * - claim: counter ConditionCheck and the reserved job's Update (`#state = :reserved` in its condition);
  * - a first delivery's take: counter Update (+1) and a Put of its record holding the slot; its park (no counter): a
  *   Put of its record and one of its waiter item.
@@ -214,7 +215,8 @@ export function slotChangeOf(input: { TransactItems?: TransactItem[] }): SlotTra
     const jobId = jobIdOfKey(update.Key);
     if (!jobId) continue;
     const expression = update.UpdateExpression ?? '';
-    if (/SET #state = :reserved, holderPool = :pool/.test(expression)) receiving.push(jobId);
+    // receive (reserved) or receiveStarting (starting under the releaser's attempt, the claim's patch in the same SET)
+    if (/^SET #state = :(reserved|starting), [^]*holderPool = :pool/.test(expression)) receiving.push(jobId);
     else if (/REMOVE[^]*holderPool/.test(expression)) releasing.push(jobId);
     else if (/holderPool = :holderPool/.test(expression)) taking.push(jobId);
     else keeping.push(jobId);

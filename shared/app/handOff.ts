@@ -4,7 +4,7 @@ import { freeSlots, type PoolSnapshot } from '../domain/pool';
 import { candidatesToRead, handOffOrder, SPREAD_WIDTH, spreadOf, spreadWidth } from '../domain/handOffPick';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
 import type { Move } from '../ports/jobLedger';
-import { PassOutcome, type Receiver, ReserveOutcome } from '../ports/leaseStore';
+import { PassOutcome, type Receiver, ReserveOutcome, type StartingClaim } from '../ports/leaseStore';
 import { Backfill } from './backfill';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
@@ -21,7 +21,8 @@ const MAX_ROUNDS = 25;
  * `settings`: the stage's configuration, where the caller has it (not the CLI): a receiver of a pool it gives a limit is
  * admitted only onto a limited pool's counter (receiverOf). Without it, only an adopting counter refuses.
  */
-type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'> & Partial<Pick<SluiceDeps, 'settings'>>;
+type HandOffDeps = Pick<SluiceDeps, 'leases' | 'ledger' | 'queue' | 'clock' | 'log' | 'metrics'> &
+  Partial<Pick<SluiceDeps, 'settings' | 'random'>>;
 
 /** A read of a limit's waiting list made ahead of a release (the releaser makes it while it reads the job). */
 export interface Prefetched {
@@ -46,11 +47,13 @@ export interface HandOffOptions {
 }
 
 /**
- * Starts a job a slot was just reserved for, in this invocation (the acquirer's claim and start, fenced the same way):
- * one hop from the completion event to the start call, with no queue between them for arrivals to delay. Throws when
- * it could not, and then the job's wake-up message is sent instead.
+ * Starts a job a slot was just handed to, in this invocation: one hop from the completion event to the start call, with
+ * no queue between them for arrivals to delay. `attempt`: the pass moved the job to starting under it already (row
+ * `receiveStarting`); without it the job is reserved (a fill), and is claimed and started as a wake-up would be. Every
+ * write is fenced by the record's version. Throws when it could not, and then the job's wake-up message is sent instead
+ * (a duplicate of a start under way, which its delivery finds starting).
  */
-export type StartHandedOff = (waiter: Waiter, handedOffAt: number) => Promise<void>;
+export type StartHandedOff = (waiter: Waiter, handedOffAt: number, attempt?: string) => Promise<void>;
 
 /**
  * Lets waiting jobs in. A released slot is handed straight to the first waiting job in the same transaction that
@@ -117,9 +120,10 @@ export class HandOff {
         await leases.removeWaiter(waiterGate(next), next.waitKey);
         continue;
       }
-      switch (await leases.pass(demand, move, receiverOf(next, this.deps.settings ?? {}), clock.now())) {
+      const starting = this.startingClaim(next);
+      switch (await leases.pass(demand, move, { ...receiverOf(next, this.deps.settings ?? {}), starting }, clock.now())) {
         case PassOutcome.Passed:
-          await this.dispatch(next);
+          await this.dispatch(next, starting?.attempt);
           this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
           await this.fillLeftOver(demand, waiterDemand(next));
           return true;
@@ -261,9 +265,10 @@ export class HandOff {
    * decided) by its wake-up message. Its waiter item went in the transaction that reserved it; a crash before either
    * leaves a reservation with no message, which the reconciler re-sends after the reservation grace.
    */
-  async dispatch(waiter: Waiter): Promise<void> {
+  async dispatch(waiter: Waiter, attempt?: string): Promise<void> {
     const handedOffAt = this.deps.clock.now();
-    if (!(this.startHere && (await this.startedHere(waiter, handedOffAt)))) await this.deps.queue.send(waiter.body, 0, { reserved: true });
+    if (!(this.startHere && (await this.startedHere(waiter, handedOffAt, attempt))))
+      await this.deps.queue.send(waiter.body, 0, { reserved: true });
     this.deps.metrics.count(MetricName.HandOffs, 1, waiter.pool);
     this.deps.log.debug('waiting job let in', {
       jobId: waiter.jobId,
@@ -280,9 +285,9 @@ export class HandOff {
    * False when the start here failed unexpectedly (a store error, say): the wake-up then goes by the queue. Every step
    * of the start is fenced by the record's version, so a wake-up after a partial start is a duplicate at worst.
    */
-  private async startedHere(waiter: Waiter, handedOffAt: number): Promise<boolean> {
+  private async startedHere(waiter: Waiter, handedOffAt: number, attempt?: string): Promise<boolean> {
     try {
-      await this.startHere!(waiter, handedOffAt);
+      await this.startHere!(waiter, handedOffAt, attempt);
       return true;
     } catch (error) {
       this.deps.log.warn('could not start a job handed a slot; its wake-up goes by the queue', {
@@ -302,6 +307,21 @@ export class HandOff {
   private lostRace(lists: WaitList[], waiter: Waiter): void {
     this.lostRaceAt.set(waiterGate(waiter), this.deps.clock.now());
     lists.find((list) => list.gate === waiterGate(waiter))!.lost(this.maxWidth);
+  }
+
+  /**
+   * The start attempt a pass writes with the slot (row `receiveStarting`) when this caller starts the job itself: the
+   * claim's patch, so no claim follows. A wake-up message meets the job starting (a duplicate), and if this invocation
+   * dies, the reconciler sends the job again once `claimableAt` passed, as after a claim. Undefined otherwise (a
+   * reservation, claimed by whoever starts it).
+   */
+  private startingClaim(waiter: Waiter): StartingClaim | undefined {
+    const { settings, random } = this.deps;
+    if (!this.startHere || !settings || !random) return undefined;
+    const now = this.deps.clock.now();
+    // As a delivery's attempt: a name of its own and a random token (two hand-offs of one job never share one).
+    const attempt = `hand-off:${waiter.jobId}/${Math.floor(random() * 2 ** 32).toString(36)}`;
+    return { attempt, claimableAt: now + settings.startGraceMs };
   }
 
   private widthFor(gate: string): number {

@@ -23,8 +23,8 @@ export function sluiceServices(deps: SluiceDeps): SluiceServices {
   const acquirer = new Acquirer(deps);
   const startHere =
     deps.settings.handOffStart === HandOffStart.Releaser
-      ? async (waiter: Parameters<Acquirer['startHandedOff']>[0], handedOffAt: number) => {
-          await acquirer.startHandedOff(waiter, handedOffAt);
+      ? async (waiter: Parameters<Acquirer['startHandedOff']>[0], handedOffAt: number, attempt?: string) => {
+          await acquirer.startHandedOff(waiter, handedOffAt, attempt);
         }
       : undefined;
   return {

@@ -38,7 +38,8 @@ export const TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
   // Due: its delayed message takes a slot, parks or is rejected as a queued job's would; the loader sends it (queued).
   [JobState.Scheduled]: [JobState.Queued, JobState.Starting, JobState.Waiting, JobState.Dead, JobState.Cancelled],
   [JobState.Queued]: [JobState.Waiting, JobState.Starting, JobState.Reserved, JobState.Dead, JobState.Cancelled],
-  [JobState.Waiting]: [JobState.Reserved, JobState.Cancelled],
+  // Straight to starting when the releaser that hands it a slot starts it itself (receiveStarting).
+  [JobState.Waiting]: [JobState.Reserved, JobState.Starting, JobState.Cancelled],
   // Back to waiting when a lowered limit takes the reservation back.
   [JobState.Reserved]: [JobState.Starting, JobState.Waiting],
   // Starting -> starting: a new attempt takes over (the last one died, or its retry is due). Back to queued when a start

@@ -35,7 +35,7 @@ const { Scheduled, Queued, Waiting, Reserved, Starting, Running, Succeeded, Fail
 
 /**
  * The lease protocol: every write Sluice makes to a job record, as one table (docs/protocol.md shows the same rows;
- * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `schedule`, `receive`, `heartbeat` and `adopt` is conditioned on the
+ * test/unit/domain/protocol.test.ts checks they agree). Every write but `register`, `schedule`, `receive`, `receiveStarting`, `heartbeat` and `adopt` is conditioned on the
  * version of the record its writer read; slot changes move the record and the pool's counter in one transaction (an
  * unlimited pool's uncounted slot: the record alone, one conditional write; shared/domain/unlimited.ts).
  */
@@ -89,6 +89,13 @@ export const PROTOCOL = {
     to: Reserved,
     slot: SlotEffect.Receive,
     when: 'a slot is handed over or found free (its wake-up is sent next)',
+  },
+  receiveStarting: {
+    by: 'releaser',
+    from: [Queued, Waiting],
+    to: Starting,
+    slot: SlotEffect.Receive,
+    when: "a slot is handed over by the releaser that starts the job itself (one hop): the receive and the claim's patch in one write (the pass)",
   },
   claim: {
     by: 'acquirer, releaser',

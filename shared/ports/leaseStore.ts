@@ -100,6 +100,20 @@ export interface Receiver {
   /** the gate whose waiting list holds its waiter item (absent: its pool) */
   gate?: string;
   waitKey?: string;
+  /**
+   * Protocol row `receiveStarting`: the job goes straight to starting under this attempt (the claim's patch written by
+   * the receiving write itself), for the releaser that passes the slot and starts the job in the same invocation.
+   * Absent: it becomes reserved (row `receive`), and a claim moves it to starting.
+   */
+  starting?: StartingClaim;
+}
+
+/** A start attempt written with the slot it receives (Receiver.starting). */
+export interface StartingClaim {
+  /** names the invocation that owns the start (JobRecord.attempt) */
+  attempt: string;
+  /** when another delivery may take the start over (JobRecord.claimableAt): the start grace ahead */
+  claimableAt: number;
 }
 
 /** A job holding a slot, as the holders index shows it. */
@@ -208,7 +222,8 @@ export interface LeaseStore {
   freeOverLimit(demand: Demand, overGate: string, move: Move, now: number): Promise<boolean>;
   /**
    * Moves the finished job (fenced by its version) and hands its slot to `to` (queued or waiting with no slot; it
-   * becomes reserved, with its start time booked on rated gates as `startAt`), provided every gate of `to` has room for
+   * becomes reserved, or starting under `to.starting`'s attempt: startRequested set, firstStartAt set if it had none;
+   * either way with its start time booked on rated gates as `startAt`), provided every gate of `to` has room for
    * it once the finished job's units are back: one transaction. Its waiter item is deleted in the same transaction: a removal after the wake-up was sent could delete
    * the item a revoke had just put back, leaving a waiting job no hand-off can find.
    */

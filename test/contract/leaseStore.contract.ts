@@ -985,6 +985,70 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         await expectConsistent('p', ['done', 'q']);
       });
 
+      test('Passed with a start attempt (receiveStarting): the waiter is starting under it, as a claim would leave it; its waiter item goes; firstStartAt kept when it had one', async () => {
+        // Prepare: w waits (never started), q is queued again after a refused start (its first start at T + 5)
+        await store.createPool('p', 3);
+        const q0 = await holding('q');
+        expect(await store.free(unit('p'), from(q0, 'queued', { firstStartAt: T + 5, attempts: 1 }), T + 6)).toBe(true);
+        const q = await read('q');
+        await store.setLimit('p', 2);
+        const a = await running('a');
+        const b = await running('b');
+        const w = await waiting('w');
+        await store.addWaiter(waiter('p', 'w', T, 'appflow'));
+        const starting = { attempt: 'hand-off:w/1', claimableAt: T + 90_021 };
+        // Act
+        const outcome = await store.pass(unit('p'), from(a, 'succeeded'), { ...receiver('w', 'p', waitKey(T, 'w')), starting }, T + 21);
+        const again = await store.pass(
+          unit('p'),
+          from(b, 'succeeded'),
+          { ...receiver('q', 'p'), starting: { ...starting, attempt: 'hand-off:q/2' } },
+          T + 22,
+        );
+        // Assess
+        expect([outcome, again]).toEqual([PassOutcome.Passed, PassOutcome.Passed]);
+        expect(await read('w')).toEqual({
+          ...w,
+          state: 'starting',
+          version: w.version + 1,
+          updatedAt: T + 21,
+          lease: { pool: 'p', since: T + 21 },
+          attempt: 'hand-off:w/1',
+          claimableAt: T + 90_021,
+          startRequested: true,
+          firstStartAt: T + 21,
+        });
+        expect(await read('q')).toEqual({
+          ...q,
+          state: 'starting',
+          version: q.version + 1,
+          updatedAt: T + 22,
+          lease: { pool: 'p', since: T + 22 },
+          attempt: 'hand-off:q/2',
+          claimableAt: T + 90_021,
+          startRequested: true,
+          firstStartAt: T + 5,
+        });
+        expect(await store.countWaiters('p')).toBe(0);
+        expect(await store.getPool('p')).toEqual({ name: 'p', limit: 2, inUse: 2 });
+        expect(await allHolders('p')).toEqual(['q', 'w']);
+      });
+
+      test('a start attempt changes nothing when the waiter was let in already (TargetDone: it is past waiting): it is not started twice', async () => {
+        await store.createPool('p', 2);
+        const a = await running('a');
+        const b = await running('b');
+        await waiting('w');
+        const starting = { attempt: 'hand-off:w/1', claimableAt: T + 90_021 };
+        expect(await store.pass(unit('p'), from(a, 'succeeded'), { ...receiver('w', 'p'), starting }, T + 21)).toBe(PassOutcome.Passed);
+        const started = await read('w');
+        const other = { attempt: 'hand-off:w/2', claimableAt: T + 90_022 };
+        expect(await store.pass(unit('p'), from(b, 'succeeded'), { ...receiver('w', 'p'), starting: other }, T + 22)).toBe(
+          PassOutcome.TargetDone,
+        );
+        expect(await read('w')).toEqual(started);
+      });
+
       test('Passed at exactly the limit, after a lowered limit was freed down to it', async () => {
         await store.createPool('p', 3);
         const a = await running('a');

@@ -108,11 +108,20 @@ export class Acquirer {
   }
 
   /**
-   * Starts a job a release just reserved a slot for, in the releaser's invocation (one hop): the same claim and start a
-   * wake-up message would lead to, fenced by the record's version the same way, so a wake-up sent as well (by the
-   * reconciler, say) finds the job claimed. `handedOffAt` is when the slot was handed over (for HandOffLatency).
+   * Starts a job a release just handed a slot to, in the releaser's invocation (one hop). `attempt`: the pass moved it
+   * to starting under that attempt (row `receiveStarting`): read, it is started as a claim of this invocation would be.
+   * Otherwise (a reservation, or the record shows another attempt by now) it is decided as its wake-up message would
+   * be: a reserved job is claimed, fenced by the record's version, so a wake-up sent as well (by the reconciler, say)
+   * finds it claimed. `handedOffAt` is when the slot was handed over (for HandOffLatency).
    */
-  async startHandedOff(waiter: Pick<Waiter, 'jobId' | 'body'>, handedOffAt: number): Promise<AcquireResult> {
+  async startHandedOff(waiter: Pick<Waiter, 'jobId' | 'body'>, handedOffAt: number, attempt?: string): Promise<AcquireResult> {
+    if (attempt !== undefined) {
+      const record = await this.acq.deps.ledger.get(waiter.jobId);
+      // No start of unknown outcome is left on a job that held no slot (every row that gives a slot back after a start
+      // was asked for found the start refused): the start need not look for a run first.
+      if (record?.state === JobState.Starting && record.attempt === attempt)
+        return start(this.acq, record, false, { oneHop: true, handOffSentAt: handedOffAt });
+    }
     return this.process({
       messageId: `hand-off:${waiter.jobId}`,
       body: waiter.body,

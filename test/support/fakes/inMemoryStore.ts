@@ -673,6 +673,14 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     if (to.waitKey !== undefined) this.waiters.get(to.gate ?? to.demand.pool)?.delete(to.waitKey);
     target.record.lease = { pool: to.demand.pool, since: now };
     target.record.state = JobState.Reserved;
+    if (to.starting) {
+      // Row receiveStarting: the claim's patch in the same write (as the adapter's SET, firstStartAt if_not_exists).
+      target.record.state = JobState.Starting;
+      target.record.attempt = to.starting.attempt;
+      target.record.claimableAt = to.starting.claimableAt;
+      target.record.startRequested = true;
+      target.record.firstStartAt ??= now;
+    }
     target.record.updatedAt = now;
     target.record.version += 1;
   }

@@ -42,6 +42,7 @@ describe('the releaser starts the job it hands a slot to', () => {
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const [run] = await fullPool(world, 1, ['w1', 'w2']);
     world.starters.glue.onStart = async () => void world.clock.advance(7);
+    const claims = jest.spyOn(world.leases, 'claim');
     // Act
     const result = await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'));
     // Assess
@@ -49,6 +50,8 @@ describe('the releaser starts the job it hands a slot to', () => {
     expect(world.ledger.peek('w1')).toMatchObject({ state: JobState.Running, attempts: 1 });
     expect(startsOf(world, 'w1')).toHaveLength(1);
     expect(world.queue.sent).toEqual([]);
+    // The pass moved w1 to starting itself (row receiveStarting): no claim follows it.
+    expect(claims).not.toHaveBeenCalled();
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 1, holders: { w1: expect.anything() } }));
     expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2']);
     expect(world.metrics.durations.filter((d) => d.name === MetricName.HandOffLatency)).toEqual([
@@ -92,8 +95,8 @@ describe('the releaser starts the job it hands a slot to', () => {
     expect(world.queue.sent).toEqual([]);
   });
 
-  test('a start it cannot make (a store error before the claim) goes by the wake-up message, whose delivery starts the job once', async () => {
-    // Prepare: the releaser's read of w1's record fails once
+  test('a start it cannot make (a store error after the pass) leaves the job starting: its wake-up is a duplicate, and the reconciler sends it again once its start grace passed; it starts once', async () => {
+    // Prepare: the releaser's read of w1's record (after the pass moved it to starting) fails once
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const [run] = await fullPool(world, 1, ['w1']);
     const get = world.ledger.get.bind(world.ledger);
@@ -107,12 +110,23 @@ describe('the releaser starts the job it hands a slot to', () => {
     });
     // Act
     expect(await world.completeRun.complete(world.starters.glue.finish(run!, 'succeeded'))).toBe(CompletionResult.Released);
-    // Assess: the slot is w1's, reserved, and its wake-up was sent; its delivery starts it
-    expect(world.ledger.peek('w1')!.state).toBe(JobState.Reserved);
+    // Assess: the slot is w1's, starting under the releaser's attempt (no claim follows a pass that starts the job)
+    expect(world.ledger.peek('w1')).toMatchObject({
+      state: JobState.Starting,
+      startRequested: true,
+      attempt: expect.stringMatching(/^hand-off:w1\//),
+    });
     expect(world.queue.sent.map((m) => [JSON.parse(m.body).id, m.reserved])).toEqual([['w1', true]]);
     expect(world.log.entries.map((e) => e.message)).toContain('could not start a job handed a slot; its wake-up goes by the queue');
+    // Its wake-up meets a start still owned by the releaser's attempt: nothing is started
+    expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Duplicate]);
+    expect(startsOf(world, 'w1')).toEqual([]);
+    // Once the start grace passed, the reconciler sends it again and its delivery starts it (looking for a run first)
+    world.clock.advance(world.settings.startGraceMs + 1);
+    await world.reconciler.run();
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started]);
     expect(startsOf(world, 'w1')).toHaveLength(1);
+    expect(world.ledger.peek('w1')!.state).toBe(JobState.Running);
   });
 
   test('a throttled start in the releaser retries the job later and hands the slot on to the next waiter', async () => {
@@ -184,43 +198,49 @@ describe('the releaser starts the job it hands a slot to', () => {
       },
     };
 
-    test.each(Object.entries(failures))('start %s: wherever it dies, w1 runs once (or is dead-lettered) and w2 runs', async (name, fail) => {
-      // The calls the releaser makes, to crash after each one in turn (the scheduler model found a job lost when the
-      // releaser died between the throttled start's release and its retry message: seed 1411901457).
-      const dry = makeDeps({ settings: { pools: { default: 1 } } });
-      const [dryRun] = await fullPool(dry, 1, ['w1', 'w2']);
-      fail(dry);
-      const recorder = new CrashSwitch();
-      await dyingReleaser(dry, recorder).complete(dry.starters.glue.finish(dryRun!, 'succeeded'));
-      const calls = [...recorder.seen];
-      const from = calls.indexOf('glue.start') + 1;
-      expect(from).toBeGreaterThan(0);
-      for (let n = from; n <= calls.length; n++) {
-        // Prepare: limit 1, r1 runs, w1 and w2 wait; w1's start will fail
-        const world = makeDeps({ settings: { pools: { default: 1 } } });
-        const [run] = await fullPool(world, 1, ['w1', 'w2']);
-        fail(world);
-        const crash = new CrashSwitch();
-        crash.arm(n);
-        // Act: the releaser dies before its call n+1 (after w1's failed start); EventBridge retries its event; no more faults
-        const event = world.starters.glue.finish(run!, 'succeeded');
-        const died = await dyingReleaser(world, crash)
-          .complete(event)
-          .then(() => false, (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)));
-        if (died) await world.completeRun.complete(event);
-        await settle(world);
-        // Assess
-        const at = `${name}, died before call ${n + 1} (${calls[n] ?? 'none: lived'})`;
-        const w1 = world.ledger.peek('w1')!;
-        if (name.includes('for good')) {
-          expect([at, w1.state, w1.lease, world.starters.glue.runsOf('w1').length]).toEqual([at, JobState.Dead, undefined, 0]);
-          expect([at, world.queue.deadLettersFor('w1').length > 0]).toEqual([at, true]);
-        } else {
-          expect([at, w1.state, world.starters.glue.runsOf('w1').length]).toEqual([at, JobState.Succeeded, 1]);
+    test.each(Object.entries(failures))(
+      'start %s: wherever it dies, w1 runs once (or is dead-lettered) and w2 runs',
+      async (name, fail) => {
+        // The calls the releaser makes, to crash after each one in turn (the scheduler model found a job lost when the
+        // releaser died between the throttled start's release and its retry message: seed 1411901457).
+        const dry = makeDeps({ settings: { pools: { default: 1 } } });
+        const [dryRun] = await fullPool(dry, 1, ['w1', 'w2']);
+        fail(dry);
+        const recorder = new CrashSwitch();
+        await dyingReleaser(dry, recorder).complete(dry.starters.glue.finish(dryRun!, 'succeeded'));
+        const calls = [...recorder.seen];
+        const from = calls.indexOf('glue.start') + 1;
+        expect(from).toBeGreaterThan(0);
+        for (let n = from; n <= calls.length; n++) {
+          // Prepare: limit 1, r1 runs, w1 and w2 wait; w1's start will fail
+          const world = makeDeps({ settings: { pools: { default: 1 } } });
+          const [run] = await fullPool(world, 1, ['w1', 'w2']);
+          fail(world);
+          const crash = new CrashSwitch();
+          crash.arm(n);
+          // Act: the releaser dies before its call n+1 (after w1's failed start); EventBridge retries its event; no more faults
+          const event = world.starters.glue.finish(run!, 'succeeded');
+          const died = await dyingReleaser(world, crash)
+            .complete(event)
+            .then(
+              () => false,
+              (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)),
+            );
+          if (died) await world.completeRun.complete(event);
+          await settle(world);
+          // Assess
+          const at = `${name}, died before call ${n + 1} (${calls[n] ?? 'none: lived'})`;
+          const w1 = world.ledger.peek('w1')!;
+          if (name.includes('for good')) {
+            expect([at, w1.state, w1.lease, world.starters.glue.runsOf('w1').length]).toEqual([at, JobState.Dead, undefined, 0]);
+            expect([at, world.queue.deadLettersFor('w1').length > 0]).toEqual([at, true]);
+          } else {
+            expect([at, w1.state, world.starters.glue.runsOf('w1').length]).toEqual([at, JobState.Succeeded, 1]);
+          }
+          expect([at, world.ledger.peek('w2')!.state, world.starters.glue.runsOf('w2').length]).toEqual([at, JobState.Succeeded, 1]);
+          expect([at, world.leases.poolView('default')!.inUse]).toEqual([at, 0]);
         }
-        expect([at, world.ledger.peek('w2')!.state, world.starters.glue.runsOf('w2').length]).toEqual([at, JobState.Succeeded, 1]);
-        expect([at, world.leases.poolView('default')!.inUse]).toEqual([at, 0]);
-      }
-    });
+      },
+    );
   });
 });

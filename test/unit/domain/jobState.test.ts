@@ -45,7 +45,7 @@ describe('job states', () => {
     }
     expect(sourcesOf('running').sort()).toEqual(['running', 'starting']);
     expect(sourcesOf('queued').sort()).toEqual(['running', 'scheduled', 'starting']);
-    expect(sourcesOf('starting').sort()).toEqual(['queued', 'reserved', 'scheduled', 'starting']);
+    expect(sourcesOf('starting').sort()).toEqual(['queued', 'reserved', 'scheduled', 'starting', 'waiting']);
     // Only jobs that hold no slot can be cancelled; a scheduled job is never handed a slot (not admittable).
     expect(sourcesOf('cancelled').sort()).toEqual(['queued', 'scheduled', 'waiting']);
     expect(canMove('scheduled', 'reserved')).toBe(false);

@@ -140,24 +140,33 @@ export class Slots {
     return this.table.job(update, move.jobId);
   }
 
-  /** A queued or waiting job receiving a slot: it becomes reserved. */
+  /**
+   * A queued or waiting job receiving a slot: it becomes reserved (row `receive`), or starting under the attempt of the
+   * releaser that starts it (row `receiveStarting`: the claim's patch in this same write; the claim's check of every
+   * counter is the receive's own). firstStartAt is kept if the job has one (its retry budget counts from its first start).
+   */
   private receiving(to: Receiver, now: number, startAt?: number): TransactItem {
+    const state = to.starting
+      ? 'SET #state = :starting, attempt = :attempt, claimableAt = :claimableAt, startRequested = :true, firstStartAt = if_not_exists(firstStartAt, :now), '
+      : 'SET #state = :reserved, ';
     return {
       Update: {
         TableName: this.table.tableName,
         Key: jobKey(to.jobId),
-        UpdateExpression: `SET #state = :reserved, holderPool = :pool, leaseSince = :now, updatedAt = :now, #version = #version + :one${startAt === undefined ? '' : ', startAt = :startAt'}`,
+        UpdateExpression: `${state}holderPool = :pool, leaseSince = :now, updatedAt = :now, #version = #version + :one${startAt === undefined ? '' : ', startAt = :startAt'}`,
         ConditionExpression: ADMITTABLE,
         // Why it is not admittable tells whether its waiter item is stale, without reading the job again.
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeNames: { '#state': 'state', '#version': 'version' },
         ExpressionAttributeValues: {
-          ':reserved': JobState.Reserved,
           ':queued': JobState.Queued,
           ':waiting': JobState.Waiting,
           ':pool': to.demand.pool,
           ':now': now,
           ':one': 1,
+          ...(to.starting
+            ? { ':starting': JobState.Starting, ':attempt': to.starting.attempt, ':claimableAt': to.starting.claimableAt, ':true': true }
+            : { ':reserved': JobState.Reserved }),
           ...(startAt !== undefined && { ':startAt': startAt }),
         },
       },
