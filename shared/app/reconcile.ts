@@ -406,7 +406,17 @@ export class Reconciler {
    * ended, or the API no longer knows it, or (no run id known, or a kind Sluice judges) leaseUntil passed.
    */
   private async checkKeptSlot(record: JobRecord, now: number, report: ReconcileReport): Promise<Drift | undefined> {
-    const asked = record.executionId !== undefined && !kindOf(record.kind).runDeadline;
+    const judged = kindOf(record.kind).runDeadline !== undefined;
+    if (judged && record.executionId !== undefined) {
+      // A kind with no status API (a callback job): its report, noted before its run was recorded and handed back to an
+      // invocation that died before applying it, gives the slot back now rather than at leaseUntil.
+      const noted = await this.deps.ledger.notedCompletion(record.kind, record.executionId);
+      if (noted) {
+        const run = { kind: record.kind, executionId: record.executionId, jobId: record.jobId, pool: record.pool };
+        return (await this.completeRun.complete(noted, run)) === CompletionResult.Released ? Drift.KeptSlotFreed : undefined;
+      }
+    }
+    const asked = record.executionId !== undefined && !judged;
     const answer = asked ? await this.ask(record, record.executionId!) : undefined;
     const decision = onKeptSlot({
       now,

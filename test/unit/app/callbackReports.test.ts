@@ -10,7 +10,7 @@ import { REREAD_MIN_INTERVAL_MS, TokenKeyring, type TokenKeys } from '../../../s
 import type { TargetSender } from '../../../shared/kinds/callback/send/sender';
 import { CallbackStarter } from '../../../shared/kinds/callback/starter';
 import { checkToken, isRunId, makeToken, runIdOfToken, TOKEN_EXPIRY_MARGIN_SECONDS } from '../../../shared/kinds/callback/token';
-import { deliverSent, type FakeWorld, makeDeps, messageOf, parkGlueJob } from '../../support/fakes';
+import { deliverSent, type FakeWorld, makeDeps, messageOf, parkGlueJob, SimulatedCrash } from '../../support/fakes';
 
 /**
  * The callbacks function's service: token first (its MAC with the current or previous key, its expiry), then a
@@ -325,6 +325,31 @@ describe('a callback job given up after a start of unknown outcome (its slot kep
     expect(world.ledger.peek('c1')!.lease).toBeUndefined();
     expect(world.leases.poolView('default')!.inUse).toBe(0);
     expect(world.queue.deadLettersFor('c1')).toHaveLength(1);
+  });
+
+  test('a report noted before the give-up, handed back to an invocation that died before applying it: the reconciler gives the slot back at its next run, not at leaseUntil', async () => {
+    const { world, reports, tokenOf } = tokenWorld();
+    world.starters.callback.loseNextStartAnswers(1);
+    expect(await world.acquirer.process(messageOf(spec('c1')))).toBe(AcquireResult.RetryScheduled);
+    expect(await reports.fromMessage(reportMessage({ type: 'completed', token: tokenOf('c1'), outcome: 'succeeded' }))).toBe(
+      CompletionResult.Noted,
+    );
+    // The give-up records the run and is handed the report, then dies before applying it.
+    const recordRun = world.ledger.recordRun.bind(world.ledger);
+    world.ledger.recordRun = async (ref, now) => {
+      expect(await recordRun(ref, now)).toMatchObject({ outcome: 'succeeded' });
+      throw new SimulatedCrash('after recordRun');
+    };
+    world.clock.advance(world.settings.backoff.retryForSeconds * 1000);
+    world.starters.callback.failNextStarts(1, 'transient', 'InternalServerError');
+    await deliverSent(world).catch(() => undefined);
+    world.ledger.recordRun = recordRun;
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'dead', lease: { pool: 'default' } });
+    // Well before its leaseUntil (its timeout), the next reconciler run gives the slot back.
+    expect(world.ledger.peek('c1')!.leaseUntil).toBeGreaterThan(world.clock.now() + 60_000);
+    expect((await world.reconciler.run()).drift).toEqual({ 'kept-slot-freed': 1 });
+    expect(world.ledger.peek('c1')!.lease).toBeUndefined();
+    expect(world.leases.poolView('default')!.inUse).toBe(0);
   });
 
   test("without a report, the slot is kept until its own timeout (leaseUntil), not its kind's maximum run time", async () => {
