@@ -398,10 +398,12 @@ export class Tracer {
    */
   readonly notedCompletions = new Map<string, number>();
   /**
-   * Notes handed back by the write that records the run (UpdateItem RUN#... whose old item had `earlyCompletion`), by
-   * group: the acquirer then completes the run itself, with no reconciler.
+   * Notes handed back by the write that records the run (UpdateItem RUN#... whose item, ALL_NEW, carries
+   * `earlyCompletion`), by group: the acquirer then completes the run itself, with no reconciler. The note stays on the
+   * run's key, so a retried write hands it back again: each run is counted once.
    */
   readonly handedBackCompletions = new Map<string, number>();
+  private readonly handedBackRuns = new Set<string>();
   readonly attemptsByRule = new Map<string, number>();
   readonly opDurations = new Map<string, number[]>();
   readonly partitions = new Map<string, PartitionTraffic>();
@@ -620,8 +622,14 @@ export class Tracer {
       };
       if (op === 'GetItem' && !(output as { Item?: unknown } | undefined)?.Item) count(this.earlyCompletions);
       else if (op === 'PutItem' && input.Item?.earlyCompletion !== undefined) count(this.notedCompletions);
-      else if (op === 'UpdateItem' && (output as { Attributes?: Record<string, unknown> } | undefined)?.Attributes?.earlyCompletion)
+      else if (
+        op === 'UpdateItem' &&
+        (output as { Attributes?: Record<string, unknown> } | undefined)?.Attributes?.earlyCompletion &&
+        !this.handedBackRuns.has(runPk)
+      ) {
+        this.handedBackRuns.add(runPk);
         count(this.handedBackCompletions);
+      }
     }
     if (service === 'sqs' && op === 'ReceiveMessage' && ok && input.QueueUrl === this.jobQueueUrl()) {
       const messages = (output as { Messages?: Array<{ Body?: string }> } | undefined)?.Messages ?? [];
