@@ -209,16 +209,25 @@ export class HandOff {
       );
   }
 
-  /** Lets in the waiters behind the gate's head that cannot delay it (./backfill.ts), one after another. */
+  /**
+   * Lets in the waiters behind the gate's head that cannot delay it (./backfill.ts), FILL_PARALLEL at a time (one after
+   * another on a rated gate, as fill): each pick ends by the head's shadow time on its own, and each reserve checks the
+   * counters' room, so letting them in together bends nothing, and their units do not idle while the ones before start.
+   */
   private async backfill(gate: string, snapshot: PoolSnapshot, passed: Set<string>): Promise<number> {
+    const picks = await this.backfiller.waiters(gate, snapshot, passed);
+    const parallel = snapshot.rate ? 1 : FILL_PARALLEL;
     let admitted = 0;
-    for (const { waiter, startBy } of await this.backfiller.waiters(gate, snapshot, passed)) {
+    for (let i = 0; i < picks.length; i += parallel) {
       // Its slot is stamped with the time admit reads next, in this same tick: past startBy it would end after the shadow time.
-      if (this.deps.clock.now() > startBy) continue;
-      const outcome = await this.admit(waiter, gate, 1);
-      if (!outcome.waiting) passed.add(waiter.waitKey);
-      admitted += outcome.admitted;
-      if (outcome.stop) break;
+      const now = this.deps.clock.now();
+      const chunk = picks.slice(i, i + parallel).filter(({ startBy }) => now <= startBy);
+      const outcomes = await Promise.all(chunk.map(({ waiter }) => this.admit(waiter, gate, 1)));
+      chunk.forEach(({ waiter }, j) => {
+        if (!outcomes[j]!.waiting) passed.add(waiter.waitKey);
+      });
+      admitted += outcomes.reduce((sum, outcome) => sum + outcome.admitted, 0);
+      if (outcomes.some((outcome) => outcome.stop)) break;
     }
     return admitted;
   }
@@ -229,9 +238,10 @@ export class HandOff {
    */
   private async admit(waiter: Waiter, gate: string, depth: number): Promise<Admitted> {
     const { leases, clock } = this.deps;
-    const outcome = await leases.reserve(receiverOf(waiter, this.deps.settings ?? {}), clock.now());
+    const starting = this.startingClaim(waiter);
+    const outcome = await leases.reserve({ ...receiverOf(waiter, this.deps.settings ?? {}), starting }, clock.now());
     if (outcome === ReserveOutcome.Reserved) {
-      await this.dispatch(waiter);
+      await this.dispatch(waiter, starting?.attempt);
       return { admitted: 1, stop: false, waiting: false };
     }
     if (outcome === ReserveOutcome.TargetGone) return { admitted: 0, stop: false, waiting: false };
@@ -310,8 +320,8 @@ export class HandOff {
   }
 
   /**
-   * The start attempt a pass writes with the slot (row `receiveStarting`) when this caller starts the job itself: the
-   * claim's patch, so no claim follows. A wake-up message meets the job starting (a duplicate), and if this invocation
+   * The start attempt a pass or a fill writes with the slot (row `receiveStarting`) when this caller starts the job
+   * itself: the claim's patch, so no claim follows. A wake-up message meets the job starting (a duplicate), and if this invocation
    * dies, the reconciler sends the job again once `claimableAt` passed, as after a claim. Undefined otherwise (a
    * reservation, claimed by whoever starts it).
    */

@@ -95,7 +95,7 @@ export const PROTOCOL = {
     from: [Queued, Waiting],
     to: Starting,
     slot: SlotEffect.Receive,
-    when: "a slot is handed over by the releaser that starts the job itself (one hop): the receive and the claim's patch in one write (the pass)",
+    when: "a slot is handed over (its pass) or free units filled by the releaser that starts the job itself (one hop): the receive and the claim's patch in one write",
   },
   claim: {
     by: 'acquirer, releaser',

@@ -102,7 +102,8 @@ export interface Receiver {
   waitKey?: string;
   /**
    * Protocol row `receiveStarting`: the job goes straight to starting under this attempt (the claim's patch written by
-   * the receiving write itself), for the releaser that passes the slot and starts the job in the same invocation.
+   * the receiving write itself), for the releaser that passes the slot (or fills free units) and starts the job in the
+   * same invocation.
    * Absent: it becomes reserved (row `receive`), and a claim moves it to starting.
    */
   starting?: StartingClaim;
@@ -233,7 +234,8 @@ export interface LeaseStore {
    * reservation made before a limit was lowered never starts over the new limit.
    */
   claim(demand: Demand, move: Move, now: number): Promise<ClaimOutcome>;
-  /** Gives free units of every gate to `to` (queued or waiting with no slot; it becomes reserved), if each has room;
+  /** Gives free units of every gate to `to` (queued or waiting with no slot; it becomes reserved, or starting under
+   * `to.starting`'s attempt, as pass does), if each has room;
    * deletes its waiter item in the same transaction, as pass does. */
   reserve(to: Receiver, now: number): Promise<ReserveOutcome>;
 

@@ -9,8 +9,10 @@ import {
   crashable,
   deliverSent,
   type FakeWorld,
+  glueJob,
   makeDeps,
   makeQueueDeps,
+  messageOf,
   parkGlueJob,
   SimulatedCrash,
   startGlueJob,
@@ -57,6 +59,29 @@ describe('the releaser starts the job it hands a slot to', () => {
     expect(world.metrics.durations.filter((d) => d.name === MetricName.HandOffLatency)).toEqual([
       { name: MetricName.HandOffLatency, value: 7, pool: 'default' },
     ]);
+  });
+
+  test('free units a release fills go to the waiters as starting too: each is started by the releaser with no claim', async () => {
+    // Prepare: limit 3; r1 (weight 2) and r2 run; w1 and w2 (weight 1 each) wait
+    const world = makeDeps({ settings: { pools: { default: 3 } } });
+    const weighted = (id: string, weight: number) => messageOf({ ...glueJob(id), weight });
+    expect(await world.acquirer.process(weighted('r1', 2))).toBe(AcquireResult.Started);
+    expect(await world.acquirer.process(weighted('r2', 1))).toBe(AcquireResult.Started);
+    for (const id of ['w1', 'w2']) {
+      world.clock.advance(1000);
+      expect(await world.acquirer.process(weighted(id, 1))).toBe(AcquireResult.Waiting);
+    }
+    world.queue.takeSent();
+    const claims = jest.spyOn(world.leases, 'claim');
+    // Act: r1 ends, giving back 2 units: one passed to w1, the other filled for w2
+    const run = world.ledger.peek('r1')!.executionId!;
+    expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
+    // Assess
+    for (const id of ['w1', 'w2'])
+      expect([id, startsOf(world, id).length, world.ledger.peek(id)!.state]).toEqual([id, 1, JobState.Running]);
+    expect(claims).not.toHaveBeenCalled();
+    expect(world.queue.sent).toEqual([]);
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 3 }));
   });
 
   test('with handOffStart queue, the same completion sends the wake-up and starts nothing (the setting is honoured)', async () => {
