@@ -456,7 +456,7 @@ function writeUnitsBound(r: BenchResults): string[] {
   const pass = wcuOf('TransactWriteItems pass');
   const claim = wcuOf('TransactWriteItems claim');
   return [
-    `Even at limit ${lim(first.limit)}, with the fewest races, a job costs ${first.wcu} WCU: ${parts}. Transactions cost 2 units per item, and the slot lives on the job's record, so a hand-off writes three items and two index entries (${n3(pass)} per job for the pass, which also moves the woken job to starting), and the claim of a reservation (a free slot filled, no pass) two items (${n3(claim)}). The plain writes are one unit each: register the job, park it, its waiter put and deleted, record the run and mark the job running. The failed take of every job that arrives at a full pool would add ${first.failedWcuEstimate} if AWS bills cancelled transactions.`,
+    `Even at limit ${lim(first.limit)}, with the fewest races, a job costs ${first.wcu} WCU: ${parts}. Transactions cost 2 units per item, and the slot lives on the job's record, so a hand-off writes three items and two index entries (${n3(pass)} per job for the pass, which also moves the woken job to starting), and the claim of a reservation (a slot the pool admin or the reconciler filled: the releaser's own fills start the job with no claim) two items (${n3(claim)}). The plain writes are one unit each: register the job, park it, its waiter put and deleted, record the run and mark the job running. The failed take of every job that arrives at a full pool would add ${first.failedWcuEstimate} if AWS bills cancelled transactions.`,
     '',
     'What would bring it to 15 or under, each with what it would save per job:',
     '',

@@ -169,7 +169,8 @@ const jobIdOfKey = (key: Record<string, unknown> | undefined) => {
 /**
  * Reads a TransactWriteItems of the lease store from its input. The slot changes have these shapes (leaseStore.ts):
  * - take: counter Update (+1, `inUse < #limit`) and the job's Update that sets `holderPool = :holderPool`;
- * - reserve: counter Update (+1) and the waiting job's Update `SET #state = :reserved, holderPool = :pool` (receive);
+ * - reserve: counter Update (+1) and the waiting job's Update `SET #state = :reserved, ... holderPool = :pool` (receive;
+ *   `:starting` when the releaser fills the units and starts the job itself);
  * - free / revoke: counter Update (-1; revoke: only while `inUse > #limit`) and the job's Update `REMOVE holderPool`;
  * - pass: counter ConditionCheck, the finished job's Update (`holderPool = :pool` fence, `REMOVE holderPool`) and the
  *   waiting job's Update (`SET #state = :reserved, ... holderPool = :pool`, or `SET #state = :starting, ...` when the

@@ -188,8 +188,8 @@ export async function runHandoffRace(
     };
     container.completeRun = new CompleteRun(
       deps,
-      async (waiter, at) => {
-        await own.startHandedOff(waiter, at);
+      async (waiter, at, attempt) => {
+        await own.startHandedOff(waiter, at, attempt);
       },
       { spreadWidth: p.spreadWidth, tickets: p.tickets },
     );
@@ -234,20 +234,32 @@ export async function runHandoffRace(
       if (!execution) throw new Error('no run left to end: raise the backlog');
       const event = starter.finish(execution, 'succeeded');
       inFlight.push(
-        (async () => {
+        // handled by the Promise.all below; marked handled now, so that a failure before it is reached is not an
+        // unhandled rejection that ends the process
+        handledLater(async () => {
           const c = await acquire();
           c.busySince = Date.now();
           c.tickets = 0;
           busy++;
           maxConcurrent = Math.max(maxConcurrent, busy);
           try {
-            await c.completeRun.complete(event);
+            // As Lambda retries an asynchronous invocation that failed (twice): a call the loaded engine dropped
+            // (ECONNRESET) fails this try, not the run.
+            for (let attempt = 1; ; attempt++) {
+              try {
+                await c.completeRun.complete(event);
+                break;
+              } catch (error) {
+                if (attempt === 3) throw error;
+                log(`    a completion failed (${String(error)}); tried again, as Lambda would`);
+              }
+            }
             level.completionMs.push(Date.now() - c.busySince);
           } finally {
             busy--;
             release(c);
           }
-        })(),
+        }),
       );
     }
     await Promise.all(inFlight);
@@ -291,4 +303,11 @@ async function lanes(width: number, count: number, work: (i: number) => Promise<
       while (next < count) await work(next++);
     }),
   );
+}
+
+/** Runs `work` now; its promise is marked handled (whoever awaits it later still sees its rejection). */
+function handledLater(work: () => Promise<void>): Promise<void> {
+  const promise = work();
+  promise.catch(() => undefined);
+  return promise;
 }

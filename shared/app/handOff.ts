@@ -10,6 +10,7 @@ import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
 import { configuredDemand, type PoolConfiguration } from '../domain/unlimited';
 import { ensureTick } from './ticks';
+import { startAttempt } from '../domain/startAttempt';
 
 /** Reservations a fill makes at once. */
 const FILL_PARALLEL = 16;
@@ -53,7 +54,7 @@ export interface HandOffOptions {
  * write is fenced by the record's version. Throws when it could not, and then the job's wake-up message is sent instead
  * (a duplicate of a start under way, which its delivery finds starting).
  */
-export type StartHandedOff = (waiter: Waiter, handedOffAt: number, attempt?: string) => Promise<void>;
+export type StartHandedOff = (waiter: Waiter, handedOffAt: number, attempt: string | undefined) => Promise<void>;
 
 /**
  * Lets waiting jobs in. A released slot is handed straight to the first waiting job in the same transaction that
@@ -130,12 +131,12 @@ export class HandOff {
         case PassOutcome.Stale:
           return false;
         case PassOutcome.TargetGone:
-          // Reserved by a concurrent hand-off, which sends it (or the reconciler, if that one died).
+          // Let in by a concurrent hand-off, which starts or sends it (or the reconciler, if that one died); its item
+          // went with that transaction. Not deleted here: the job may wait again under the same key by then.
           this.lostRace(lists, next);
           continue;
         case PassOutcome.TargetDone:
-          // Started already by a concurrent hand-off that got there first (its item went with its reservation), or a
-          // crash left the item after its dispatch: removed (a no-op in the first case).
+          // Ended (or unknown) with no slot, its item left by a crash: removed.
           this.lostRace(lists, next);
           await leases.removeWaiter(waiterGate(next), next.waitKey);
           continue;
@@ -180,7 +181,7 @@ export class HandOff {
       const parallel = snapshot.rate ? 1 : FILL_PARALLEL;
       for (let i = 0; i < candidates.length; i += parallel) {
         const chunk = candidates.slice(i, i + parallel);
-        const outcomes = await Promise.all(chunk.map((waiter) => this.admit(waiter, gate, depth)));
+        const outcomes = await allDone(chunk.map((waiter) => this.admit(waiter, gate, depth)));
         // Passed: let in, gone from this list, or moved off it. One still waiting here (its reserve found the gate full,
         // the counter read after it found room: freed meanwhile) keeps its place, and the next round tries it again:
         // left out, the jobs behind it would overtake it, and backfill would take the next one for the head.
@@ -210,24 +211,24 @@ export class HandOff {
   }
 
   /**
-   * Lets in the waiters behind the gate's head that cannot delay it (./backfill.ts), FILL_PARALLEL at a time (one after
-   * another on a rated gate, as fill): each pick ends by the head's shadow time on its own, and each reserve checks the
-   * counters' room, so letting them in together bends nothing, and their units do not idle while the ones before start.
+   * Lets in the waiters behind the gate's head that cannot delay it (./backfill.ts): each reserved one after another,
+   * just after its `startBy` is checked against the clock (its slot is stamped with that time), and started meanwhile,
+   * so a pick's units do not idle while the starts before it are made.
    */
   private async backfill(gate: string, snapshot: PoolSnapshot, passed: Set<string>): Promise<number> {
-    const picks = await this.backfiller.waiters(gate, snapshot, passed);
-    const parallel = snapshot.rate ? 1 : FILL_PARALLEL;
+    const starts: Array<Promise<void>> = [];
     let admitted = 0;
-    for (let i = 0; i < picks.length; i += parallel) {
-      // Its slot is stamped with the time admit reads next, in this same tick: past startBy it would end after the shadow time.
-      const now = this.deps.clock.now();
-      const chunk = picks.slice(i, i + parallel).filter(({ startBy }) => now <= startBy);
-      const outcomes = await Promise.all(chunk.map(({ waiter }) => this.admit(waiter, gate, 1)));
-      chunk.forEach(({ waiter }, j) => {
-        if (!outcomes[j]!.waiting) passed.add(waiter.waitKey);
-      });
-      admitted += outcomes.reduce((sum, outcome) => sum + outcome.admitted, 0);
-      if (outcomes.some((outcome) => outcome.stop)) break;
+    try {
+      for (const { waiter, startBy } of await this.backfiller.waiters(gate, snapshot, passed)) {
+        // Its slot is stamped with the time admit reads next, in this same tick: past startBy it would end after the shadow time.
+        if (this.deps.clock.now() > startBy) continue;
+        const outcome = await this.admit(waiter, gate, 1, starts);
+        if (!outcome.waiting) passed.add(waiter.waitKey);
+        admitted += outcome.admitted;
+        if (outcome.stop) break;
+      }
+    } finally {
+      await allDone(starts);
     }
     return admitted;
   }
@@ -236,12 +237,15 @@ export class HandOff {
    * Reserves one waiter's units (or moves it to the limit that holds it back); stop: this gate has no room for it;
    * waiting: it is still on this gate's list, not let in.
    */
-  private async admit(waiter: Waiter, gate: string, depth: number): Promise<Admitted> {
+  private async admit(waiter: Waiter, gate: string, depth: number, starts?: Array<Promise<void>>): Promise<Admitted> {
     const { leases, clock } = this.deps;
     const starting = this.startingClaim(waiter);
     const outcome = await leases.reserve({ ...receiverOf(waiter, this.deps.settings ?? {}), starting }, clock.now());
     if (outcome === ReserveOutcome.Reserved) {
-      await this.dispatch(waiter, starting?.attempt);
+      // With `starts`, the start is left running for the caller to await (it admits the next one meanwhile).
+      const dispatched = this.dispatch(waiter, starting?.attempt);
+      if (starts) starts.push(dispatched);
+      else await dispatched;
       return { admitted: 1, stop: false, waiting: false };
     }
     if (outcome === ReserveOutcome.TargetGone) return { admitted: 0, stop: false, waiting: false };
@@ -329,9 +333,7 @@ export class HandOff {
     const { settings, random } = this.deps;
     if (!this.startHere || !settings || !random) return undefined;
     const now = this.deps.clock.now();
-    // As a delivery's attempt: a name of its own and a random token (two hand-offs of one job never share one).
-    const attempt = `hand-off:${waiter.jobId}/${Math.floor(random() * 2 ** 32).toString(36)}`;
-    return { attempt, claimableAt: now + settings.startGraceMs };
+    return { attempt: startAttempt(`hand-off:${waiter.jobId}`, random), claimableAt: now + settings.startGraceMs };
   }
 
   private widthFor(gate: string): number {
@@ -363,6 +365,17 @@ interface Admitted {
 export function receiverOf(waiter: Waiter, config: PoolConfiguration): Receiver {
   const demand = configuredDemand(waiterDemand(waiter), config);
   return { jobId: waiter.jobId, demand, gate: waiterGate(waiter), waitKey: waiter.waitKey };
+}
+
+/**
+ * Every promise settled, then their values, or the first failure: none is left running when the caller fails (a
+ * Lambda environment frozen after a failed invocation would resume it later, a start made past its claim).
+ */
+async function allDone<T>(promises: Array<Promise<T>>): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<T>).value);
 }
 
 /** A hand-off ticket; undefined if the store could not give one (the release then spreads by its job's id). */

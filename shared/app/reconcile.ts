@@ -293,10 +293,9 @@ export class Reconciler {
     if (decision.why === Because.Deadline) {
       // Its report came before its run was recorded, and the acquirer that recorded it died before applying it: the
       // report, not the deadline, says how the run ended.
-      const noted = await this.deps.ledger.notedCompletion(record.kind, executionId);
-      if (!noted) return this.endPastDeadline(record, decision.reason, now);
-      const result = await this.completeRun.complete(noted, run);
-      return result === CompletionResult.Released ? Drift.LostEvent : undefined;
+      const noted = await this.completeNoted(record, executionId);
+      if (noted === undefined) return this.endPastDeadline(record, decision.reason, now);
+      return noted === CompletionResult.Released ? Drift.LostEvent : undefined;
     }
     const detail = decision.why === Because.Gone ? GONE_DETAIL : 'found ended by the reconciler';
     const result = await this.completeRun.complete(
@@ -402,6 +401,16 @@ export class Reconciler {
   }
 
   /**
+   * Completes the job's run as its report noted on the run's key says (a report that came before the run was recorded,
+   * handed back to an invocation that died before applying it). Undefined when none was noted.
+   */
+  private async completeNoted(record: JobRecord, executionId: string): Promise<CompletionResult | undefined> {
+    const noted = await this.deps.ledger.notedCompletion(record.kind, executionId);
+    if (!noted) return undefined;
+    return this.completeRun.complete(noted, { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool });
+  }
+
+  /**
    * A dead job keeping its slot for a run of unknown outcome (docs/protocol.md, giveUpKeep): given back once that run
    * ended, or the API no longer knows it, or (no run id known, or a kind Sluice judges) leaseUntil passed.
    */
@@ -410,11 +419,8 @@ export class Reconciler {
     if (judged && record.executionId !== undefined) {
       // A kind with no status API (a callback job): its report, noted before its run was recorded and handed back to an
       // invocation that died before applying it, gives the slot back now rather than at leaseUntil.
-      const noted = await this.deps.ledger.notedCompletion(record.kind, record.executionId);
-      if (noted) {
-        const run = { kind: record.kind, executionId: record.executionId, jobId: record.jobId, pool: record.pool };
-        return (await this.completeRun.complete(noted, run)) === CompletionResult.Released ? Drift.KeptSlotFreed : undefined;
-      }
+      const noted = await this.completeNoted(record, record.executionId);
+      if (noted !== undefined) return noted === CompletionResult.Released ? Drift.KeptSlotFreed : undefined;
     }
     const asked = record.executionId !== undefined && !judged;
     const answer = asked ? await this.ask(record, record.executionId!) : undefined;

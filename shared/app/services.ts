@@ -23,7 +23,7 @@ export function sluiceServices(deps: SluiceDeps): SluiceServices {
   const acquirer = new Acquirer(deps);
   const startHere =
     deps.settings.handOffStart === HandOffStart.Releaser
-      ? async (waiter: Parameters<Acquirer['startHandedOff']>[0], handedOffAt: number, attempt?: string) => {
+      ? async (waiter: Parameters<Acquirer['startHandedOff']>[0], handedOffAt: number, attempt: string | undefined) => {
           await acquirer.startHandedOff(waiter, handedOffAt, attempt);
         }
       : undefined;

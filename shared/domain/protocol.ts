@@ -98,11 +98,11 @@ export const PROTOCOL = {
     when: "a slot is handed over (its pass) or free units filled by the releaser that starts the job itself (one hop): the receive and the claim's patch in one write",
   },
   claim: {
-    by: 'acquirer, releaser',
+    by: 'acquirer',
     from: [Reserved],
     to: Starting,
     slot: SlotEffect.Keep,
-    when: 'the releaser that reserved the job starts it (one hop), or its wake-up arrives',
+    when: 'its wake-up arrives (a slot reserved for it by the reconciler, the pool admin, an acquirer or a releaser with handOffStart: queue)',
   },
   resume: {
     by: 'acquirer',

@@ -42,9 +42,13 @@ export const PassOutcome = {
   Passed: 'passed',
   /** the finished job's record changed since it was read */
   Stale: 'stale',
-  /** the waiting job was reserved by another hand-off (which sends it): try the next */
+  /**
+   * the waiting job was let in by another hand-off (which starts or sends it), or holds a slot: try the next. Its
+   * waiter item is left alone: a job holding a slot may wait again (a refused start) under the same wait key, and a
+   * late delete would take that new item.
+   */
   TargetGone: 'target-gone',
-  /** the waiting job has moved past waiting (started, finished, dead, unknown): its waiter item is stale; try the next */
+  /** the waiting job holds no slot and has moved past waiting (finished, dead, unknown): its waiter item is stale; try the next */
   TargetDone: 'target-done',
   /**
    * A limit of the waiting job has no room for it once the finished job's units are back (a pool over its lowered
@@ -72,9 +76,9 @@ export const ReserveOutcome = {
   /** some limit of the job has no room for it */
   Full: 'full',
   NoPool: 'no-pool',
-  /** the job was reserved by another hand-off (which sends it) */
+  /** the job was let in by another hand-off (which starts or sends it), or holds a slot (as PassOutcome.TargetGone) */
   TargetGone: 'target-gone',
-  /** the job has moved past waiting (started, finished, dead, unknown): its waiter item is stale */
+  /** the job holds no slot and has moved past waiting (finished, dead, unknown): its waiter item is stale */
   TargetDone: 'target-done',
   /** a limit of the job has no start to give within the horizon */
   RateLimited: 'rate-limited',

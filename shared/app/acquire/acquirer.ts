@@ -11,6 +11,7 @@ import { ArrivalKind, dueAtOf, onArrival } from '../../domain/notBefore';
 import { PROTOCOL } from '../../domain/protocol';
 import type { Waiter } from '../../domain/waiting';
 import { tickOf } from '../../domain/tick';
+import { startAttempt } from '../../domain/startAttempt';
 import { ContentionError, InvalidJobError } from '../../errors';
 import type { JobSpec } from '../../kinds/registry';
 import { type JobRecord, type Move, type RecordPatch, registeredRecord } from '../../ports/jobLedger';
@@ -83,7 +84,7 @@ export class Acquirer {
       spec,
       unsaved: !known,
       // Not the message id alone: SQS may deliver one message twice at once.
-      attempt: `${message.messageId}/${Math.floor(acq.deps.random() * 2 ** 32).toString(36)}`,
+      attempt: startAttempt(message.messageId, acq.deps.random),
       handOffSentAt: message.reservedHint ? message.sentAt : undefined,
       via: { oneHop: message.oneHop === true },
     };

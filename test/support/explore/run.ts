@@ -6,6 +6,7 @@ import { RunStatus } from '../../../shared/ports/jobStarter';
 import { SimulatedCrash } from '../fakes/crash';
 import type { FakeRun } from '../fakes/fakeStarter';
 import { T0 } from '../fakes/manualClock';
+import { ProtocolBreach } from '../fakes/inMemoryStore';
 import { checkFinal, ExploreViolation, StepInvariants, type ViolationCategory } from './invariants';
 import { describeCall, describeError, describeResult } from './labels';
 import {
@@ -150,7 +151,11 @@ interface Mark {
 
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 const isProgrammingError = (error: unknown) =>
-  error instanceof TypeError || error instanceof ReferenceError || error instanceof RangeError || error instanceof SyntaxError;
+  error instanceof TypeError ||
+  error instanceof ReferenceError ||
+  error instanceof RangeError ||
+  error instanceof SyntaxError ||
+  error instanceof ProtocolBreach;
 
 export class ExploreRun {
   world!: ExploreWorld;

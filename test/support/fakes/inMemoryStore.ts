@@ -58,6 +58,11 @@ interface HolderEntry {
   since: number;
 }
 
+/** A write the protocol never makes, refused by the fake: a bug in the caller (the explorer reports it as one). */
+export class ProtocolBreach extends Error {
+  override readonly name = 'ProtocolBreach';
+}
+
 /**
  * JobLedger and LeaseStore in memory, over one set of job records, with the semantics of the DynamoDB adapters
  * (shared/adapters/dynamodb), call for call: every call is atomic (its body runs without an await), like one
@@ -674,6 +679,10 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     target.record.lease = { pool: to.demand.pool, since: now };
     target.record.state = JobState.Reserved;
     if (to.starting) {
+      // The releaser starts it without looking for a run first: a job that holds no slot has no start of unknown
+      // outcome (every row that gives a slot back after a start was asked for found it refused). The fake refuses a
+      // path that breaks this, so the explorer finds it.
+      if (target.record.startRequested) throw new ProtocolBreach(`job ${to.jobId} receives a slot with a start of unknown outcome`);
       // Row receiveStarting: the claim's patch in the same write (as the adapter's SET, firstStartAt if_not_exists).
       target.record.state = JobState.Starting;
       target.record.attempt = to.starting.attempt;
@@ -724,8 +733,12 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
 }
 
 /** Not admittable, yet still on its way in (reserved by another hand-off): its waiter item is not stale. */
+/** As the adapter's: on its way in, or holding a slot (it may wait again under the same wait key). */
 function stillWaiting(record: JobRecord | undefined): boolean {
-  return record !== undefined && ([JobState.Reserved, JobState.Queued, JobState.Waiting] as JobState[]).includes(record.state);
+  return (
+    record !== undefined &&
+    (([JobState.Reserved, JobState.Queued, JobState.Waiting] as JobState[]).includes(record.state) || record.lease !== undefined)
+  );
 }
 
 function admittable(record: JobRecord): boolean {

@@ -84,6 +84,59 @@ describe('the releaser starts the job it hands a slot to', () => {
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 3 }));
   });
 
+  test('a releaser that lost the race for a waiter does not delete the item that waiter parks under again (its start refused meanwhile)', async () => {
+    // Prepare: limit 2, r1 and r2 run, w1 waits. A's pass (r2's end) is held until B (r1's end) has passed w1 its slot
+    // and is in w1's start call; A's removal of w1's item, if any, is held until B's start was refused, w1 backed off,
+    // x and y took the free slots and w1's retry parked w1 again under the same wait key.
+    const world = makeDeps({ settings: { pools: { default: 2 } } });
+    const [r1, r2] = await fullPool(world, 2, ['w1']);
+    let releaseB!: () => void;
+    const bHeld = new Promise<void>((resolve) => (releaseB = resolve));
+    let bInStart!: () => void;
+    const bStarting = new Promise<void>((resolve) => (bInStart = resolve));
+    let first = true;
+    world.starters.glue.onStart = async (job) => {
+      if (job.id !== 'w1' || !first) return;
+      first = false;
+      bInStart();
+      await bHeld;
+      world.starters.glue.failNextStarts(1, 'transient');
+    };
+    let b: Promise<unknown> | undefined;
+    const pass = world.leases.pass.bind(world.leases);
+    jest.spyOn(world.leases, 'pass').mockImplementation(async (from, move, to, now) => {
+      if (move.jobId === 'r2' && !b) {
+        b = world.completeRun.complete(world.starters.glue.finish(r1!, 'succeeded'));
+        await bStarting;
+      }
+      return pass(from, move, to, now);
+    });
+    const replay = async () => {
+      releaseB();
+      await b;
+      // x and y take the two slots (the wake-ups they may need come first), then w1's retry parks it again
+      for (const id of ['x', 'y']) await world.acquirer.process(messageOf(glueJob(id)));
+      await deliverSent(world);
+      expect(['x', 'y', 'w1'].map((id) => world.ledger.peek(id)!.state)).toEqual([JobState.Running, JobState.Running, JobState.Waiting]);
+    };
+    const removeWaiter = world.leases.removeWaiter.bind(world.leases);
+    let replayed = false;
+    jest.spyOn(world.leases, 'removeWaiter').mockImplementation(async (gate, key) => {
+      if (key.endsWith('w1') && !replayed) {
+        replayed = true;
+        await replay();
+      }
+      return removeWaiter(gate, key);
+    });
+    // Act
+    await world.completeRun.complete(world.starters.glue.finish(r2!, 'succeeded'));
+    if (!replayed) await replay();
+    // Assess: w1 waits with its item, and the next release lets it in
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w1']);
+    await world.completeRun.complete(world.starters.glue.finish(world.ledger.peek('x')!.executionId!, 'succeeded'));
+    expect(world.ledger.peek('w1')!.state).toBe(JobState.Running);
+  });
+
   test('with handOffStart queue, the same completion sends the wake-up and starts nothing (the setting is honoured)', async () => {
     const world = makeQueueDeps({ settings: { pools: { default: 1 } } });
     const [run] = await fullPool(world, 1, ['w1']);

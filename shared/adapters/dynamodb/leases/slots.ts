@@ -182,12 +182,15 @@ export class Slots {
 
 /**
  * A receiving job whose condition failed, read from its ALL_OLD: still on its way in (reserved by another hand-off, or
- * queued or waiting while holding a slot), or past waiting (or unknown: no item), its waiter item then stale.
+ * queued or waiting while holding a slot), or holding a slot (let in by another hand-off, or taken: it may come back
+ * to waiting under the same wait key, so its waiter item is not to be deleted now), or else past waiting with no slot
+ * (or unknown: no item), its waiter item then stale.
  */
 function stillWaiting(reason: CancellationReason | undefined): boolean {
   // The document client does not unmarshall an error's items: the attribute is { S: 'reserved' }.
-  const state = reason?.Item ? unmarshalled(reason.Item).state : undefined;
-  return state === JobState.Reserved || state === JobState.Queued || state === JobState.Waiting;
+  const item = reason?.Item ? unmarshalled(reason.Item) : undefined;
+  const state = item?.state;
+  return state === JobState.Reserved || state === JobState.Queued || state === JobState.Waiting || item?.holderPool !== undefined;
 }
 
 /** A move's update that also writes the booked start time, if any. */

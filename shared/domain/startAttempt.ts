@@ -1,0 +1,8 @@
+/**
+ * The name of a start attempt (JobRecord.attempt): who makes it (a delivery's SQS message id, or the releaser's hand-off
+ * of a job) and a random token, since one owner may make two at once (SQS may deliver one message twice at once).
+ * `random` is the caller's source in [0, 1).
+ */
+export function startAttempt(owner: string, random: () => number): string {
+  return `${owner}/${Math.floor(random() * 2 ** 32).toString(36)}`;
+}
