@@ -41,7 +41,13 @@ for (;;) {
     break;
   } catch (error) {
     if (error.code !== 'EEXIST') throw error;
-    const owner = Number(fs.readFileSync(lock, 'utf8') || 0);
+    let owner;
+    try {
+      owner = Number(fs.readFileSync(lock, 'utf8') || 0);
+    } catch (readError) {
+      if (readError.code === 'ENOENT') continue; // its owner just finished: try to take it again
+      throw readError;
+    }
     if (owner && !alive(owner)) fs.rmSync(lock, { force: true });
     else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); // another packaging runs: wait for it
   }

@@ -1522,6 +1522,29 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect((await store.getPool('p'))!.rate).toEqual({ intervalMs: 1000, tat: T + 2100 });
       });
 
+      test("a reserve and a pass with a start attempt (receiveStarting) book the receiver's start too: starting, with its booked start and the claim's patch", async () => {
+        await store.createPool('p', 2);
+        const done = await holding('done', 'p', T + 2);
+        await store.setRate('p', 1000);
+        await waiting('w1');
+        await waiting('w2');
+        const starting = (id: string) => ({ attempt: `hand-off:${id}/1`, claimableAt: T + 90_000 });
+        expect(await store.reserve({ ...receiver('w1', 'p'), starting: starting('w1') }, T + 100)).toBe(ReserveOutcome.Reserved);
+        expect(await read('w1')).toMatchObject({
+          state: 'starting',
+          startAt: T + 100,
+          attempt: 'hand-off:w1/1',
+          startRequested: true,
+          firstStartAt: T + 100,
+        });
+        expect(await store.pass(unit('p'), from(done, 'succeeded'), { ...receiver('w2', 'p'), starting: starting('w2') }, T + 200)).toBe(
+          PassOutcome.Passed,
+        );
+        expect(await read('w2')).toMatchObject({ state: 'starting', startAt: T + 1100, attempt: 'hand-off:w2/1', claimableAt: T + 90_000 });
+        expect((await store.getPool('p'))!.rate).toEqual({ intervalMs: 1000, tat: T + 2100 });
+        expect(await allHolders('p')).toEqual(['w1', 'w2']);
+      });
+
       test('a rate set or removed while jobs are admitted applies to the next admission (no stale belief lets one through)', async () => {
         await store.createPool('p', 10);
         const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((id) => queued(id)));

@@ -267,6 +267,37 @@ describe('the releaser starts the job it hands a slot to', () => {
       await deliverSent(world);
     }
 
+    test('a hand-off that goes well, the releaser dying before any of its calls (the pass, the read after it, the start, the record): w1 runs once and w2 runs', async () => {
+      const dry = makeDeps({ settings: { pools: { default: 1 } } });
+      const [dryRun] = await fullPool(dry, 1, ['w1', 'w2']);
+      const recorder = new CrashSwitch();
+      await dyingReleaser(dry, recorder).complete(dry.starters.glue.finish(dryRun!, 'succeeded'));
+      const calls = [...recorder.seen];
+      expect(calls).toEqual(expect.arrayContaining(['leases.pass', 'glue.start']));
+      for (let n = 0; n <= calls.length; n++) {
+        // Prepare: limit 1, r1 runs, w1 and w2 wait
+        const world = makeDeps({ settings: { pools: { default: 1 } } });
+        const [run] = await fullPool(world, 1, ['w1', 'w2']);
+        const crash = new CrashSwitch();
+        crash.arm(n);
+        // Act: the releaser dies before its call n+1; EventBridge retries its event; no more faults
+        const event = world.starters.glue.finish(run!, 'succeeded');
+        const died = await dyingReleaser(world, crash)
+          .complete(event)
+          .then(
+            () => false,
+            (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)),
+          );
+        if (died) await world.completeRun.complete(event);
+        await settle(world);
+        // Assess: a start of unknown outcome (died after glue.start) is found by the resume, not made again
+        const at = `died before call ${n + 1} (${calls[n] ?? 'none: lived'})`;
+        for (const id of ['w1', 'w2'])
+          expect([at, id, world.ledger.peek(id)!.state, world.starters.glue.runsOf(id).length]).toEqual([at, id, JobState.Succeeded, 1]);
+        expect([at, world.leases.poolView('default')!.inUse]).toEqual([at, 0]);
+      }
+    });
+
     const failures = {
       'refused (throttled: backoff frees the slot)': (world: FakeWorld) => world.starters.glue.failNextStarts(1, 'transient'),
       'with no answer (a run may exist: hold)': (world: FakeWorld) => world.starters.glue.loseNextStartAnswers(1),
