@@ -267,29 +267,43 @@ describe('the releaser starts the job it hands a slot to', () => {
       await deliverSent(world);
     }
 
-    test('a hand-off that goes well, the releaser dying before any of its calls (the pass, the read after it, the start, the record): w1 runs once and w2 runs', async () => {
+    /** The calls r1's releaser makes handing its slot over (limit 1, w1 and w2 waiting; `prepare` arms faults first). */
+    async function releaserCalls(prepare: (world: FakeWorld) => void = () => undefined): Promise<string[]> {
       const dry = makeDeps({ settings: { pools: { default: 1 } } });
       const [dryRun] = await fullPool(dry, 1, ['w1', 'w2']);
+      prepare(dry);
       const recorder = new CrashSwitch();
       await dyingReleaser(dry, recorder).complete(dry.starters.glue.finish(dryRun!, 'succeeded'));
-      const calls = [...recorder.seen];
+      return [...recorder.seen];
+    }
+
+    /**
+     * Limit 1, r1 runs, w1 and w2 wait (`prepare` arms faults); r1's releaser dies before its call n+1, EventBridge
+     * retries its event, then no more faults until nothing is left to do.
+     */
+    async function diesBeforeCall(n: number, prepare: (world: FakeWorld) => void = () => undefined): Promise<FakeWorld> {
+      const world = makeDeps({ settings: { pools: { default: 1 } } });
+      const [run] = await fullPool(world, 1, ['w1', 'w2']);
+      prepare(world);
+      const crash = new CrashSwitch();
+      crash.arm(n);
+      const event = world.starters.glue.finish(run!, 'succeeded');
+      const died = await dyingReleaser(world, crash)
+        .complete(event)
+        .then(
+          () => false,
+          (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)),
+        );
+      if (died) await world.completeRun.complete(event);
+      await settle(world);
+      return world;
+    }
+
+    test('a hand-off that goes well, the releaser dying before any of its calls (the pass, the read after it, the start, the record): w1 runs once and w2 runs', async () => {
+      const calls = await releaserCalls();
       expect(calls).toEqual(expect.arrayContaining(['leases.pass', 'glue.start']));
       for (let n = 0; n <= calls.length; n++) {
-        // Prepare: limit 1, r1 runs, w1 and w2 wait
-        const world = makeDeps({ settings: { pools: { default: 1 } } });
-        const [run] = await fullPool(world, 1, ['w1', 'w2']);
-        const crash = new CrashSwitch();
-        crash.arm(n);
-        // Act: the releaser dies before its call n+1; EventBridge retries its event; no more faults
-        const event = world.starters.glue.finish(run!, 'succeeded');
-        const died = await dyingReleaser(world, crash)
-          .complete(event)
-          .then(
-            () => false,
-            (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)),
-          );
-        if (died) await world.completeRun.complete(event);
-        await settle(world);
+        const world = await diesBeforeCall(n);
         // Assess: a start of unknown outcome (died after glue.start) is found by the resume, not made again
         const at = `died before call ${n + 1} (${calls[n] ?? 'none: lived'})`;
         for (const id of ['w1', 'w2'])
@@ -312,31 +326,12 @@ describe('the releaser starts the job it hands a slot to', () => {
       async (name, fail) => {
         // The calls the releaser makes, to crash after each one in turn (the scheduler model found a job lost when the
         // releaser died between the throttled start's release and its retry message: seed 1411901457).
-        const dry = makeDeps({ settings: { pools: { default: 1 } } });
-        const [dryRun] = await fullPool(dry, 1, ['w1', 'w2']);
-        fail(dry);
-        const recorder = new CrashSwitch();
-        await dyingReleaser(dry, recorder).complete(dry.starters.glue.finish(dryRun!, 'succeeded'));
-        const calls = [...recorder.seen];
+        const calls = await releaserCalls(fail);
         const from = calls.indexOf('glue.start') + 1;
         expect(from).toBeGreaterThan(0);
         for (let n = from; n <= calls.length; n++) {
-          // Prepare: limit 1, r1 runs, w1 and w2 wait; w1's start will fail
-          const world = makeDeps({ settings: { pools: { default: 1 } } });
-          const [run] = await fullPool(world, 1, ['w1', 'w2']);
-          fail(world);
-          const crash = new CrashSwitch();
-          crash.arm(n);
-          // Act: the releaser dies before its call n+1 (after w1's failed start); EventBridge retries its event; no more faults
-          const event = world.starters.glue.finish(run!, 'succeeded');
-          const died = await dyingReleaser(world, crash)
-            .complete(event)
-            .then(
-              () => false,
-              (error: unknown) => (error instanceof SimulatedCrash ? true : Promise.reject(error)),
-            );
-          if (died) await world.completeRun.complete(event);
-          await settle(world);
+          // w1's start fails; the releaser dies before its call n+1 (after w1's failed start)
+          const world = await diesBeforeCall(n, fail);
           // Assess
           const at = `${name}, died before call ${n + 1} (${calls[n] ?? 'none: lived'})`;
           const w1 = world.ledger.peek('w1')!;
