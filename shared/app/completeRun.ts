@@ -97,10 +97,12 @@ export class CompleteRun {
           lastError: failed && decision.step === 'complete' ? (completion.detail ?? 'run failed') : undefined,
         },
       };
-      if (await this.handOff.release(heldDemand(record!.spec, record!.lease), move, round === 0 ? oldest : undefined)) {
+      // A job of a set counts itself on its run (a dead job was counted when it was dead-lettered), as soon as its end is
+      // written: before the job its slot goes to is started here, whose start may outlast this invocation (a retry of
+      // the event finds the job ended and counts nothing).
+      const ended = decision.step === 'complete' ? () => jobEnded(this.deps, moved(record!, move, now)) : undefined;
+      if (await this.handOff.release(heldDemand(record!.spec, record!.lease), move, round === 0 ? oldest : undefined, ended)) {
         log.info('run ended, slot released', { ...keys, outcome: completion.outcome });
-        // A job of a set counts itself on its run (a dead job was counted when it was dead-lettered).
-        if (decision.step === 'complete') await jobEnded(this.deps, moved(record!, move, now));
         return CompletionResult.Released;
       }
       // The record changed under us (the acquirer recorded the run, a duplicate event won): read it again.
@@ -133,9 +135,9 @@ export class CompleteRun {
         to: JobState.Failed,
         patch: { executionId: completion.executionId, endedAt: now, lastError: `${detail} (retries used up)` },
       };
-      if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move, oldest))) return undefined;
+      const ended = () => jobEnded(this.deps, moved(record, move, now));
+      if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move, oldest, ended))) return undefined;
       log.warn('run never started and the job is out of retries: failed', keys);
-      await jobEnded(this.deps, moved(record, move, now));
       return CompletionResult.Released;
     }
     const attempts = record.attempts + 1;

@@ -95,11 +95,12 @@ export class HandOff {
 
   /**
    * Applies `move` (a job giving up its slot: protocol steps complete, backoff, giveUp, giveBack), passing the slot to
-   * the first waiter if there is one. Returns false, changing nothing, if the job's record changed since it was read.
+   * the first waiter if there is one. `released` runs once the move is written, before the job let in is started (its
+   * start may take the rest of the invocation's time: what the release owes the finished job goes first). Returns false, changing nothing, if the job's record changed since it was read.
    * `oldest` is `prefetch(demand.pool)` when the caller made it already. Which waiter is tried first: see
    * shared/domain/handOffPick.ts (the head, unless this releaser lost a race on the limit lately).
    */
-  async release(demand: Demand, move: Move, oldest?: Prefetched): Promise<boolean> {
+  async release(demand: Demand, move: Move, oldest?: Prefetched, released?: () => Promise<void>): Promise<boolean> {
     const { leases, clock } = this.deps;
     const spread = spreadOf(move.jobId);
     const lists = gatesOf(demand).map((gate) => {
@@ -124,6 +125,7 @@ export class HandOff {
       const starting = this.startingClaim(next);
       switch (await leases.pass(demand, move, { ...receiverOf(next, this.deps.settings ?? {}), starting }, clock.now())) {
         case PassOutcome.Passed:
+          await released?.();
           await this.dispatch(next, starting?.attempt);
           this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
           await this.fillLeftOver(demand, waiterDemand(next));
@@ -145,10 +147,10 @@ export class HandOff {
         case PassOutcome.Contended:
           // A limit was lowered, or the waiter needs room (or a start) the release does not give: free the units, then
           // let in whoever fits (the waiter moves to the list of the limit that holds it back; a rate's tick lets it in).
-          return this.freeThenFill(demand, move);
+          return this.freeThenFill(demand, move, released);
       }
     }
-    return this.freeThenFill(demand, move);
+    return this.freeThenFill(demand, move, released);
   }
 
   /**
@@ -340,10 +342,11 @@ export class HandOff {
     return spreadWidth(this.lostRaceAt.get(gate), this.deps.clock.now(), this.maxWidth);
   }
 
-  private async freeThenFill(demand: Demand, move: Move): Promise<boolean> {
+  private async freeThenFill(demand: Demand, move: Move, released?: () => Promise<void>): Promise<boolean> {
     const freed = await this.deps.leases.free(demand, move, this.deps.clock.now());
     // A job may have parked after we looked for waiters and before the release, seeing the limit full: let it in.
     if (freed) {
+      await released?.();
       this.deps.metrics.count(MetricName.Releases, 1, demand.pool);
       for (const gate of gatesOf(demand)) await this.fill(gate);
     }

@@ -3,7 +3,9 @@ import { MAX_LISTED_FAILED_IDS } from '../../../shared/domain/jobSets';
 import { JobState } from '../../../shared/domain/jobState';
 import { SluiceDetailType } from '../../../shared/ports/eventPublisher';
 import { UnknownJobSetError } from '../../../shared/errors';
-import { deliverSent, type FakeWorld, makeDeps, SimulatedCrash } from '../../support/fakes';
+import { CrashSwitch, crashable, deliverSent, type FakeWorld, makeDeps, SimulatedCrash } from '../../support/fakes';
+import { mapKinds } from '../../support/fakes/everyKind';
+import { sluiceServices } from '../../../shared/app/services';
 import { parseJobSetsText } from '../../../shared/config/jobSetsFile';
 
 const SETS = parseJobSetsText(
@@ -90,6 +92,28 @@ describe('job sets', () => {
     expect(run).toMatchObject({ ended: 12, summary: { open: 0, succeeded: 11 } });
     expect(run!.notifiedAt).toBeDefined();
     expect(await world.setRuns.openRuns()).toEqual({ runs: [] });
+  });
+
+  test('a job of a set counts itself before the releaser starts the next job: a releaser dying during that start has counted it', async () => {
+    const world = makeDeps({ settings: { pools: { default: 4 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await deliverSent(world);
+    const [run] = world.starters.appflow.inProgress();
+    // The releaser of the first end dies in the start call of the job its slot goes to (an invocation timed out).
+    const crash = new CrashSwitch();
+    crash.armOn('appflow.start', { when: 'before' });
+    // Every port of the dying invocation is wrapped: once dead, it makes no call at all.
+    const releaser = sluiceServices({
+      ...world.deps,
+      leases: crashable(world.leases, crash, 'leases'),
+      ledger: crashable(world.ledger, crash, 'ledger'),
+      queue: crashable(world.queue, crash, 'queue'),
+      sets: { ...world.deps.sets!, store: crashable(world.deps.sets!.store, crash, 'sets') },
+      starters: mapKinds(world.starters, (starter, kind) => crashable(starter, crash, kind)),
+    }).completeRun;
+    await releaser.complete(world.starters.appflow.finish(run!.executionId, 'succeeded')).catch(() => undefined);
+    expect(crash.firedAt).toBe('appflow.start');
+    expect(await world.setRuns.getRun('nightly', '20261127T0200Z')).toMatchObject({ ended: 1 });
   });
 
   test('no event while any job of the run is still going', async () => {
