@@ -9,6 +9,7 @@ import { encodeJobBody } from '../domain/jobBody';
 import { MetricName, type SluiceDeps } from './deps';
 import { HandOff, type HandOffOptions, type Prefetched, type StartHandedOff } from './handOff';
 import { jobEnded } from './jobSetEnds';
+import { endWriter } from '../domain/startAttempt';
 
 export const CompletionResult = {
   Released: 'released',
@@ -94,6 +95,7 @@ export class CompleteRun {
         patch: {
           executionId: completion.executionId,
           endedAt: now,
+          endedBy: endWriter(this.deps.random),
           lastError: failed && decision.step === 'complete' ? (completion.detail ?? 'run failed') : undefined,
         },
       };
@@ -133,7 +135,12 @@ export class CompleteRun {
         jobId: record.jobId,
         version: record.version,
         to: JobState.Failed,
-        patch: { executionId: completion.executionId, endedAt: now, lastError: `${detail} (retries used up)` },
+        patch: {
+          executionId: completion.executionId,
+          endedAt: now,
+          endedBy: endWriter(this.deps.random),
+          lastError: `${detail} (retries used up)`,
+        },
       };
       const ended = () => jobEnded(this.deps, moved(record, move, now));
       if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move, oldest, ended))) return undefined;

@@ -3,7 +3,7 @@ import { type Demand, gatesOf } from '../domain/limits';
 import { freeSlots, type PoolSnapshot } from '../domain/pool';
 import { candidatesToRead, handOffOrder, SPREAD_WIDTH, spreadOf, spreadWidth } from '../domain/handOffPick';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
-import type { Move } from '../ports/jobLedger';
+import { type Move, wroteMove } from '../ports/jobLedger';
 import { PassOutcome, type Receiver, ReserveOutcome, type StartingClaim } from '../ports/leaseStore';
 import { Backfill } from './backfill';
 import { MetricName, type SluiceDeps } from './deps';
@@ -123,7 +123,10 @@ export class HandOff {
         continue;
       }
       const starting = this.startingClaim(next);
-      switch (await leases.pass(demand, move, { ...receiverOf(next, this.deps.settings ?? {}), starting }, clock.now())) {
+      const at = clock.now();
+      const outcome = await leases.pass(demand, move, { ...receiverOf(next, this.deps.settings ?? {}), starting }, at);
+      // Stale may be our own pass, applied with its answer lost: the job's record shows it, so the waiter has the slot.
+      switch (outcome === PassOutcome.Stale && (await this.wrote(move, at)) ? PassOutcome.Passed : outcome) {
         case PassOutcome.Passed:
           await released?.();
           await this.dispatch(next, starting?.attempt);
@@ -342,8 +345,18 @@ export class HandOff {
     return spreadWidth(this.lostRaceAt.get(gate), this.deps.clock.now(), this.maxWidth);
   }
 
+  /**
+   * Whether a release that failed was our own, applied with its answer lost (the SDK's retry met its effect): the job's
+   * record is what the move left, so the whole transaction applied. Else another writer moved the job first.
+   */
+  private async wrote(move: Move, at: number): Promise<boolean> {
+    const record = await this.deps.ledger.get(move.jobId);
+    return record !== undefined && wroteMove(record, move, at);
+  }
+
   private async freeThenFill(demand: Demand, move: Move, released?: () => Promise<void>): Promise<boolean> {
-    const freed = await this.deps.leases.free(demand, move, this.deps.clock.now());
+    const at = this.deps.clock.now();
+    const freed = (await this.deps.leases.free(demand, move, at)) || (await this.wrote(move, at));
     // A job may have parked after we looked for waiters and before the release, seeing the limit full: let it in.
     if (freed) {
       await released?.();

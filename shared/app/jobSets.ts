@@ -118,7 +118,7 @@ export class JobSetRunner {
     if (!spec.jobSet) return;
     const { name, run } = spec.jobSet;
     try {
-      const counted = await this.deps.sets.store.countEnded(name, run, this.deps.clock.now());
+      const counted = await this.deps.sets.store.countEnded(name, run, spec.id, this.deps.clock.now());
       if (counted && counted.ended >= counted.total && counted.completedAt === undefined) await this.check(counted);
     } catch (error) {
       // The reconciler reads open runs: a count lost here delays the run's completion (by openRunDue's quiet period

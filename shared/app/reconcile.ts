@@ -24,6 +24,7 @@ import { createConfiguredGate, followConfiguration, overLimitGate } from './gate
 import { HandOff } from './handOff';
 import { inParallel } from './inParallel';
 import { jobEnded } from './jobSetEnds';
+import { endWriter } from '../domain/startAttempt';
 import { JobSetRunner } from './jobSets';
 import { revokeReservation } from './revoke';
 import { waiterFor } from './waiters';
@@ -376,7 +377,7 @@ export class Reconciler {
       jobId: record.jobId,
       version: record.version,
       to: JobState.Failed,
-      patch: { executionId: record.executionId, endedAt: now, lastError: reason },
+      patch: { executionId: record.executionId, endedAt: now, endedBy: endWriter(this.deps.random), lastError: reason },
     };
     if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move))) return undefined;
     await jobEnded(this.deps, moved(record, move, now));

@@ -54,6 +54,8 @@ export interface JobRecord {
   replacesRun?: string;
   /** Running: the last heartbeat its run sent (callback jobs): its heartbeat deadline counts from it. */
   heartbeatAt?: number;
+  /** Final: the call that wrote its end (startAttempt.ts endWriter), which may meet its own write again (wroteMove). */
+  endedBy?: string;
 }
 
 /** Fields a move may set (undefined ones are left as they are). */
@@ -73,6 +75,7 @@ export type RecordPatch = Partial<
     | 'replacesRun'
     | 'deadLetteredAt'
     | 'waitRank'
+    | 'endedBy'
   >
 >;
 
@@ -104,6 +107,19 @@ export function registeredRecord(spec: JobSpec, now: number): JobRecord {
 export function moved(record: JobRecord, move: Move, now: number): JobRecord {
   const patch = Object.fromEntries(Object.entries(move.patch ?? {}).filter(([, value]) => value !== undefined));
   return { ...record, ...patch, state: move.to, version: record.version + 1, updatedAt: now };
+}
+
+/**
+ * Whether `record` is what `move`, written at `now`, left: the writer's own write. A write whose answer was lost (a
+ * connection reset, or a server error after it applied) is sent again by the SDK and meets its own effect as a failed
+ * condition; the local engines answer a retried transaction so, and AWS does after its ClientRequestToken's ten
+ * minutes. The version fences out every other writer but one that made the same move at the same millisecond; a
+ * token in the patch (an end's `endedBy`) fences out that one too.
+ */
+export function wroteMove(record: JobRecord, move: Move, now: number): boolean {
+  if (record.jobId !== move.jobId || record.state !== move.to || record.version !== move.version + 1 || record.updatedAt !== now)
+    return false;
+  return Object.entries(move.patch ?? {}).every(([field, value]) => value === undefined || record[field as keyof JobRecord] === value);
 }
 
 /** Where a run came from: the run's execution id leads back to the job and its pool. */

@@ -56,8 +56,11 @@ export interface OpenRunPage {
 export interface SetRunStore {
   /** Creates the run and lists it as open, in one write; false (changing nothing) when it exists already. */
   startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean>;
-  /** Counts one ended job on the run at `at`; the run as counted, or undefined if there is no such run. */
-  countEnded(set: string, run: string, at: number): Promise<SetRun | undefined>;
+  /**
+   * Counts one ended job on the run at `at`; the run as counted, or undefined if there is no such run. A count made
+   * again by the job whose count was the last (a retried request) is not counted twice.
+   */
+  countEnded(set: string, run: string, jobId: string, at: number): Promise<SetRun | undefined>;
   /** Notes that the run's records were read (not all ended yet). */
   markChecked(set: string, run: string, at: number): Promise<void>;
   /** Completes the run with its summary, once: false if it was completed already (another checker won). */

@@ -165,6 +165,7 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
           deadLetteredAt: T + 4,
           waitRank: 7,
           replacesRun: 'exec-0',
+          endedBy: 'end/abc',
         };
         expect(await ledger.move(from(record, 'starting', patch), T + 10)).toBe(true);
         expect(await ledger.get('j1')).toEqual({ ...record, ...patch, version: record.version + 1, updatedAt: T + 10 });

@@ -51,17 +51,26 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
     test('countEnded adds one and answers the run as counted; an unknown run is undefined and not created', async () => {
       const set = newSet();
       await store.startRun(run(set));
-      expect((await store.countEnded(set, '20261127T0200Z', 1_000))?.ended).toBe(1);
-      expect(await store.countEnded(set, '20261127T0200Z', 2_000)).toMatchObject({ ended: 2, countedAt: 2_000, total: 3, keys: ['a', 'b', 'c'] });
-      expect(await store.countEnded(set, 'other', 3_000)).toBeUndefined();
+      expect((await store.countEnded(set, '20261127T0200Z', 'j-a', 1_000))?.ended).toBe(1);
+      expect(await store.countEnded(set, '20261127T0200Z', 'j-b', 2_000)).toMatchObject({ ended: 2, countedAt: 2_000, total: 3, keys: ['a', 'b', 'c'] });
+      expect(await store.countEnded(set, 'other', 'j-c', 3_000)).toBeUndefined();
       expect(await store.getRun(set, 'other')).toBeUndefined();
     });
 
     test('counts made at once all land', async () => {
       const set = newSet();
       await store.startRun(run(set));
-      await Promise.all(Array.from({ length: 10 }, () => store.countEnded(set, '20261127T0200Z', 4_000)));
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.countEnded(set, '20261127T0200Z', `j-${i}`, 4_000)));
       expect((await store.getRun(set, '20261127T0200Z'))!.ended).toBe(10);
+    });
+
+    test("a count made again by the job counted last (the SDK's retry, its answer lost) is not counted twice; another job's is", async () => {
+      const set = newSet();
+      await store.startRun(run(set));
+      await store.countEnded(set, '20261127T0200Z', 'j-a', 1_000);
+      expect(await store.countEnded(set, '20261127T0200Z', 'j-a', 1_000)).toMatchObject({ ended: 1, countedAt: 1_000 });
+      expect(await store.countEnded(set, '20261127T0200Z', 'j-b', 2_000)).toMatchObject({ ended: 2, countedAt: 2_000 });
+      expect(await store.countEnded(set, 'other', 'j-b', 3_000)).toBeUndefined();
     });
 
     test('complete is once: of two completions at once exactly one wins; the run stays open until notified', async () => {
@@ -81,7 +90,7 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
       const set = newSet();
       await store.startRun(run(set, 'r1'));
       await store.startRun(run(set, 'r2'));
-      await store.countEnded(set, 'r2', 5_000);
+      await store.countEnded(set, 'r2', 'j-a', 5_000);
       await store.markChecked(set, 'r1', T + 5);
       const open = (await openOf(store, set)).sort((a, b) => a.run.localeCompare(b.run));
       expect(open.map((r) => [r.run, r.ended, r.checkedAt])).toEqual([

@@ -133,5 +133,11 @@ export const CURSOR_BEHIND = 'attribute_not_exists(#minute) OR #minute < :minute
 /** A job set's run exists (counting an ended job on it, noting a check). */
 export const RUN_EXISTS = 'attribute_exists(pk)';
 
+/**
+ * Count an ended job on its run: the run exists, and its last count is not this job's (a job ends once: a count that
+ * meets its own job's is the SDK's retry of one whose answer was lost, and already in).
+ */
+export const COUNT_NOT_REPEATED = `${RUN_EXISTS} AND (attribute_not_exists(lastCounted) OR lastCounted <> :job)`;
+
 /** A job set's run exists and is not completed yet (completing it: once). */
 export const RUN_OPEN = 'attribute_exists(pk) AND attribute_not_exists(completedAt)';

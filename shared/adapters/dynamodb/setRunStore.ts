@@ -7,7 +7,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { OpenRunCursor, OpenRunPage, SetRun, SetRunStore, SetRunSummary } from '../../ports/setRunStore';
-import { IS_NEW, RUN_EXISTS, RUN_OPEN } from './conditions';
+import { COUNT_NOT_REPEATED, IS_NEW, RUN_EXISTS, RUN_OPEN } from './conditions';
 import { type Backoff, contentionRetrying, type Send } from './contention';
 import { applied, cancellationReasons } from './errors';
 import { expiresAfter, SECONDS_PER_DAY } from './jobItem';
@@ -53,22 +53,23 @@ export class DynamoSetRunStore implements SetRunStore {
     }
   }
 
-  async countEnded(set: string, run: string, at: number): Promise<SetRun | undefined> {
+  async countEnded(set: string, run: string, jobId: string, at: number): Promise<SetRun | undefined> {
     try {
       const { Attributes } = await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: setRunKey(set, run),
-          UpdateExpression: 'ADD ended :one SET countedAt = :at',
-          ConditionExpression: RUN_EXISTS,
-          ExpressionAttributeValues: { ':one': 1, ':at': at },
+          UpdateExpression: 'ADD ended :one SET countedAt = :at, lastCounted = :job',
+          ConditionExpression: COUNT_NOT_REPEATED,
+          ExpressionAttributeValues: { ':one': 1, ':at': at, ':job': jobId },
           ReturnValues: 'ALL_NEW',
         }),
       );
       return Attributes ? fromItem(Attributes) : undefined;
     } catch (error) {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return undefined;
-      throw error;
+      if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+      // No such run, or this job's count is in already (the SDK's retry of it, its answer lost): the run as it is.
+      return this.getRun(set, run);
     }
   }
 

@@ -38,7 +38,7 @@ describe('DynamoSetRunStore specifics (dynalite)', () => {
         (await fixtures().doc.send(new GetCommand({ TableName: table.name, Key: setRunKey('nightly', 'r1'), ConsistentRead: true }))).Item
           ?.expiresAt;
       await store.startRun({ set: 'nightly', run: 'r1', total: 1, keys: ['a'], startedAt: T });
-      await store.countEnded('nightly', 'r1', T + 1000);
+      await store.countEnded('nightly', 'r1', 'j-a', T + 1000);
       await store.complete('nightly', 'r1', { total: 1, succeeded: 1, failed: 0, open: 0, failedIds: [] }, T + 2000);
       expect(await expiresAt()).toBeUndefined();
       await store.markNotified('nightly', 'r1', T + 3000);

@@ -23,6 +23,8 @@ function refuseTooLarge(run: SetRun, update: boolean): void {
 export class InMemorySetRuns implements SetRunStore {
   private readonly runsByKey = new Map<string, SetRun>();
   private readonly open = new Set<string>();
+  /** the job whose count was the last on each run (the adapter's lastCounted) */
+  private readonly lastCounted = new Map<string, string>();
   private readonly paused = new Set<string>();
 
   async startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
@@ -35,11 +37,15 @@ export class InMemorySetRuns implements SetRunStore {
     return true;
   }
 
-  async countEnded(set: string, run: string, at: number): Promise<SetRun | undefined> {
-    const stored = this.runsByKey.get(key(set, run));
+  async countEnded(set: string, run: string, jobId: string, at: number): Promise<SetRun | undefined> {
+    const k = key(set, run);
+    const stored = this.runsByKey.get(k);
     if (!stored) return undefined;
-    stored.ended++;
-    stored.countedAt = at;
+    if (this.lastCounted.get(k) !== jobId) {
+      stored.ended++;
+      stored.countedAt = at;
+      this.lastCounted.set(k, jobId);
+    }
     return structuredClone(stored);
   }
 

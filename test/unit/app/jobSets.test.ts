@@ -6,6 +6,8 @@ import { UnknownJobSetError } from '../../../shared/errors';
 import { CrashSwitch, crashable, deliverSent, type FakeWorld, makeDeps, SimulatedCrash } from '../../support/fakes';
 import { mapKinds } from '../../support/fakes/everyKind';
 import { sluiceServices } from '../../../shared/app/services';
+import { CompletionResult } from '../../../shared/app/completeRun';
+import { PassOutcome } from '../../../shared/ports/leaseStore';
 import { parseJobSetsText } from '../../../shared/config/jobSetsFile';
 
 const SETS = parseJobSetsText(
@@ -113,6 +115,37 @@ describe('job sets', () => {
     }).completeRun;
     await releaser.complete(world.starters.appflow.finish(run!.executionId, 'succeeded')).catch(() => undefined);
     expect(crash.firedAt).toBe('appflow.start');
+    expect(await world.setRuns.getRun('nightly', '20261127T0200Z')).toMatchObject({ ended: 1 });
+  });
+
+  test("a release whose answer was lost (applied, the SDK's retry refused) is the releaser's own: the job counts itself, its end is announced, the next job starts now", async () => {
+    const world = makeDeps({ settings: { pools: { default: 4 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await deliverSent(world);
+    const [run] = world.starters.appflow.inProgress();
+    const pass = world.leases.pass.bind(world.leases);
+    jest.spyOn(world.leases, 'pass').mockImplementationOnce(async (...args) => {
+      await pass(...args);
+      return PassOutcome.Stale;
+    });
+    expect(await world.completeRun.complete(world.starters.appflow.finish(run!.executionId, 'succeeded'))).toBe(CompletionResult.Released);
+    expect(await world.setRuns.getRun('nightly', '20261127T0200Z')).toMatchObject({ ended: 1 });
+    expect(world.jobEvents.published.filter((e) => e.detailType === SluiceDetailType.JobEnded)).toHaveLength(1);
+    // the job its slot went to is started by this releaser, not left for the reconciler after its start grace
+    expect(world.starters.appflow.inProgress()).toHaveLength(4);
+  });
+
+  test("a free whose answer was lost is the releaser's own too: the job counts itself", async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await deliverSent(world);
+    const [run] = world.starters.appflow.inProgress();
+    const free = world.leases.free.bind(world.leases);
+    jest.spyOn(world.leases, 'free').mockImplementationOnce(async (...args) => {
+      await free(...args);
+      return false;
+    });
+    expect(await world.completeRun.complete(world.starters.appflow.finish(run!.executionId, 'succeeded'))).toBe(CompletionResult.Released);
     expect(await world.setRuns.getRun('nightly', '20261127T0200Z')).toMatchObject({ ended: 1 });
   });
 
