@@ -51,11 +51,14 @@ export interface OpenRunClock {
 }
 
 /**
- * Counts a run may be short of and still be read once its counting goes quiet: lost counts are rare (an answer lost,
- * an invocation stopped between a job's end and its count), so a run whose counts are further from its total is
- * still running, and reading its records (up to 5,000) after every quiet spell would be waste.
+ * Counts a run may be short of and still be read once its counting goes quiet: lost counts are rare (an invocation
+ * stopped between a job's end and its count; a lost answer is recognised), so a run whose counts are further from its
+ * total is still running, and reading its records (up to 5,000) after every quiet spell would be waste. At least
+ * MIN_NEARLY_COUNTED: invocations that time out tend to come together (a throttled table, a slow job API), and a run
+ * read once per count at most (readSinceCounted) costs at most that many extra reads.
  */
-export const nearlyCounted = (total: number): number => Math.max(1, Math.ceil(total / 100));
+export const MIN_NEARLY_COUNTED = 3;
+export const nearlyCounted = (total: number): number => Math.max(MIN_NEARLY_COUNTED, Math.ceil(total / 100));
 
 /**
  * Whether the reconciler reads an open run's records now. Counts are hints, so the records decide. A run is read:

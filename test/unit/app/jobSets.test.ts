@@ -197,6 +197,23 @@ describe('job sets', () => {
     expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
   });
 
+  test('three counts missed in one run (invocations timing out together): still read once counting has been quiet for the start grace', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    const fired = world.clock.now();
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    jest
+      .spyOn(world.setRuns, 'countEnded')
+      .mockRejectedValueOnce(new Error('function timed out'))
+      .mockRejectedValueOnce(new Error('function timed out'))
+      .mockRejectedValueOnce(new Error('function timed out'));
+    await runAll(world);
+    expect((await world.setRuns.getRun('nightly', '20261127T0200Z'))!.ended).toBe(9);
+    world.clock.advance(world.deps.settings.startGraceMs);
+    await world.reconciler.run();
+    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
+    expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
+  });
+
   test('a completion whose event was not noted as sent is sent again by the reconciler (at least once)', async () => {
     const world = makeDeps({ settings: { pools: { default: 12 } } });
     await runner(world).fire({ set: 'nightly', scheduledTime: AT });
