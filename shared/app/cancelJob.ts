@@ -2,7 +2,8 @@ import { demandOf } from '../domain/job';
 import { gatesOf } from '../domain/limits';
 import { isTerminal, JobState } from '../domain/jobState';
 import { PROTOCOL } from '../domain/protocol';
-import { type JobLedger, type JobRecord, moved } from '../ports/jobLedger';
+import { type JobLedger, type JobRecord, type Move, moved, wroteMove } from '../ports/jobLedger';
+import { endWriter } from '../domain/startAttempt';
 import type { JobStarters } from '../ports/jobStarter';
 import type { LeaseStore } from '../ports/leaseStore';
 import type { ScheduleStore, WaiterRef } from '../ports/scheduleStore';
@@ -37,6 +38,8 @@ export interface CancelDeps {
   schedule: Pick<ScheduleStore, 'cancel'>;
   starters: JobStarters;
   clock: Clock;
+  /** for the token of a cancel's write (endedBy), by which a write whose answer was lost is known as its own */
+  random: () => number;
   /** Told of each job cancelled, with its record as cancelled (its end is announced on the bus: jobSetEnds.ts). */
   onCancelled?(ended: JobRecord): Promise<void>;
 }
@@ -56,10 +59,13 @@ export class CancelJob {
   constructor(private readonly deps: CancelDeps) {}
 
   async cancel(jobId: string, options: { stop?: boolean } = {}): Promise<CancelResult> {
+    let tried: { move: Move; from: JobRecord } | undefined;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const record = await this.deps.ledger.get(jobId);
       if (!record) return { outcome: CancelOutcome.NotFound };
       const state = record.state;
+      // Our last cancel, applied with its answer lost (the SDK's retry met its own effect): cancelled by this call.
+      if (tried && wroteMove(record, tried.move)) return this.cancelled(tried.from, record);
       if (isTerminal(state)) return { outcome: CancelOutcome.Finished, state };
       if (state === JobState.Running) {
         if (!options.stop) return { outcome: CancelOutcome.Running, state, executionId: record.executionId };
@@ -69,13 +75,21 @@ export class CancelJob {
       if (state === JobState.Reserved || state === JobState.Starting) return { outcome: CancelOutcome.Starting, state };
       const waiter = state === JobState.Waiting ? await this.waiterOf(record) : undefined;
       const now = this.deps.clock.now();
-      const move = { jobId, version: record.version, to: PROTOCOL.cancel.to, patch: { endedAt: now } };
-      if (await this.deps.schedule.cancel(move, now, waiter)) {
-        await this.deps.onCancelled?.(moved(record, move, now));
-        return { outcome: CancelOutcome.Cancelled, state };
-      }
+      const move = {
+        jobId,
+        version: record.version,
+        to: PROTOCOL.cancel.to,
+        patch: { endedAt: now, endedBy: endWriter(this.deps.random) },
+      };
+      if (await this.deps.schedule.cancel(move, now, waiter)) return this.cancelled(record, moved(record, move, now));
+      tried = { move, from: record };
     }
     throw new Error(`job ${jobId} kept moving while it was being cancelled: try again`);
+  }
+
+  private async cancelled(from: JobRecord, ended: JobRecord): Promise<CancelResult> {
+    await this.deps.onCancelled?.(ended);
+    return { outcome: CancelOutcome.Cancelled, state: from.state };
   }
 
   /**

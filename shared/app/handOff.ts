@@ -123,10 +123,9 @@ export class HandOff {
         continue;
       }
       const starting = this.startingClaim(next);
-      const at = clock.now();
-      const outcome = await leases.pass(demand, move, { ...receiverOf(next, this.deps.settings ?? {}), starting }, at);
+      const outcome = await leases.pass(demand, move, { ...receiverOf(next, this.deps.settings ?? {}), starting }, clock.now());
       // Stale may be our own pass, applied with its answer lost: the job's record shows it, so the waiter has the slot.
-      switch (outcome === PassOutcome.Stale && (await this.wrote(move, at)) ? PassOutcome.Passed : outcome) {
+      switch (outcome === PassOutcome.Stale && (await this.wrote(move)) ? PassOutcome.Passed : outcome) {
         case PassOutcome.Passed:
           await released?.();
           await this.dispatch(next, starting?.attempt);
@@ -347,16 +346,18 @@ export class HandOff {
 
   /**
    * Whether a release that failed was our own, applied with its answer lost (the SDK's retry met its effect): the job's
-   * record is what the move left, so the whole transaction applied. Else another writer moved the job first.
+   * record is what the move left, so the whole transaction applied. Else another writer moved the job first. Only an
+   * end carries its writer's token (wroteMove): any other move is not read for.
    */
-  private async wrote(move: Move, at: number): Promise<boolean> {
+  private async wrote(move: Move): Promise<boolean> {
+    if (move.patch?.endedBy === undefined) return false;
     const record = await this.deps.ledger.get(move.jobId);
-    return record !== undefined && wroteMove(record, move, at);
+    return record !== undefined && wroteMove(record, move);
   }
 
   private async freeThenFill(demand: Demand, move: Move, released?: () => Promise<void>): Promise<boolean> {
-    const at = this.deps.clock.now();
-    const freed = (await this.deps.leases.free(demand, move, at)) || (await this.wrote(move, at));
+    // A pass of this release that applied but came back Contended (its retries lost to other transactions) is found here.
+    const freed = (await this.deps.leases.free(demand, move, this.deps.clock.now())) || (await this.wrote(move));
     // A job may have parked after we looked for waiters and before the release, seeing the limit full: let it in.
     if (freed) {
       await released?.();

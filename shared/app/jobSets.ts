@@ -184,7 +184,7 @@ export class JobSetRunner {
     const summary = await this.summarize(run);
     const now = this.deps.clock.now();
     if (summary.open > 0) {
-      await store.markChecked(run.set, run.run, now);
+      await store.markChecked(run.set, run.run, now, summary.open);
       return false;
     }
     // A write whose answer was lost meets its own effect when the SDK sends it again ("condition failed"): the run

@@ -248,6 +248,7 @@ export async function main(
           // Stopping a run calls its job API with your credentials (the SDK's endpoints: AWS_ENDPOINT_URL_GLUE, ...).
           starters: kindStarters({ warn: (message) => io.stderr(`sluice: ${message}`) }),
           clock: systemClock,
+          random: Math.random,
           // Its end is announced as the functions announce theirs, on the stage's bus, with your credentials.
           onCancelled: (ended) =>
             announceJobEnd(

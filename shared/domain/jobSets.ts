@@ -48,6 +48,8 @@ export interface OpenRunClock {
   countedAt?: number;
   /** when its records were last read */
   checkedAt?: number;
+  /** how many of its jobs that read found still open */
+  checkedOpen?: number;
 }
 
 /**
@@ -66,6 +68,8 @@ export const nearlyCounted = (total: number): number => Math.max(MIN_NEARLY_COUN
  *   it read on every pass until its last job ends);
  * - when its counts are within nearlyCounted of its total, counting has been quiet for `quietMs` since the last count,
  *   and it was not read since: a missed last count is repaired one quiet period after the run's last counted end;
+ * - when its last read found at most nearlyCounted jobs open, `quietMs` after that read, count or none: a count made
+ *   twice can have the run read before its last job ended, and that job's count be the one missed;
  * - every `everyMs` in any case (a run whose remaining counts were all missed, or none of whose jobs was counted).
  */
 export function openRunDue(run: OpenRunClock, now: number, { quietMs, everyMs }: { quietMs: number; everyMs: number }): boolean {
@@ -73,6 +77,8 @@ export function openRunDue(run: OpenRunClock, now: number, { quietMs, everyMs }:
   if (run.ended >= run.total && !readSinceCounted) return true;
   const quiet = run.countedAt !== undefined && now - run.countedAt >= quietMs;
   if (quiet && !readSinceCounted && run.total - run.ended <= nearlyCounted(run.total)) return true;
+  const fewLeft = run.checkedOpen !== undefined && run.checkedOpen <= nearlyCounted(run.total);
+  if (fewLeft && now - run.checkedAt! >= quietMs) return true;
   return now - (run.checkedAt ?? run.startedAt) > everyMs;
 }
 

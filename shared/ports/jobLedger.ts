@@ -110,16 +110,21 @@ export function moved(record: JobRecord, move: Move, now: number): JobRecord {
 }
 
 /**
- * Whether `record` is what `move`, written at `now`, left: the writer's own write. A write whose answer was lost (a
- * connection reset, or a server error after it applied) is sent again by the SDK and meets its own effect as a failed
- * condition; the local engines answer a retried transaction so, and AWS does after its ClientRequestToken's ten
- * minutes. The version fences out every other writer but one that made the same move at the same millisecond; a
- * token in the patch (an end's `endedBy`) fences out that one too.
+ * Whether `record` is what `move` left, written by the caller itself: a write whose answer was lost (a connection
+ * reset, or a server error after it applied) is sent again by the SDK and meets its own effect as a failed condition;
+ * the local engines answer a retried transaction so, and AWS does after its ClientRequestToken's ten minutes. Only a
+ * move that carries its writer's token (an end's `endedBy`) can be told from another writer's same move; any other is
+ * taken for another writer's.
  */
-export function wroteMove(record: JobRecord, move: Move, now: number): boolean {
-  if (record.jobId !== move.jobId || record.state !== move.to || record.version !== move.version + 1 || record.updatedAt !== now)
-    return false;
-  return Object.entries(move.patch ?? {}).every(([field, value]) => value === undefined || record[field as keyof JobRecord] === value);
+export function wroteMove(record: JobRecord, move: Move): boolean {
+  const token = move.patch?.endedBy;
+  return (
+    token !== undefined &&
+    record.jobId === move.jobId &&
+    record.endedBy === token &&
+    record.state === move.to &&
+    record.version === move.version + 1
+  );
 }
 
 /** Where a run came from: the run's execution id leads back to the job and its pool. */

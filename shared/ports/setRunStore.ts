@@ -35,6 +35,8 @@ export interface SetRun {
   notifiedAt?: number;
   /** when its jobs' records were last read to see whether it ended (the reconciler reads an open run now and then) */
   checkedAt?: number;
+  /** how many of its jobs that read found still open */
+  checkedOpen?: number;
 }
 
 /** Where a page of open runs ends: the next page starts after this run (open runs are listed by set, then run). */
@@ -55,14 +57,16 @@ export interface OpenRunPage {
  */
 export interface SetRunStore {
   /** Creates the run and lists it as open, in one write; false (changing nothing) when it exists already. */
-  startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean>;
+  startRun(
+    run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'checkedOpen' | 'notifiedAt'>,
+  ): Promise<boolean>;
   /**
    * Counts one ended job on the run at `at`; the run as counted, or undefined if there is no such run. A count made
    * again by the job whose count was the last (a retried request) is not counted twice.
    */
   countEnded(set: string, run: string, jobId: string, at: number): Promise<SetRun | undefined>;
-  /** Notes that the run's records were read (not all ended yet). */
-  markChecked(set: string, run: string, at: number): Promise<void>;
+  /** Notes that the run's records were read, and how many of its jobs were still open. */
+  markChecked(set: string, run: string, at: number, open: number): Promise<void>;
   /** Completes the run with its summary, once: false if it was completed already (another checker won). */
   complete(set: string, run: string, summary: SetRunSummary, at: number): Promise<boolean>;
   /**

@@ -52,7 +52,12 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
       const set = newSet();
       await store.startRun(run(set));
       expect((await store.countEnded(set, '20261127T0200Z', 'j-a', 1_000))?.ended).toBe(1);
-      expect(await store.countEnded(set, '20261127T0200Z', 'j-b', 2_000)).toMatchObject({ ended: 2, countedAt: 2_000, total: 3, keys: ['a', 'b', 'c'] });
+      expect(await store.countEnded(set, '20261127T0200Z', 'j-b', 2_000)).toMatchObject({
+        ended: 2,
+        countedAt: 2_000,
+        total: 3,
+        keys: ['a', 'b', 'c'],
+      });
       expect(await store.countEnded(set, 'other', 'j-c', 3_000)).toBeUndefined();
       expect(await store.getRun(set, 'other')).toBeUndefined();
     });
@@ -76,7 +81,10 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
     test('complete is once: of two completions at once exactly one wins; the run stays open until notified', async () => {
       const set = newSet();
       await store.startRun(run(set));
-      const results = await Promise.all([store.complete(set, '20261127T0200Z', SUMMARY, T + 10), store.complete(set, '20261127T0200Z', SUMMARY, T + 11)]);
+      const results = await Promise.all([
+        store.complete(set, '20261127T0200Z', SUMMARY, T + 10),
+        store.complete(set, '20261127T0200Z', SUMMARY, T + 11),
+      ]);
       expect(results.sort()).toEqual([false, true]);
       expect(await store.getRun(set, '20261127T0200Z')).toMatchObject({ summary: SUMMARY });
       expect(await openOf(store, set)).toHaveLength(1);
@@ -91,11 +99,11 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
       await store.startRun(run(set, 'r1'));
       await store.startRun(run(set, 'r2'));
       await store.countEnded(set, 'r2', 'j-a', 5_000);
-      await store.markChecked(set, 'r1', T + 5);
+      await store.markChecked(set, 'r1', T + 5, 2);
       const open = (await openOf(store, set)).sort((a, b) => a.run.localeCompare(b.run));
-      expect(open.map((r) => [r.run, r.ended, r.checkedAt])).toEqual([
-        ['r1', 0, T + 5],
-        ['r2', 1, undefined],
+      expect(open.map((r) => [r.run, r.ended, r.checkedAt, r.checkedOpen])).toEqual([
+        ['r1', 0, T + 5, 2],
+        ['r2', 1, undefined, undefined],
       ]);
     });
 
@@ -123,7 +131,9 @@ export function describeSetRunStoreContract(name: string, setup: () => Promise<S
       const set = newSet();
       const keysOf = (count: number) => Array.from({ length: count }, (_, i) => `k${String(i).padStart(39, '0')}`);
       // 41 bytes a key in the list (40 + 1): 10,000 keys are 410,000 bytes, over 409,600
-      await expect(store.startRun({ ...run(set, 'big'), keys: keysOf(10_000), total: 10_000 })).rejects.toMatchObject({ name: 'ValidationException' });
+      await expect(store.startRun({ ...run(set, 'big'), keys: keysOf(10_000), total: 10_000 })).rejects.toMatchObject({
+        name: 'ValidationException',
+      });
       expect(await store.getRun(set, 'big')).toBeUndefined();
       expect(MAX_ITEM_BYTES).toBe(409_600);
       // 9,900 keys (405,900 bytes with the rest of the item) fit; a summary that pushes it over is refused

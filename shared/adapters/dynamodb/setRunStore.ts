@@ -35,7 +35,9 @@ export class DynamoSetRunStore implements SetRunStore {
     this.retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS;
   }
 
-  async startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
+  async startRun(
+    run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'checkedOpen' | 'notifiedAt'>,
+  ): Promise<boolean> {
     const item = setRunItem({ ...run, ended: 0 });
     try {
       await this.send(
@@ -73,15 +75,15 @@ export class DynamoSetRunStore implements SetRunStore {
     }
   }
 
-  async markChecked(set: string, run: string, at: number): Promise<void> {
+  async markChecked(set: string, run: string, at: number, open: number): Promise<void> {
     await applied(
       this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: setRunKey(set, run),
-          UpdateExpression: 'SET checkedAt = :at',
+          UpdateExpression: 'SET checkedAt = :at, checkedOpen = :open',
           ConditionExpression: RUN_EXISTS,
-          ExpressionAttributeValues: { ':at': at },
+          ExpressionAttributeValues: { ':at': at, ':open': open },
         }),
       ),
     );
@@ -192,6 +194,7 @@ function fromItem(item: Record<string, unknown>): SetRun {
     ...(item.completedAt !== undefined && { completedAt: Number(item.completedAt) }),
     ...(item.summary !== undefined && { summary: item.summary as SetRunSummary }),
     ...(item.checkedAt !== undefined && { checkedAt: Number(item.checkedAt) }),
+    ...(item.checkedOpen !== undefined && { checkedOpen: Number(item.checkedOpen) }),
     ...(item.notifiedAt !== undefined && { notifiedAt: Number(item.notifiedAt) }),
   };
 }

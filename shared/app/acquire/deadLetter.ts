@@ -5,7 +5,8 @@
 import { encodeJobBody } from '../../domain/jobBody';
 import { JobState } from '../../domain/jobState';
 import { PROTOCOL } from '../../domain/protocol';
-import type { JobRecord } from '../../ports/jobLedger';
+import { type JobRecord, type Move, wroteMove } from '../../ports/jobLedger';
+import { endWriter } from '../../domain/startAttempt';
 import { MetricName } from '../deps';
 import { jobEnded } from '../jobSetEnds';
 import type { Acquiring } from './context';
@@ -25,18 +26,25 @@ export async function sendToDlq(acq: Acquiring, record: JobRecord, reason: strin
   const { spec } = record;
   const context = { jobId: spec.id, pool: spec.pool, ...(delivered && { messageId: delivered.messageId }) };
   const result = await deadLetter(acq, delivered?.body ?? encodeJobBody(spec), reason, context, spec.kind);
+  const now = acq.deps.clock.now();
   const noted = {
     jobId: spec.id,
     version: record.version,
     to: PROTOCOL.deadLettered.to,
-    patch: { deadLetteredAt: acq.deps.clock.now() },
+    patch: { deadLetteredAt: now, endedBy: endWriter(acq.deps.random) },
   };
   // Only the delivery whose note lands announces the end (and counts it on its set's run): two copies of a dead job
-  // both send its DLQ copy, but the second's note fails its fence. A note whose answer was lost announces nothing
-  // (at most once, as every end; the set's count is made up from the records).
-  if (await acq.deps.ledger.move(noted, acq.deps.clock.now()))
-    await jobEnded(acq.deps, { ...record, state: JobState.Dead, lastError: reason, endedAt: record.endedAt ?? acq.deps.clock.now() });
+  // both send its DLQ copy, but the second's note fails its fence. A note whose answer was lost is found by its token.
+  if (await notedDead(acq, noted, now))
+    await jobEnded(acq.deps, { ...record, state: JobState.Dead, lastError: reason, endedAt: record.endedAt ?? now });
   return result;
+}
+
+/** The dead-letter note written, by this call: applied now, or before with its answer lost (wroteMove). */
+async function notedDead(acq: Acquiring, noted: Move, now: number): Promise<boolean> {
+  if (await acq.deps.ledger.move(noted, now)) return true;
+  const record = await acq.deps.ledger.get(noted.jobId);
+  return record !== undefined && wroteMove(record, noted);
 }
 
 /** `context` goes with the DLQ copy as attributes; `kind`, when known, only to the log. */

@@ -27,7 +27,9 @@ export class InMemorySetRuns implements SetRunStore {
   private readonly lastCounted = new Map<string, string>();
   private readonly paused = new Set<string>();
 
-  async startRun(run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'notifiedAt'>): Promise<boolean> {
+  async startRun(
+    run: Omit<SetRun, 'ended' | 'countedAt' | 'completedAt' | 'summary' | 'checkedAt' | 'checkedOpen' | 'notifiedAt'>,
+  ): Promise<boolean> {
     const k = key(run.set, run.run);
     if (this.runsByKey.has(k)) return false;
     const created = structuredClone({ ...run, ended: 0 });
@@ -49,9 +51,9 @@ export class InMemorySetRuns implements SetRunStore {
     return structuredClone(stored);
   }
 
-  async markChecked(set: string, run: string, at: number): Promise<void> {
+  async markChecked(set: string, run: string, at: number, open: number): Promise<void> {
     const stored = this.runsByKey.get(key(set, run));
-    if (stored) stored.checkedAt = at;
+    if (stored) Object.assign(stored, { checkedAt: at, checkedOpen: open });
   }
 
   async complete(set: string, run: string, summary: SetRunSummary, at: number): Promise<boolean> {

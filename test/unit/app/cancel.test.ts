@@ -81,6 +81,24 @@ describe('sluice cancel', () => {
     expect(world.starters.glue.stops).toEqual([run]);
   });
 
+  test("a cancel whose answer was lost (applied, the SDK's retry refused) is this call's own: cancelled, and announced once", async () => {
+    const world = makeDeps();
+    await world.acquirer.process(messageOf(later(appflowJob('a'), T0 + 5 * MINUTE)));
+    const cancel = world.store.cancel.bind(world.store);
+    jest.spyOn(world.store, 'cancel').mockImplementationOnce(async (...args) => {
+      await cancel(...args);
+      return false;
+    });
+    const announced: string[] = [];
+    const result = await new CancelJob({
+      ...world.deps,
+      schedule: world.store,
+      onCancelled: async (r) => void announced.push(r.state),
+    }).cancel('a');
+    expect(result).toEqual({ outcome: CancelOutcome.Cancelled, state: 'scheduled' });
+    expect(announced).toEqual(['cancelled']);
+  });
+
   test('a finished or unknown job: nothing to do', async () => {
     const world = makeDeps();
     expect(await canceller(world).cancel('nobody')).toEqual({ outcome: CancelOutcome.NotFound });

@@ -214,6 +214,28 @@ describe('job sets', () => {
     expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
   });
 
+  test('a count made twice and the last one missed: the run read before its last job ended is read again a start grace later', async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    const fired = world.clock.now();
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    const countEnded = world.setRuns.countEnded.bind(world.setRuns);
+    let counts = 0;
+    jest.spyOn(world.setRuns, 'countEnded').mockImplementation(async (set, run, jobId, at) => {
+      counts++;
+      if (counts === 1) await countEnded(set, run, `${jobId}-again`, at); // a retry counted with another job's between
+      if (counts === 12) throw new Error('function timed out'); // the last job's count is lost
+      return countEnded(set, run, jobId, at);
+    });
+    await runAll(world);
+    // the 11th job's count reached the total while the 12th ran: read, one open, nothing since
+    expect(await world.setRuns.getRun('nightly', '20261127T0200Z')).toMatchObject({ ended: 12, checkedOpen: 1 });
+    expect(world.events.published).toEqual([]);
+    world.clock.advance(world.deps.settings.startGraceMs);
+    await world.reconciler.run();
+    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
+    expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
+  });
+
   test('a completion whose event was not noted as sent is sent again by the reconciler (at least once)', async () => {
     const world = makeDeps({ settings: { pools: { default: 12 } } });
     await runner(world).fire({ set: 'nightly', scheduledTime: AT });
@@ -235,6 +257,20 @@ describe('job sets', () => {
     const [event] = world.events.published;
     expect(event!.detail).toMatchObject({ succeeded: 11, failed: 1 });
     expect(world.ledger.peek((event!.detail.failedIds as string[])[0]!)!.state).toBe(JobState.Dead);
+  });
+
+  test("a dead-letter note whose answer was lost is the acquirer's own: the dead job counts itself on its run", async () => {
+    const world = makeDeps({ settings: { pools: { default: 12 } } });
+    world.starters.appflow.failNextStarts(1, 'permanent');
+    const move = world.ledger.move.bind(world.ledger);
+    jest.spyOn(world.ledger, 'move').mockImplementation(async (m, now) => {
+      const applied = await move(m, now);
+      return m.patch?.deadLetteredAt === undefined ? applied : false; // the note applied, its answer lost
+    });
+    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    await runAll(world);
+    expect(world.events.published.map((e) => e.detail)).toMatchObject([{ succeeded: 11, failed: 1 }]);
+    expect((await world.setRuns.getRun('nightly', '20261127T0200Z'))!.ended).toBe(12);
   });
 
   test('a fire that died part way and is retried after its set was paused still sends the rest: pausing stops the next fires', async () => {
@@ -302,9 +338,9 @@ describe('open runs beyond the first page', () => {
     await openRunsWithOneMissedCount(world);
     // the 7th open run's item cannot be completed or marked (a write refused every time)
     const markChecked = world.setRuns.markChecked.bind(world.setRuns);
-    jest.spyOn(world.setRuns, 'markChecked').mockImplementation(async (set, run, at) => {
+    jest.spyOn(world.setRuns, 'markChecked').mockImplementation(async (set, run, at, open) => {
       if (run === `now-${runId(7)}`) throw new Error('ValidationException');
-      return markChecked(set, run, at);
+      return markChecked(set, run, at, open);
     });
     await world.reconciler.run();
     expect(world.events.published.map((e) => e.detail.run)).toEqual([`now-${runId(120)}`]);
@@ -323,7 +359,7 @@ describe('open runs beyond the first page', () => {
     const { markChecked, complete } = world.setRuns;
     jest
       .spyOn(world.setRuns, 'markChecked')
-      .mockImplementation(async (set, run, at) => (took(run), markChecked.call(world.setRuns, set, run, at)));
+      .mockImplementation(async (set, run, at, open) => (took(run), markChecked.call(world.setRuns, set, run, at, open)));
     jest
       .spyOn(world.setRuns, 'complete')
       .mockImplementation(async (set, run, ...rest) => (took(run), complete.call(world.setRuns, set, run, ...rest)));

@@ -64,12 +64,25 @@ test('a run still far from counted is not read for its quiet spells, only every 
   );
 });
 
-test('read once per quiet spell: after a read, the run is not due again until a new count or the periodic read', () => {
+test('read once per quiet spell: after a read that found many jobs open, not due again until a new count or the periodic read', () => {
   fc.assert(
-    fc.property(runs, fc.integer({ min: 0, max: EVERY }), (run, after) => {
+    fc.property(runs, fc.integer({ min: 0, max: EVERY }), fc.nat(), (run, after, more) => {
       const counted = { ...run, countedAt: run.countedAt ?? run.startedAt };
-      const read = { ...counted, checkedAt: counted.countedAt + 1 };
+      const read = { ...counted, checkedAt: counted.countedAt + 1, checkedOpen: nearlyCounted(run.total) + 1 + (more % 100) };
       expect(openRunDue(read, read.checkedAt + after, rules)).toBe(false);
+      const unknown = { ...counted, checkedAt: counted.countedAt + 1 };
+      expect(openRunDue(unknown, unknown.checkedAt + after, rules)).toBe(false);
+    }),
+  );
+});
+
+test('a read that found few jobs open is made again each quiet period, count or none (the last count may be the one missed)', () => {
+  fc.assert(
+    fc.property(runs, fc.integer({ min: 0, max: 2 * QUIET }), fc.nat(), (run, after, open) => {
+      const counted = { ...run, countedAt: run.countedAt ?? run.startedAt };
+      const read = { ...counted, checkedAt: counted.countedAt + 1, checkedOpen: open % (nearlyCounted(run.total) + 1) };
+      if (after >= QUIET) expect(openRunDue(read, read.checkedAt + after, rules)).toBe(true);
+      else if (read.ended < read.total) expect(openRunDue(read, read.checkedAt + after, rules)).toBe(false);
     }),
   );
 });

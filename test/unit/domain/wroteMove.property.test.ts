@@ -31,8 +31,13 @@ describe('wroteMove: a writer knows its own write when it meets it again', () =>
   test('the record a move left is that move as written', () => {
     fc.assert(
       fc.property(ends, ({ version, now, seed, to }) => {
-        const move = endMove(version, to, now, endWriter(() => (seed % 1000) / 1000));
-        return wroteMove(moved(record(version, 0), move, now), move, now);
+        const move = endMove(
+          version,
+          to,
+          now,
+          endWriter(() => (seed % 1000) / 1000),
+        );
+        return wroteMove(moved(record(version, 0), move, now), move);
       }),
     );
   });
@@ -42,18 +47,27 @@ describe('wroteMove: a writer knows its own write when it meets it again', () =>
       fc.property(ends, ({ version, now, to }) => {
         const ours = endMove(version, to, now, 'end/ours');
         const theirs = endMove(version, to, now, 'end/theirs');
-        return !wroteMove(moved(record(version, 0), theirs, now), ours, now);
+        return !wroteMove(moved(record(version, 0), theirs, now), ours);
       }),
     );
   });
 
-  test('a record at another version, state or time is not the move', () => {
+  test('a move without a token is never taken for our own: it cannot be told from the same move by another writer', () => {
+    fc.assert(
+      fc.property(ends, ({ version, now, to }) => {
+        const move: Move = { jobId: 'j1', version, to, patch: { executionId: 'jr_1', endedAt: now } };
+        return !wroteMove(moved(record(version, 0), move, now), move);
+      }),
+    );
+  });
+
+  test('a record at another version or state, or of another job, is not the move', () => {
     const move = endMove(4, JobState.Succeeded, 100, 'end/ours');
     const after = moved(record(4, 0), move, 100);
-    expect(wroteMove(after, move, 100)).toBe(true);
-    expect(wroteMove({ ...after, version: 6 }, move, 100)).toBe(false);
-    expect(wroteMove({ ...after, state: JobState.Failed }, move, 100)).toBe(false);
-    expect(wroteMove({ ...after, updatedAt: 101 }, move, 100)).toBe(false);
-    expect(wroteMove(record(4, 100), move, 100)).toBe(false);
+    expect(wroteMove(after, move)).toBe(true);
+    expect(wroteMove({ ...after, version: 6 }, move)).toBe(false);
+    expect(wroteMove({ ...after, state: JobState.Failed }, move)).toBe(false);
+    expect(wroteMove({ ...after, jobId: 'j2' }, move)).toBe(false);
+    expect(wroteMove(record(4, 100), move)).toBe(false);
   });
 });
