@@ -27,6 +27,22 @@ function runner(world: FakeWorld, deps = world.deps): JobSetRunner {
 }
 
 /** Delivers every message, ends every run as `outcome(jobId)` says, until nothing is left. */
+/** The set fired on a pool with room for all its jobs at once. */
+async function firedWithRoomForAll(): Promise<{ world: FakeWorld; fired: number }> {
+  const world = makeDeps({ settings: { pools: { default: 12 } } });
+  const fired = world.clock.now();
+  await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+  return { world, fired };
+}
+
+/** One start grace on, the reconciler reads the run and sends its event: well before its 15-minute read of any open run. */
+async function completesOneGraceLater(world: FakeWorld, fired: number): Promise<void> {
+  world.clock.advance(world.deps.settings.startGraceMs);
+  await world.reconciler.run();
+  expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
+  expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
+}
+
 async function runAll(world: FakeWorld, outcome: (jobId: string) => 'succeeded' | 'failed' = () => 'succeeded'): Promise<void> {
   for (let round = 0; round < 50; round++) {
     await deliverSent(world);
@@ -198,9 +214,7 @@ describe('job sets', () => {
   });
 
   test('three counts missed in one run (invocations timing out together): still read once counting has been quiet for the start grace', async () => {
-    const world = makeDeps({ settings: { pools: { default: 12 } } });
-    const fired = world.clock.now();
-    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    const { world, fired } = await firedWithRoomForAll();
     jest
       .spyOn(world.setRuns, 'countEnded')
       .mockRejectedValueOnce(new Error('function timed out'))
@@ -208,16 +222,11 @@ describe('job sets', () => {
       .mockRejectedValueOnce(new Error('function timed out'));
     await runAll(world);
     expect((await world.setRuns.getRun('nightly', '20261127T0200Z'))!.ended).toBe(9);
-    world.clock.advance(world.deps.settings.startGraceMs);
-    await world.reconciler.run();
-    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
-    expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
+    await completesOneGraceLater(world, fired);
   });
 
   test('a count made twice and the last one missed: the run read before its last job ended is read again a start grace later', async () => {
-    const world = makeDeps({ settings: { pools: { default: 12 } } });
-    const fired = world.clock.now();
-    await runner(world).fire({ set: 'nightly', scheduledTime: AT });
+    const { world, fired } = await firedWithRoomForAll();
     const countEnded = world.setRuns.countEnded.bind(world.setRuns);
     let counts = 0;
     jest.spyOn(world.setRuns, 'countEnded').mockImplementation(async (set, run, jobId, at) => {
@@ -230,10 +239,7 @@ describe('job sets', () => {
     // the 11th job's count reached the total while the 12th ran: read, one open, nothing since
     expect(await world.setRuns.getRun('nightly', '20261127T0200Z')).toMatchObject({ ended: 12, checkedOpen: 1 });
     expect(world.events.published).toEqual([]);
-    world.clock.advance(world.deps.settings.startGraceMs);
-    await world.reconciler.run();
-    expect(world.events.published.map((e) => e.detail.succeeded)).toEqual([12]);
-    expect(world.clock.now() - fired).toBeLessThan(CHECK_OPEN_RUN_EVERY_MS);
+    await completesOneGraceLater(world, fired);
   });
 
   test('a completion whose event was not noted as sent is sent again by the reconciler (at least once)', async () => {
