@@ -379,8 +379,9 @@ export class Reconciler {
       to: JobState.Failed,
       patch: { executionId: record.executionId, endedAt: now, endedBy: endWriter(this.deps.random), lastError: reason },
     };
-    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move))) return undefined;
-    await jobEnded(this.deps, moved(record, move, now));
+    // The job counts itself as soon as its end is written, before the slot's next job is let in (as the releaser's).
+    const ended = () => jobEnded(this.deps, moved(record, move, now));
+    if (!(await this.handOff.release(heldDemand(record.spec, record.lease), move, undefined, ended))) return undefined;
     this.deps.log.info('run ended by its deadline, slot released', {
       jobId: record.jobId,
       pool: record.pool,
