@@ -3,7 +3,7 @@ import { type Demand, gatesOf } from '../domain/limits';
 import { freeSlots, type PoolSnapshot } from '../domain/pool';
 import { candidatesToRead, handOffOrder, SPREAD_WIDTH, spreadOf, spreadWidth } from '../domain/handOffPick';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
-import { type Move, wroteMove } from '../ports/jobLedger';
+import { type Move, wroteMoveAfterAll } from '../ports/jobLedger';
 import { PassOutcome, type Receiver, ReserveOutcome, type StartingClaim } from '../ports/leaseStore';
 import { Backfill } from './backfill';
 import { MetricName, type SluiceDeps } from './deps';
@@ -349,10 +349,8 @@ export class HandOff {
    * record is what the move left, so the whole transaction applied. Else another writer moved the job first. Only an
    * end carries its writer's token (wroteMove): any other move is not read for.
    */
-  private async wrote(move: Move): Promise<boolean> {
-    if (move.patch?.endedBy === undefined) return false;
-    const record = await this.deps.ledger.get(move.jobId);
-    return record !== undefined && wroteMove(record, move);
+  private wrote(move: Move): Promise<boolean> {
+    return wroteMoveAfterAll(this.deps.ledger, move);
   }
 
   private async freeThenFill(demand: Demand, move: Move, released?: () => Promise<void>): Promise<boolean> {

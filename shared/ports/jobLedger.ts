@@ -127,6 +127,13 @@ export function wroteMove(record: JobRecord, move: Move): boolean {
   );
 }
 
+/** Whether `move`, refused, was the caller's own write with its answer lost: the job's record read now shows it (wroteMove). */
+export async function wroteMoveAfterAll(ledger: Pick<JobLedger, 'get'>, move: Move): Promise<boolean> {
+  if (move.patch?.endedBy === undefined) return false;
+  const record = await ledger.get(move.jobId);
+  return record !== undefined && wroteMove(record, move);
+}
+
 /** Where a run came from: the run's execution id leads back to the job and its pool. */
 export interface RunRef {
   kind: JobKind;

@@ -5,7 +5,7 @@
 import { encodeJobBody } from '../../domain/jobBody';
 import { JobState } from '../../domain/jobState';
 import { PROTOCOL } from '../../domain/protocol';
-import { type JobRecord, type Move, wroteMove } from '../../ports/jobLedger';
+import { type JobRecord, type Move, wroteMoveAfterAll } from '../../ports/jobLedger';
 import { endWriter } from '../../domain/startAttempt';
 import { MetricName } from '../deps';
 import { jobEnded } from '../jobSetEnds';
@@ -42,9 +42,7 @@ export async function sendToDlq(acq: Acquiring, record: JobRecord, reason: strin
 
 /** The dead-letter note written, by this call: applied now, or before with its answer lost (wroteMove). */
 async function notedDead(acq: Acquiring, noted: Move, now: number): Promise<boolean> {
-  if (await acq.deps.ledger.move(noted, now)) return true;
-  const record = await acq.deps.ledger.get(noted.jobId);
-  return record !== undefined && wroteMove(record, noted);
+  return (await acq.deps.ledger.move(noted, now)) || (await wroteMoveAfterAll(acq.deps.ledger, noted));
 }
 
 /** `context` goes with the DLQ copy as attributes; `kind`, when known, only to the log. */
