@@ -63,6 +63,25 @@ export class CompleteRun {
       run = await ledger.findRun(completion.kind, completion.executionId); // recorded just now
       if (!run) throw new Error(`run ${completion.kind} ${completion.executionId} is recorded but cannot be read`);
     }
+    try {
+      return await this.apply(completion, run);
+    } catch (error) {
+      // The end could not be written (or its hand-off failed after it): the completion is kept on the run's key, so the
+      // reconciler applies it even if every retry of this event fails too (a kind with no API to ask would otherwise
+      // end at its deadline, failed). Then the event is retried as any failure.
+      await ledger.keepCompletion(completion, clock.now()).catch((kept: unknown) =>
+        log.error('could not keep a completion that could not be applied', {
+          kind: completion.kind,
+          executionId: completion.executionId,
+          error: String(kept),
+        }),
+      );
+      throw error;
+    }
+  }
+
+  private async apply(completion: RunCompletion, run: RunRef): Promise<CompletionResult> {
+    const { ledger, clock, log, metrics } = this.deps;
     const keys = { jobId: run.jobId, pool: run.pool, kind: completion.kind, executionId: completion.executionId };
     // Who waits next is read while the job is read: one round trip less on the hand-off path. Not for an unlimited
     // pool: its jobs never wait on it, and that read is of the pool's own partition, which every ending job would hit

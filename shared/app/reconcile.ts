@@ -277,6 +277,13 @@ export class Reconciler {
   private async checkRun(record: JobRecord, now: number, report: ReconcileReport): Promise<Drift | undefined> {
     const executionId = record.executionId!;
     const kind = kindOf(record.kind);
+    if (kind.runDeadline) {
+      // A kind Sluice judges (no API to ask about its runs): a report kept on the run's key (its releaser could not
+      // apply it, or it came before the run was recorded and the acquirer died before applying it) ends the run as it
+      // says, not the deadline.
+      const noted = await this.completeNoted(record, executionId);
+      if (noted !== undefined) return noted === CompletionResult.Released ? Drift.LostEvent : undefined;
+    }
     const answer = await this.ask(record, executionId);
     const maxRunMs = this.deps.settings.maxRunMs[record.kind];
     // A running record has its start time (`record` writes it); without one, its last write is the safe stand-in.
@@ -291,13 +298,7 @@ export class Reconciler {
     }
     // The run is the job's by its own record: completed even if its run reference was never written.
     const run = { kind: record.kind, executionId, jobId: record.jobId, pool: record.pool };
-    if (decision.why === Because.Deadline) {
-      // Its report came before its run was recorded, and the acquirer that recorded it died before applying it: the
-      // report, not the deadline, says how the run ended.
-      const noted = await this.completeNoted(record, executionId);
-      if (noted === undefined) return this.endPastDeadline(record, decision.reason, now);
-      return noted === CompletionResult.Released ? Drift.LostEvent : undefined;
-    }
+    if (decision.why === Because.Deadline) return this.endPastDeadline(record, decision.reason, now);
     const detail = decision.why === Because.Gone ? GONE_DETAIL : 'found ended by the reconciler';
     const result = await this.completeRun.complete(
       { kind: record.kind, executionId, outcome: decision.outcome, name: record.jobId, detail },
@@ -404,7 +405,8 @@ export class Reconciler {
 
   /**
    * Completes the job's run as its report noted on the run's key says (a report that came before the run was recorded,
-   * handed back to an invocation that died before applying it). Undefined when none was noted.
+   * handed back to an invocation that died before applying it; or kept by a releaser that could not apply it).
+   * Undefined when none was noted.
    */
   private async completeNoted(record: JobRecord, executionId: string): Promise<CompletionResult | undefined> {
     const noted = await this.deps.ledger.notedCompletion(record.kind, executionId);

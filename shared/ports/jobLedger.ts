@@ -178,6 +178,14 @@ export interface JobLedger {
    */
   noteEarlyCompletion(completion: RunCompletion, now: number): Promise<boolean>;
   /**
+   * Keeps a run's completion on the run's key whether the run is recorded or not (notedCompletion and recordRun hand it
+   * back): its releaser could not apply it (its writes kept failing: contention outlasting every try, say),
+   * and a kind with no API to ask about runs would otherwise learn of its end only from its deadline. The reconciler
+   * applies it on its next pass. The first kept wins (as the first applied would). Applying it twice is harmless, as a
+   * duplicate event.
+   */
+  keepCompletion(completion: RunCompletion, now: number): Promise<void>;
+  /**
    * Notes that run `executionId` of a running job is alive (protocol step `heartbeat`): heartbeatAt = now, version + 1,
    * state and slot unchanged. Not fenced by a version (the caller read nothing): applied only while the job is running
    * that run; false, changing nothing, otherwise (another run, not running yet or any more, unknown). The version moves

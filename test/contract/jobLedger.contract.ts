@@ -343,6 +343,24 @@ export function describeJobLedgerContract(name: string, setup: () => Promise<Job
         expect(await ledger.notedCompletion('glue', 'cbr.1')).toBeUndefined();
       });
 
+      test('keepCompletion keeps a completion on a recorded run too (a release that could not be written); on one not recorded it is not a run', async () => {
+        const ref = { kind: 'callback' as const, executionId: 'cbr.7', jobId: 'c7', pool: 'default' };
+        await ledger.recordRun(ref, T);
+        const kept = { kind: 'callback' as const, executionId: 'cbr.7', outcome: 'succeeded' as const, name: 'c7' };
+        await ledger.keepCompletion(kept, T + 1);
+        // Again, and another report after it: the first kept wins, as the first applied would.
+        await ledger.keepCompletion(kept, T + 2);
+        await ledger.keepCompletion({ ...kept, outcome: 'failed', detail: 'late' }, T + 3);
+        expect(await ledger.notedCompletion('callback', 'cbr.7')).toEqual(kept);
+        expect(await ledger.findRun('callback', 'cbr.7')).toEqual(ref);
+        expect(await ledger.recordRun(ref, T + 3)).toEqual(kept);
+
+        const other = { kind: 'glue' as const, executionId: 'jr_8', outcome: 'failed' as const, name: 'etl', detail: 'boom' };
+        await ledger.keepCompletion(other, T);
+        expect(await ledger.findRun('glue', 'jr_8')).toBeUndefined();
+        expect(await ledger.notedCompletion('glue', 'jr_8')).toEqual(other);
+      });
+
       test('recordRun of a run with nothing noted returns nothing; the same id under another kind is another run', async () => {
         expect(await ledger.noteEarlyCompletion({ kind: 'appflow', executionId: 'e1', outcome: 'succeeded', name: 'f' }, T)).toBe(true);
         expect(await ledger.recordRun({ kind: 'glue', executionId: 'e1', jobId: 'g1', pool: 'etl' }, T)).toBeUndefined();

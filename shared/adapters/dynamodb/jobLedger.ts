@@ -101,17 +101,26 @@ export class DynamoJobLedger implements JobLedger {
       this.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            ...runKey(completion.kind, completion.executionId),
-            kind: completion.kind,
-            executionId: completion.executionId,
-            earlyCompletion: JSON.parse(JSON.stringify(completion)) as RunCompletion, // no undefined fields
-            notedAt: now,
-            expiresAt: expiresAfter(now, EARLY_COMPLETION_TTL_SECONDS),
-          },
+          Item: { ...runKey(completion.kind, completion.executionId), ...noteOf(completion, now) },
           ConditionExpression: RUN_NOT_RECORDED,
         }),
       ),
+    );
+  }
+
+  async keepCompletion(completion: RunCompletion, now: number): Promise<void> {
+    const note = noteOf(completion, now);
+    await this.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: runKey(completion.kind, completion.executionId),
+        // The first completion kept wins, as the first applied would; a recorded run keeps its own expiry.
+        UpdateExpression:
+          'SET #kind = :kind, executionId = :executionId, earlyCompletion = if_not_exists(earlyCompletion, :earlyCompletion), ' +
+          'notedAt = if_not_exists(notedAt, :notedAt), expiresAt = if_not_exists(expiresAt, :expiresAt)',
+        ExpressionAttributeNames: { '#kind': 'kind' },
+        ExpressionAttributeValues: Object.fromEntries(Object.entries(note).map(([name, value]) => [`:${name}`, value])),
+      }),
     );
   }
 
@@ -145,4 +154,15 @@ export class DynamoJobLedger implements JobLedger {
     const { Item } = await this.send(new GetCommand({ TableName: this.tableName, Key: runKey(kind, executionId), ConsistentRead: true }));
     return Item;
   }
+}
+
+/** A completion noted on its run's key (before the run was recorded, or kept after it could not be applied): a day. */
+function noteOf(completion: RunCompletion, now: number) {
+  return {
+    kind: completion.kind,
+    executionId: completion.executionId,
+    earlyCompletion: JSON.parse(JSON.stringify(completion)) as RunCompletion, // no undefined fields
+    notedAt: now,
+    expiresAt: expiresAfter(now, EARLY_COMPLETION_TTL_SECONDS),
+  };
 }

@@ -161,6 +161,12 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     return true;
   }
 
+  async keepCompletion(completion: RunCompletion, _now: number): Promise<void> {
+    await this.enter();
+    const key = runKey(completion.kind, completion.executionId);
+    if (!this.early.has(key)) this.early.set(key, { ...completion }); // the first kept wins
+  }
+
   async heartbeat(jobId: string, executionId: string, now: number): Promise<boolean> {
     await this.enter();
     const record = this.jobs.get(jobId)?.record;

@@ -82,6 +82,47 @@ describe('a run past its own deadline', () => {
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
+  test('a report whose release kept failing is kept on the run: the next reconcile ends the run as it says, not its deadline', async () => {
+    const world = makeDeps();
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    // Every write of the slot fails (the pool's counter contended past every try, say): the event's every delivery fails.
+    const free = world.leases.free.bind(world.leases);
+    world.leases.free = () => Promise.reject(new Error('TransactionCanceledException: [TransactionConflict, None]'));
+    const report = { kind: 'callback' as const, executionId: run, outcome: 'succeeded' as const, name: 'c1' };
+    for (let delivery = 0; delivery < 3; delivery++)
+      await expect(world.completeRun.complete(report)).rejects.toThrow(/TransactionConflict/);
+    world.leases.free = free;
+    expect(world.ledger.peek('c1')!.state).toBe('running');
+
+    world.clock.advance(1_000); // long before its heartbeat deadline
+    expect((await world.reconciler.run()).drift).toEqual({ [Drift.LostEvent]: 1 });
+    expect(world.ledger.peek('c1')).toMatchObject({ state: 'succeeded', executionId: run });
+    expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
+  });
+
+  test('a kept report whose event is then delivered again and applied is not applied twice; a keep that fails leaves the first error', async () => {
+    const world = makeDeps();
+    const run = await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
+    const free = world.leases.free.bind(world.leases);
+    const keep = world.ledger.keepCompletion.bind(world.ledger);
+    world.leases.free = () => Promise.reject(new Error('TransactionConflict on the counter'));
+    world.ledger.keepCompletion = () => Promise.reject(new Error('the run key could not be written either'));
+    const report = { kind: 'callback' as const, executionId: run, outcome: 'succeeded' as const, name: 'c1' };
+    await expect(world.completeRun.complete(report)).rejects.toThrow('TransactionConflict on the counter');
+    expect(await world.ledger.notedCompletion('callback', run)).toBeUndefined();
+    world.ledger.keepCompletion = keep;
+    await expect(world.completeRun.complete(report)).rejects.toThrow('TransactionConflict on the counter');
+    expect(await world.ledger.notedCompletion('callback', run)).toEqual(report);
+
+    world.leases.free = free;
+    expect(await world.completeRun.complete(report)).toBe('released'); // the event's next delivery
+    const ended = world.ledger.peek('c1')!;
+    expect(ended).toMatchObject({ state: 'succeeded', executionId: run });
+    world.clock.advance(1_000);
+    expect((await world.reconciler.run()).drift).toEqual({});
+    expect(world.ledger.peek('c1')).toEqual(ended);
+  });
+
   test('no heartbeat at all: the heartbeat deadline counts from the start', async () => {
     const world = makeDeps();
     await startCallback(world, callbackJob('c1', { timeoutSeconds: 3600, heartbeatSeconds: 60 }));
