@@ -402,7 +402,9 @@ function ticketOf(leases: HandOffDeps['leases'], gate: string): Promise<number |
  * One gate's waiting list as a release walks it: read `candidatesToRead(width)` waiters beyond those tried, tried in
  * the order the pick rule gives (shared/domain/handOffPick.ts), each at most once. A read that returned fewer waiters
  * than it asked for saw all of them. A spreading release picks by a hand-off ticket of the gate (consecutive for
- * releases at the same time), or by its job's id if it has none.
+ * releases at the same time), or by its job's id if it has none. After a lost race it reads the list again before it
+ * tries another waiter: what it read is as old as the race it lost, and the waiters it would try next are those that
+ * releases in flight with it were likeliest to take meanwhile.
  */
 class WaitList {
   private readonly passed = new Set<string>();
@@ -411,6 +413,7 @@ class WaitList {
   /** the order is to be made again (a new read, or a new ticket) */
   private stale = true;
   private sawAll = false;
+  private prefetchUsed = false;
   private ticket?: Promise<number | undefined>;
 
   constructor(
@@ -426,13 +429,21 @@ class WaitList {
 
   /** The first untried waiter in wait order, and the one to try next; undefined when none is left. */
   async next(): Promise<{ first: Waiter; pick: Waiter } | undefined> {
-    if (!this.read && this.prefetched) this.remember(await this.prefetched.waiters, this.prefetched.asked);
-    let found = await this.untried();
+    if (!this.read) {
+      if (this.prefetched && !this.prefetchUsed) {
+        this.prefetchUsed = true;
+        this.remember(await this.prefetched.waiters, this.prefetched.asked);
+      } else await this.readMore();
+    }
+    const found = await this.untried();
     if (found || this.sawAll) return found;
+    await this.readMore();
+    return this.untried();
+  }
+
+  private async readMore(): Promise<void> {
     const wanted = this.passed.size + candidatesToRead(this.width);
     this.remember(await this.leases.oldestWaiters(this.gate, wanted), wanted);
-    found = await this.untried();
-    return found;
   }
 
   skip(waiter: Waiter): void {
@@ -440,12 +451,14 @@ class WaitList {
   }
 
   /**
-   * The waiter tried was taken by a concurrent release: spread over `width` from now on (the next read takes the whole
-   * window), with a new ticket (the one used was another release's too; a new one is past every release in flight).
+   * The waiter tried was taken by a concurrent release: spread over `width` from now on, on a new read of the list (the
+   * whole window) and a new ticket, taken after that read (the one used was another release's too; a new one is past
+   * every release in flight).
    */
   lost(width: number): void {
     this.width = Math.max(this.width, width);
-    if (this.width > 1 && this.tickets) this.ticket = ticketOf(this.leases, this.gate);
+    this.read = undefined;
+    this.ticket = undefined;
     this.stale = true;
   }
 

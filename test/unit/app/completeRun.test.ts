@@ -1,3 +1,4 @@
+import { SPREAD_WIDTH } from '../../../shared/domain/handOffPick';
 import { Acquirer, AcquireResult } from '../../../shared/app/acquireJob';
 import { MetricName } from '../../../shared/app/deps';
 import { CompleteRun, CompletionResult } from '../../../shared/app/completeRun';
@@ -104,19 +105,19 @@ describe('CompleteRun', () => {
     }
     // Act
     const results = await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
-    // Assess: three waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb). w1 and w2 first
-    // (both read first, in wait order); the releaser that lost twice spreads over what is left (docs/protocol.md: the
-    // order bends within the first 64 waiters of a priority when releases overlap): w3 or w4.
+    // Assess: three waiters hold the slots, each sent exactly once (no duplicate deliveries to absorb). w1 first (all
+    // three read it first, in wait order); the releasers that lost read the list again and spread over what is left
+    // (docs/protocol.md: the order bends within the first 64 waiters of a priority when releases overlap).
     expect(results).toEqual([CompletionResult.Released, CompletionResult.Released, CompletionResult.Released]);
     const holders = Object.keys(world.leases.poolView('default')!.holders).sort();
-    expect(holders.slice(0, 2)).toEqual(['w1', 'w2']);
-    expect(['w3', 'w4']).toContain(holders[2]);
+    expect(holders).toHaveLength(3);
+    expect(holders[0]).toBe('w1');
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(holders);
-    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w3', 'w4'].filter((id) => id !== holders[2]));
+    expect(world.leases.allWaiters().map((w) => w.jobId)).toEqual(['w2', 'w3', 'w4'].filter((id) => !holders.includes(id)));
     expect((await deliverSent(world)).map((d) => d.result)).toEqual([AcquireResult.Started, AcquireResult.Started, AcquireResult.Started]);
   });
 
-  test('a releaser that loses the race for the oldest waiter hands its slot to the next one without another query', async () => {
+  test('a releaser that loses the race for the oldest waiter reads the list again and hands its slot to a waiter still there', async () => {
     // Prepare: limit 2, two runs, three waiters; both runs end at once, so both releasers read w1 first
     const world = makeDeps({ settings: { pools: { default: 2 } } });
     const runs = [await start(world, 'r1'), await start(world, 'r2')];
@@ -128,11 +129,17 @@ describe('CompleteRun', () => {
     const transfers = jest.spyOn(world.leases, 'pass');
     // Act
     await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
-    // Assess: one lost race (a failed transfer to w1), then w2 straight from the first read
-    expect(transfers.mock.calls.map((call) => call[2].jobId)).toEqual(['w1', 'w1', 'w2']);
-    expect(queries).toHaveBeenCalledTimes(2);
-    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2']);
-    expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', 'w2']);
+    // Assess: one lost race (a failed transfer to w1), then a new read (w1 gone from it) and a waiter from it, w2 or w3
+    // (the loser spreads from now on). Without the new read it would try w2, which its first read named next: the
+    // waiter a release in flight with it was likeliest to take meanwhile.
+    const tried = transfers.mock.calls.map((call) => call[2].jobId);
+    expect(tried.slice(0, 2)).toEqual(['w1', 'w1']);
+    expect(tried).toHaveLength(3);
+    expect(['w2', 'w3']).toContain(tried[2]);
+    expect(queries).toHaveBeenCalledTimes(3);
+    expect(queries.mock.calls[2]).toEqual(['default', 1 + SPREAD_WIDTH]);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', tried[2]].sort());
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id).sort()).toEqual(['w1', tried[2]].sort());
   });
 
   test('a release with nobody waiting reads the waiters twice: before the release, and after it for a job that parked meanwhile', async () => {
@@ -144,7 +151,7 @@ describe('CompleteRun', () => {
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
-  test('when both waiters read first are reserved by others, a new read goes straight to the next unreserved one', async () => {
+  test('when the waiters read first are reserved by others, each lost race reads again until an unreserved one is let in', async () => {
     // Prepare: r1 runs; w1..w4 wait; concurrent hand-offs have just reserved w1 and w2 (their messages not sent yet)
     const world = makeDeps({ settings: { pools: { default: 1 } } });
     const run = await start(world, 'r1');
@@ -157,10 +164,16 @@ describe('CompleteRun', () => {
     const transfers = jest.spyOn(world.leases, 'pass');
     // Act
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
-    // Assess: each reserved waiter tried once, then w3; nobody sent twice
-    expect(transfers.mock.calls.map((call) => call[2].jobId)).toEqual(['w1', 'w2', 'w3']);
-    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', 'w3']);
-    expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual(['w3']);
+    // Assess: the head first; each waiter tried at most once; every try but the last met a reserved one; the last let in
+    // w3 or w4; nobody sent twice
+    const tried = transfers.mock.calls.map((call) => call[2].jobId);
+    expect(tried[0]).toBe('w1');
+    expect(new Set(tried).size).toBe(tried.length);
+    expect(tried.slice(0, -1).every((id) => id === 'w1' || id === 'w2')).toBe(true);
+    const admitted = tried.at(-1)!;
+    expect(['w3', 'w4']).toContain(admitted);
+    expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', admitted].sort());
+    expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual([admitted]);
   });
 
   test('concurrent duplicate events: the slot is freed once', async () => {
