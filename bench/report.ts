@@ -870,7 +870,7 @@ function raceLostBound(r: BenchResults): string[] {
   }
   out.push(
     '',
-    `An environment spreads only after it has lost a race on the pool in the last minute, so each of the ${r.race!.params.releasers} environments pays its first race once, in the first seconds of the run (the "before spreading" share above): with ${r.race!.params.minHandoffs} to a few hundred hand-offs a rate, one lost race each is ${r.race!.params.releasers} / hand-offs per hand-off at the rate where they meet first. What is left after spreading comes from releasers that read the list in another order than they took their tickets, with exactly as many waiters gone in between. Each lost race costs 8 write units and a read; none sends a waiter twice.`,
+    `An environment spreads only after it has lost a race on the pool in the last minute, so each of the ${r.race!.params.releasers} environments pays its first race once, in the first seconds of the run (the "before spreading" share above): with ${r.race!.params.minHandoffs} to a few hundred hand-offs a rate, one lost race each is ${r.race!.params.releasers} / hand-offs per hand-off at the rate where they meet first. What is left after spreading comes from releasers whose reads of the list, a few hand-offs apart, point them at the same waiter; a loser reads the list again before its next try rather than walk into the waiters the releases in flight with it were taking. Each lost race costs 8 write units and a read of the list; none sends a waiter twice.`,
   );
   return out;
 }
