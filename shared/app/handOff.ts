@@ -140,8 +140,7 @@ export class HandOff {
           this.lostRace(lists, next);
           continue;
         case PassOutcome.TargetDone:
-          // Ended (or unknown) with no slot, its item left by a crash: removed.
-          this.lostRace(lists, next);
+          // Ended (or unknown) with no slot, its item left by a crash: removed. Not a race: what was read still holds.
           await leases.removeWaiter(waiterGate(next), next.waitKey);
           continue;
         case PassOutcome.OverLimit:

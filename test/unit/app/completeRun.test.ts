@@ -162,6 +162,7 @@ describe('CompleteRun', () => {
     await world.leases.setLimit('default', 3);
     for (const id of ['w1', 'w2']) expect(await world.leases.reserve(receiver(id, 'default'), world.clock.now())).toBe('reserved');
     const transfers = jest.spyOn(world.leases, 'pass');
+    const queries = jest.spyOn(world.leases, 'oldestWaiters');
     // Act
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
     // Assess: the head first; each waiter tried at most once; every try but the last met a reserved one; the last let in
@@ -172,6 +173,8 @@ describe('CompleteRun', () => {
     expect(tried.slice(0, -1).every((id) => id === 'w1' || id === 'w2')).toBe(true);
     const admitted = tried.at(-1)!;
     expect(['w3', 'w4']).toContain(admitted);
+    // A read of the list before the release, then a new one after each race lost (the first is as old as the race).
+    expect(queries).toHaveBeenCalledTimes(tried.length);
     expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', admitted].sort());
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual([admitted]);
   });
