@@ -248,6 +248,7 @@ export function itemOf(op: string, input: Input): string | undefined {
   const sk = str(input.Key?.sk) ?? str(input.Item?.sk);
   const pk = str(input.Key?.pk) ?? str(input.Item?.pk);
   if (sk?.startsWith('WAIT#')) return 'WAIT';
+  if (sk === 'WAIT!RACE') return 'RACE';
   return pk?.split('#')[0];
 }
 

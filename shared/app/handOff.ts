@@ -1,10 +1,10 @@
 import { fittingPrefix, gatesLeftOver } from '../domain/backfill';
 import { type Demand, gatesOf } from '../domain/limits';
 import { freeSlots, type PoolSnapshot } from '../domain/pool';
-import { candidatesToRead, handOffOrder, SPREAD_WIDTH, spreadOf, spreadWidth } from '../domain/handOffPick';
+import { candidatesToRead, handOffOrder, lastRaceAt, marksRace, SPREAD_WIDTH, spreadOf, spreadWidth } from '../domain/handOffPick';
 import { rankOf, type Waiter, waiterDemand, waiterGate } from '../domain/waiting';
 import { type Move, wroteMoveAfterAll } from '../ports/jobLedger';
-import { PassOutcome, type Receiver, ReserveOutcome, type StartingClaim } from '../ports/leaseStore';
+import { PassOutcome, type Receiver, ReserveOutcome, type StartingClaim, type WaitingListRead } from '../ports/leaseStore';
 import { Backfill } from './backfill';
 import { MetricName, type SluiceDeps } from './deps';
 import { blockingGate } from './gates';
@@ -32,7 +32,7 @@ export interface Prefetched {
   asked: number;
   /** the spread window the release is to use (fixed when the read was sized) */
   width: number;
-  waiters: Promise<Waiter[]>;
+  read: Promise<WaitingListRead>;
   /** a hand-off ticket, taken with the read when the release spreads */
   ticket?: Promise<number | undefined>;
 }
@@ -71,6 +71,8 @@ export class HandOff {
   private readonly backfiller: Backfill;
   /** When this releaser (this container) last lost a hand-off race on each limit: it spreads there for a while. */
   private readonly lostRaceAt = new Map<string, number>();
+  /** The newest race mark this releaser knows on each limit (read with the list, or its own): it spreads for that too. */
+  private readonly raceMarkAt = new Map<string, number>();
   private readonly maxWidth: number;
   private readonly tickets: boolean;
 
@@ -88,9 +90,9 @@ export class HandOff {
   prefetch(gate: string): Prefetched {
     const width = this.widthFor(gate);
     const asked = candidatesToRead(width);
-    const waiters = this.deps.leases.oldestWaiters(gate, asked);
-    waiters.catch(() => undefined); // awaited by the release; an early failure must not be reported as unhandled
-    return { gate, asked, width, waiters, ...(width > 1 && this.tickets && { ticket: ticketOf(this.deps.leases, gate) }) };
+    const read = this.deps.leases.readWaitingList(gate, asked);
+    read.catch(() => undefined); // awaited by the release; an early failure must not be reported as unhandled
+    return { gate, asked, width, read, ...(width > 1 && this.tickets && { ticket: ticketOf(this.deps.leases, gate) }) };
   }
 
   /**
@@ -101,11 +103,29 @@ export class HandOff {
    * shared/domain/handOffPick.ts (the head, unless this releaser lost a race on the limit lately).
    */
   async release(demand: Demand, move: Move, oldest?: Prefetched, released?: () => Promise<void>): Promise<boolean> {
+    // Race marks are written beside the release's next tries, and all are done before it returns (none left running
+    // in an environment Lambda freezes after the invocation).
+    const marks: Array<Promise<void>> = [];
+    try {
+      return await this.passOrFree(demand, move, marks, oldest, released);
+    } finally {
+      await Promise.all(marks);
+    }
+  }
+
+  private async passOrFree(
+    demand: Demand,
+    move: Move,
+    marks: Array<Promise<void>>,
+    oldest?: Prefetched,
+    released?: () => Promise<void>,
+  ): Promise<boolean> {
     const { leases, clock } = this.deps;
     const spread = spreadOf(move.jobId);
     const lists = gatesOf(demand).map((gate) => {
       const prefetched = oldest?.gate === gate ? oldest : undefined;
-      return new WaitList(leases, gate, prefetched?.width ?? this.widthFor(gate), spread, this.tickets, prefetched);
+      const told = (racedAt: number | undefined) => this.toldOfRace(gate, racedAt);
+      return new WaitList(leases, gate, prefetched?.width ?? this.widthFor(gate), spread, this.tickets, told, prefetched);
     });
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const heads = await Promise.all(lists.map((list) => list.next()));
@@ -137,7 +157,7 @@ export class HandOff {
         case PassOutcome.TargetGone:
           // Let in by a concurrent hand-off, which starts or sends it (or the reconciler, if that one died); its item
           // went with that transaction. Not deleted here: the job may wait again under the same key by then.
-          this.lostRace(lists, next);
+          this.lostRace(lists, next, marks);
           continue;
         case PassOutcome.TargetDone:
           // Ended (or unknown) with no slot, its item left by a crash: removed. Not a race: what was read still holds.
@@ -319,11 +339,35 @@ export class HandOff {
 
   /**
    * Releases of this limit overlap: this releaser spreads on it from now on (for SPREAD_MEMORY_MS), for the rest of this
-   * release too (its next read takes the whole window).
+   * release too (its next read takes the whole window). It marks the list, unless the mark it knows is fresh enough, so
+   * the releasers in other containers spread too before they lose a race of their own. The write goes into `marks`,
+   * beside the release's next tries. The mark is a hint: a failed write is logged, and the release goes on.
    */
-  private lostRace(lists: WaitList[], waiter: Waiter): void {
-    this.lostRaceAt.set(waiterGate(waiter), this.deps.clock.now());
-    lists.find((list) => list.gate === waiterGate(waiter))!.lost(this.maxWidth);
+  private lostRace(lists: WaitList[], waiter: Waiter, marks: Array<Promise<void>>): void {
+    const gate = waiterGate(waiter);
+    const now = this.deps.clock.now();
+    this.lostRaceAt.set(gate, now);
+    lists.find((list) => list.gate === gate)!.lost(this.maxWidth);
+    if (this.maxWidth <= 1 || !marksRace(this.raceMarkAt.get(gate), now)) return;
+    this.raceMarkAt.set(gate, now);
+    marks.push(
+      this.deps.leases
+        .markRace(gate, now)
+        .catch((error: unknown) =>
+          this.deps.log.warn('could not mark a waiting list for a lost hand-off race', { gate, error: String(error) }),
+        ),
+    );
+  }
+
+  /**
+   * A read of the list carried its race mark (or none): kept if newer than the one known; the window to use now. A mark
+   * from a clock ahead of this one counts from now, not from its future.
+   */
+  private toldOfRace(gate: string, racedAt: number | undefined): number {
+    const known = this.raceMarkAt.get(gate);
+    const at = racedAt === undefined ? undefined : Math.min(racedAt, this.deps.clock.now());
+    if (at !== undefined && (known === undefined || at > known)) this.raceMarkAt.set(gate, at);
+    return this.widthFor(gate);
   }
 
   /**
@@ -340,7 +384,7 @@ export class HandOff {
   }
 
   private widthFor(gate: string): number {
-    return spreadWidth(this.lostRaceAt.get(gate), this.deps.clock.now(), this.maxWidth);
+    return spreadWidth(lastRaceAt(this.lostRaceAt.get(gate), this.raceMarkAt.get(gate)), this.deps.clock.now(), this.maxWidth);
   }
 
   /**
@@ -403,7 +447,8 @@ function ticketOf(leases: HandOffDeps['leases'], gate: string): Promise<number |
  * than it asked for saw all of them. A spreading release picks by a hand-off ticket of the gate (consecutive for
  * releases at the same time), or by its job's id if it has none. After a lost race it reads the list again before it
  * tries another waiter: what it read is as old as the race it lost, and the waiters it would try next are those that
- * releases in flight with it were likeliest to take meanwhile.
+ * releases in flight with it were likeliest to take meanwhile. A read that carries a race mark newer than what sized it
+ * (another container's releaser lost a race) widens the window and reads it whole before anything is tried.
  */
 class WaitList {
   private readonly passed = new Set<string>();
@@ -421,6 +466,8 @@ class WaitList {
     private width: number,
     private readonly jobSpread: number,
     private readonly tickets: boolean,
+    /** tells the releaser of the race mark a read carried; the window to use now */
+    private readonly told: (racedAt: number | undefined) => number,
     private readonly prefetched?: Prefetched,
   ) {
     this.ticket = prefetched?.ticket;
@@ -431,7 +478,7 @@ class WaitList {
     if (!this.read) {
       if (this.prefetched && !this.prefetchUsed) {
         this.prefetchUsed = true;
-        this.remember(await this.prefetched.waiters, this.prefetched.asked);
+        if (!this.remember(await this.prefetched.read, this.prefetched.asked)) await this.readMore();
       } else await this.readMore();
     }
     const found = await this.untried();
@@ -440,9 +487,12 @@ class WaitList {
     return this.untried();
   }
 
+  /** Reads the list past what was tried; again, wider, if the read told of a race (the width only grows: twice at most). */
   private async readMore(): Promise<void> {
-    const wanted = this.passed.size + candidatesToRead(this.width);
-    this.remember(await this.leases.oldestWaiters(this.gate, wanted), wanted);
+    for (;;) {
+      const wanted = this.passed.size + candidatesToRead(this.width);
+      if (this.remember(await this.leases.readWaitingList(this.gate, wanted), wanted)) return;
+    }
   }
 
   skip(waiter: Waiter): void {
@@ -475,10 +525,24 @@ class WaitList {
     return pick && first ? { first, pick } : undefined;
   }
 
-  private remember(waiters: Waiter[], wanted: number): void {
+  /**
+   * Keeps a read; false, keeping nothing, when its race mark widens the window past what it read (too narrow: read
+   * again). A read that saw the whole list is kept, widened.
+   */
+  private remember({ waiters, racedAt }: WaitingListRead, wanted: number): boolean {
+    const width = this.told(racedAt);
+    if (width > this.width) {
+      this.width = width;
+      if (waiters.length >= wanted) {
+        this.read = undefined;
+        this.stale = true;
+        return false;
+      }
+    }
     // Items written before keyed limits carry no gate: they are on this list.
     this.read = waiters.map((waiter) => ({ ...waiter, gate: waiter.gate ?? this.gate }));
     this.sawAll = waiters.length < wanted;
     this.stale = true;
+    return true;
   }
 }

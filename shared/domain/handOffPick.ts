@@ -12,6 +12,10 @@ import { turnOf } from './waiting';
  * at different waiters; those that read it in turn too, unless one read later with an earlier ticket and exactly as
  * many waiters ahead gone meanwhile), or a hash of the releasing job's id when the store gave no ticket. A releaser
  * that has not lost a race lately tries the head first: strict wait order while no release of the limit has lost a race lately.
+ * A lost race is told to the other releasers of the limit too (each runs in a container of its own): the loser marks the
+ * limit's waiting list, and a releaser that finds a recent mark in its read spreads as if it had lost that race itself.
+ * So the releasers of a busy pool do not each lose a first race of their own; once no race has been lost on the limit for
+ * a minute, all of them go back to the head first (and the next race lost marks the list again).
  *
  * The bend, exactly: a waiter is let in only while fewer than SPREAD_WIDTH waiting jobs of its own priority and round
  * are ahead of it on the list (as its releaser read it); a job of a lower priority or a later round is never let in
@@ -25,6 +29,23 @@ export const SPREAD_WIDTH = 64;
 
 /** How long a lost race on a limit keeps this releaser spreading on it (no race lost for that long: head first again). */
 export const SPREAD_MEMORY_MS = 60_000;
+
+/**
+ * A releaser that lost a race marks the list only if the mark it knows is older than this (or absent): releasers that
+ * keep losing races keep the mark fresh with a write every half memory at most, not one a race.
+ */
+export const RACE_MARK_REFRESH_MS = SPREAD_MEMORY_MS / 2;
+
+/** Whether a releaser that just lost a race marks the list (`markedAt`: the newest mark it knows of, read or written). */
+export function marksRace(markedAt: number | undefined, now: number): boolean {
+  return markedAt === undefined || now - markedAt >= RACE_MARK_REFRESH_MS;
+}
+
+/** The last race lost on a limit as a releaser knows it: its own, or the list's mark if newer. */
+export function lastRaceAt(ownLossAt: number | undefined, markedAt: number | undefined): number | undefined {
+  if (ownLossAt === undefined) return markedAt;
+  return markedAt === undefined ? ownLossAt : Math.max(ownLossAt, markedAt);
+}
 
 /** Waiters a releaser reads of a list: a spreading one its whole window, else the head and the next one. */
 export function candidatesToRead(width: number): number {

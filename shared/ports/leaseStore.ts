@@ -97,6 +97,13 @@ export const AdoptOutcome = {
 } as const;
 export type AdoptOutcome = (typeof AdoptOutcome)[keyof typeof AdoptOutcome];
 
+/** A release's read of a waiting list (LeaseStore.readWaitingList). */
+export interface WaitingListRead {
+  waiters: Waiter[];
+  /** when a release of the gate last marked it for a lost hand-off race; absent: never, or the mark is gone */
+  racedAt?: number;
+}
+
 /** A job a slot is handed to: queued or waiting with no slot; its waiter item, if any, goes in the same transaction. */
 export interface Receiver {
   jobId: string;
@@ -256,6 +263,16 @@ export interface LeaseStore {
   moveWaiter(waiter: Waiter, toGate: string): Promise<boolean>;
   /** The first waiting jobs of the gate's list, in wait-key order. */
   oldestWaiters(gate: string, count: number): Promise<Waiter[]>;
+  /**
+   * What a release reads of the gate's list: its first `count` waiting jobs, as oldestWaiters gives them, and the time
+   * of the list's race mark (markRace), if it has one, in the same read.
+   */
+  readWaitingList(gate: string, count: number): Promise<WaitingListRead>;
+  /**
+   * Marks the gate's list: a release of it lost a hand-off race at `at` (shared/domain/handOffPick.ts). A later mark
+   * replaces an earlier one; the mark is not a waiter (oldestWaiters and countWaiters do not see it).
+   */
+  markRace(gate: string, at: number): Promise<void>;
   getWaiter(gate: string, waitKey: string): Promise<Waiter | undefined>;
   removeWaiter(gate: string, waitKey: string): Promise<void>;
   countWaiters(gate: string): Promise<number>;

@@ -1,7 +1,7 @@
 import { UNLIMITED_COUNTER_LIMIT, uncountedHolderKey, uncountedHolderKeys } from '../../shared/domain/unlimited';
 import type { JobState } from '../../shared/domain/jobState';
 import { type Demand, keyGate } from '../../shared/domain/limits';
-import { type Waiter, waitKey } from '../../shared/domain/waiting';
+import { MAX_PRIORITY, type Waiter, waitKey } from '../../shared/domain/waiting';
 import { type JobLedger, type JobRecord, type Move, type RecordPatch, registeredRecord } from '../../shared/ports/jobLedger';
 import {
   AdoptOutcome,
@@ -1330,6 +1330,27 @@ export function describeLeaseStoreContract(name: string, setup: () => Promise<Le
         expect(await store.handOffTicket('q')).toBe(1);
         expect((await store.oldestWaiters('p', 5)).map((w) => w.jobId)).toEqual(['a']);
         expect(await store.countWaiters('p')).toBe(1);
+      });
+
+      test('the race mark: read with the head of the list, a later one replaces it; it is not a waiter', async () => {
+        // Prepare: the highest priority a job may have sorts first among waiters; the mark goes before it all the same
+        const top = { ...waiter('p', 'top', T + 9), waitKey: waitKey(T + 9, 'top', { priority: MAX_PRIORITY }) };
+        for (const w of [waiter('p', 'a', T + 1), waiter('p', 'b', T + 2), top]) await store.addWaiter(w);
+        expect(await store.readWaitingList('p', 2)).toEqual({ waiters: await store.oldestWaiters('p', 2) });
+        // Act
+        await store.markRace('p', T + 100);
+        await store.markRace('p', T + 200);
+        // Assess
+        const read = await store.readWaitingList('p', 2);
+        expect([read.racedAt, read.waiters.map((w) => w.jobId)]).toEqual([T + 200, ['top', 'a']]);
+        expect((await store.readWaitingList('p', 10)).waiters.map((w) => w.jobId)).toEqual(['top', 'a', 'b']);
+        expect(await store.readWaitingList('p', 0)).toEqual({ waiters: [], racedAt: T + 200 });
+        expect((await store.oldestWaiters('p', 10)).map((w) => w.jobId)).toEqual(['top', 'a', 'b']);
+        expect(await store.countWaiters('p')).toBe(3);
+        // Another gate's list has its own mark (none), and a list with no waiters keeps its mark
+        expect(await store.readWaitingList('q', 2)).toEqual({ waiters: [] });
+        await store.markRace('q', T + 5);
+        expect(await store.readWaitingList('q', 2)).toEqual({ waiters: [], racedAt: T + 5 });
       });
 
       test('waiters belong to their pool only, and do not touch the pool counter or the job records', async () => {

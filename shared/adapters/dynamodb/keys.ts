@@ -3,6 +3,8 @@
  * - a limit:           pk POOL#<gate>        sk POOL              limit, inUse, room (the slots are leases on job records);
  *                                                                a gate is a pool's name or `key/<key>` (a keyed limit)
  * - a waiting job:     pk POOL#<gate>        sk WAIT#<waitKey>    body, jobId, since, pool, keys, units
+ * - a race mark:       pk POOL#<gate>        sk WAIT!RACE         at (a release of the gate lost a hand-off race then);
+ *                                                                sorts just before the waiters, outside their WAIT# prefix
  * - a tenant's round:  pk POOL#<pool>        sk TENANT#<key>      lastRound (fairness)
  * - the gate registry: pk POOLS              sk <gate>            (so the reconciler can list gates without a scan)
  * - uncounted pools:   pk UNCOUNTED          sk <pool>            (pools whose slots may be uncounted: an unlimited pool's, now or ever)
@@ -22,6 +24,10 @@ export const RUN_SK = 'RUN';
 export const POOL_REGISTRY_PK = 'POOLS';
 export const WAIT_PREFIX = 'WAIT#';
 export const TENANT_PREFIX = 'TENANT#';
+/** The race mark's sort key: before every `WAIT#` key ('!' < '#'), so a release's query reads it with the head of the list. */
+export const RACE_MARK_SK = 'WAIT!RACE';
+/** A sort key past every `WAIT#` key ('$' follows '#') and no item's: the end of a release's query range. */
+export const WAITING_LIST_END = 'WAIT$';
 
 export const poolKey = (pool: string) => ({ pk: `POOL#${pool}`, sk: POOL_SK });
 export const waiterKey = (pool: string, waitKey: string) => ({ pk: `POOL#${pool}`, sk: `${WAIT_PREFIX}${waitKey}` });
@@ -30,6 +36,7 @@ export const UNCOUNTED_POOLS_PK = 'UNCOUNTED';
 export const uncountedPoolKey = (pool: string) => ({ pk: UNCOUNTED_POOLS_PK, sk: pool });
 export const jobKey = (jobId: string) => ({ pk: `JOB#${jobId}`, sk: JOB_SK });
 export const runKey = (kind: string, executionId: string) => ({ pk: `RUN#${kind}#${executionId}`, sk: RUN_SK });
+export const raceMarkKey = (gate: string) => ({ pk: `POOL#${gate}`, sk: RACE_MARK_SK });
 export const tenantKey = (pool: string, tenant: string) => ({ pk: `POOL#${pool}`, sk: `${TENANT_PREFIX}${tenant}` });
 export const loaderCursorKey = () => ({ pk: 'LOADER', sk: 'CURSOR' });
 export const SET_SK = 'SET';

@@ -12,6 +12,7 @@ import type {
   Receiver,
   ReserveOutcome,
   TakeResult,
+  WaitingListRead,
 } from '../../ports/leaseStore';
 import type { Clock } from '../../ports/clock';
 import { type Backoff, REAL_BACKOFF } from './contention';
@@ -144,6 +145,12 @@ export class DynamoLeaseStore implements LeaseStore {
   }
   countWaiters(gate: string): Promise<number> {
     return this.waiters.countWaiters(gate);
+  }
+  readWaitingList(gate: string, count: number): Promise<WaitingListRead> {
+    return this.waiters.readWaitingList(gate, count);
+  }
+  markRace(gate: string, at: number): Promise<void> {
+    return this.waiters.markRace(gate, at);
   }
   handOffTicket(gate: string): Promise<number> {
     return this.waiters.handOffTicket(gate);

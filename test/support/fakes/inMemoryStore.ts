@@ -17,6 +17,7 @@ import {
   ReserveOutcome,
   TakeOutcome,
   type TakeResult,
+  type WaitingListRead,
 } from '../../../shared/ports/leaseStore';
 import type { DuePage, ScheduleStore, WaiterRef } from '../../../shared/ports/scheduleStore';
 import { tick } from './tick';
@@ -81,6 +82,8 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
   /** fairness: each pool's current round, and each (pool, tenant)'s last round */
   private readonly rounds = new Map<string, number>();
   private readonly tickets = new Map<string, number>();
+  /** each gate's race mark (markRace) */
+  private readonly raceMarks = new Map<string, number>();
   private readonly tenantRounds = new Map<string, number>();
   /** the due index: job id -> its bucket and sort key (only scheduled jobs due beyond the horizon) */
   private readonly dueIndex = new Map<string, { bucket: string; sortKey: string }>();
@@ -485,6 +488,17 @@ export class InMemoryStore implements JobLedger, LeaseStore, ScheduleStore {
     await this.enter();
     if (count <= 0) return [];
     return this.sortedWaiters(pool).slice(0, count);
+  }
+
+  async readWaitingList(gate: string, count: number): Promise<WaitingListRead> {
+    await this.enter();
+    const racedAt = this.raceMarks.get(gate);
+    return { waiters: count <= 0 ? [] : this.sortedWaiters(gate).slice(0, count), ...(racedAt !== undefined && { racedAt }) };
+  }
+
+  async markRace(gate: string, at: number): Promise<void> {
+    await this.enter();
+    this.raceMarks.set(gate, at);
   }
 
   async getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined> {

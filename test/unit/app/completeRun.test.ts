@@ -1,4 +1,6 @@
-import { SPREAD_WIDTH } from '../../../shared/domain/handOffPick';
+import { SPREAD_MEMORY_MS, SPREAD_WIDTH } from '../../../shared/domain/handOffPick';
+import { sluiceServices } from '../../../shared/app/services';
+import { PassOutcome } from '../../../shared/ports/leaseStore';
 import { Acquirer, AcquireResult } from '../../../shared/app/acquireJob';
 import { MetricName } from '../../../shared/app/deps';
 import { CompleteRun, CompletionResult } from '../../../shared/app/completeRun';
@@ -125,7 +127,7 @@ describe('CompleteRun', () => {
       world.clock.advance(1000);
       await park(world, id);
     }
-    const queries = jest.spyOn(world.leases, 'oldestWaiters');
+    const queries = jest.spyOn(world.leases, 'readWaitingList');
     const transfers = jest.spyOn(world.leases, 'pass');
     // Act
     await Promise.all(runs.map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
@@ -145,9 +147,10 @@ describe('CompleteRun', () => {
   test('a release with nobody waiting reads the waiters twice: before the release, and after it for a job that parked meanwhile', async () => {
     const world = makeDeps();
     const run = await start(world, 'r1');
-    const queries = jest.spyOn(world.leases, 'oldestWaiters');
+    const releaseReads = jest.spyOn(world.leases, 'readWaitingList');
+    const fillReads = jest.spyOn(world.leases, 'oldestWaiters');
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
-    expect(queries).toHaveBeenCalledTimes(2);
+    expect([releaseReads.mock.calls.length, fillReads.mock.calls.length]).toEqual([1, 1]);
     expect(world.leases.poolView('default')).toEqual(expect.objectContaining({ inUse: 0, holders: {} }));
   });
 
@@ -162,7 +165,8 @@ describe('CompleteRun', () => {
     await world.leases.setLimit('default', 3);
     for (const id of ['w1', 'w2']) expect(await world.leases.reserve(receiver(id, 'default'), world.clock.now())).toBe('reserved');
     const transfers = jest.spyOn(world.leases, 'pass');
-    const queries = jest.spyOn(world.leases, 'oldestWaiters');
+    const queries = jest.spyOn(world.leases, 'readWaitingList');
+    const marks = jest.spyOn(world.leases, 'markRace');
     // Act
     expect(await world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))).toBe(CompletionResult.Released);
     // Assess: the head first; each waiter tried at most once; every try but the last met a reserved one; the last let in
@@ -175,8 +179,88 @@ describe('CompleteRun', () => {
     expect(['w3', 'w4']).toContain(admitted);
     // A read of the list before the release, then a new one after each race lost (the first is as old as the race).
     expect(queries).toHaveBeenCalledTimes(tried.length);
+    // The first lost race marks the list; the next ones, moments later, do not write it again.
+    expect(marks.mock.calls).toEqual([['default', world.clock.now()]]);
     expect(Object.keys(world.leases.poolView('default')!.holders).sort()).toEqual(['w1', 'w2', admitted].sort());
     expect(world.queue.sent.map((m) => JSON.parse(m.body).id)).toEqual([admitted]);
+  });
+
+  describe('race marks: a race lost in one container makes the releasers of the others spread', () => {
+    /** limit 3, r1..r3 running, w1..w6 waiting; `other`: the services of a second container (its own hand-off memory) */
+    async function twoContainers() {
+      const world = makeDeps({ settings: { pools: { default: 3 } } });
+      const runs = [await start(world, 'r1'), await start(world, 'r2'), await start(world, 'r3')];
+      for (const id of ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']) {
+        world.clock.advance(1000);
+        await park(world, id);
+      }
+      return { world, runs, other: sluiceServices(world.deps) };
+    }
+
+    test('the loser marks the list once; a releaser of another container that never lost a race reads the mark and spreads from its first release', async () => {
+      // Prepare: r1 and r2 end at once in one container: both read w1, one loses
+      const { world, runs, other } = await twoContainers();
+      const marks = jest.spyOn(world.leases, 'markRace');
+      await Promise.all(runs.slice(0, 2).map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))));
+      expect(marks.mock.calls).toEqual([['default', world.clock.now()]]);
+      const reads = jest.spyOn(world.leases, 'readWaitingList');
+      const tickets = jest.spyOn(world.leases, 'handOffTicket');
+      const transfers = jest.spyOn(world.leases, 'pass');
+      // Act: r3 ends in the other container, 10 s later
+      world.clock.advance(10_000);
+      expect(await other.completeRun.complete(world.starters.glue.finish(runs[2]!, 'succeeded'))).toBe(CompletionResult.Released);
+      // Assess: its read of the head (2 waiters) carried the mark: it read the whole window, took a ticket and passed at
+      // its first try, with no race of its own and no mark written
+      expect(reads.mock.calls).toEqual([
+        ['default', 2],
+        ['default', SPREAD_WIDTH],
+      ]);
+      expect(tickets).toHaveBeenCalledTimes(1);
+      expect(transfers).toHaveBeenCalledTimes(1);
+      expect(marks).toHaveBeenCalledTimes(1);
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toHaveLength(3);
+    });
+
+    test('after a mark, releasers of two more containers that finish at once pass their slots at their first tries', async () => {
+      // Prepare: a race was lost a moment ago in some container; two others, which never lost one, release together
+      const { world, runs, other } = await twoContainers();
+      const third = sluiceServices(world.deps);
+      await world.leases.markRace('default', world.clock.now() - 1_000);
+      const transfers = jest.spyOn(world.leases, 'pass');
+      // Act
+      const results = await Promise.all([
+        other.completeRun.complete(world.starters.glue.finish(runs[0]!, 'succeeded')),
+        third.completeRun.complete(world.starters.glue.finish(runs[1]!, 'succeeded')),
+      ]);
+      // Assess: two transfers, both passed (without the mark both would offer w1, and one would lose)
+      expect(results).toEqual([CompletionResult.Released, CompletionResult.Released]);
+      const outcomes = await Promise.all(transfers.mock.results.map((result) => result.value as Promise<string>));
+      expect(outcomes).toEqual([PassOutcome.Passed, PassOutcome.Passed]);
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toHaveLength(3);
+    });
+
+    test('a mark a minute old is no race: the releaser reads the head and tries it first', async () => {
+      const { world, runs, other } = await twoContainers();
+      await world.leases.markRace('default', world.clock.now() - SPREAD_MEMORY_MS);
+      const reads = jest.spyOn(world.leases, 'readWaitingList');
+      const tickets = jest.spyOn(world.leases, 'handOffTicket');
+      const transfers = jest.spyOn(world.leases, 'pass');
+      expect(await other.completeRun.complete(world.starters.glue.finish(runs[0]!, 'succeeded'))).toBe(CompletionResult.Released);
+      expect(reads.mock.calls).toEqual([['default', 2]]);
+      expect(tickets).not.toHaveBeenCalled();
+      expect(transfers.mock.calls.map((call) => call[2].jobId)).toEqual(['w1']);
+    });
+
+    test('a mark that cannot be written is logged, and the release goes on', async () => {
+      const { world, runs } = await twoContainers();
+      jest.spyOn(world.leases, 'markRace').mockRejectedValue(new Error('ProvisionedThroughputExceededException'));
+      const results = await Promise.all(
+        runs.slice(0, 2).map((run) => world.completeRun.complete(world.starters.glue.finish(run, 'succeeded'))),
+      );
+      expect(results).toEqual([CompletionResult.Released, CompletionResult.Released]);
+      expect(world.log.messages('warn')).toContain('could not mark a waiting list for a lost hand-off race');
+      expect(Object.keys(world.leases.poolView('default')!.holders)).toHaveLength(3);
+    });
   });
 
   test('concurrent duplicate events: the slot is freed once', async () => {

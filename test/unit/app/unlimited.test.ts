@@ -36,14 +36,15 @@ describe('an unlimited pool', () => {
   test('a completion releases the record only, with no look at a waiting list; a duplicate changes nothing', async () => {
     const world = unlimited();
     await world.acquirer.process(messageOf(fanout('a')));
-    const oldest = jest.spyOn(world.leases, 'oldestWaiters');
+    const lists = ['oldestWaiters', 'readWaitingList', 'markRace'] as const;
+    const looks = lists.map((method) => jest.spyOn(world.leases, method));
     const free = jest.spyOn(world.leases, 'free');
     const completion = world.starters.glue.finish(runOf(world, 'a'), 'succeeded');
     expect(await world.completeRun.complete(completion)).toBe('released');
     expect(await world.completeRun.complete(completion)).toBe('already-done');
     expect(world.ledger.peek('a')!.state).toBe('succeeded');
     expect(world.ledger.peek('a')!.lease).toBeUndefined();
-    expect(oldest).not.toHaveBeenCalled();
+    for (const look of looks) expect(look).not.toHaveBeenCalled();
     expect(free.mock.calls.map(([demand]) => demand)).toEqual([{ pool: 'fanout', keys: [], units: 1, uncounted: true }]);
     expect(world.leases.peekPool('fanout')).toBeUndefined();
     expect(world.queue.sent).toEqual([]);

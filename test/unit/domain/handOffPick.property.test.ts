@@ -1,5 +1,15 @@
 import fc from 'fast-check';
-import { candidatesToRead, handOffOrder, SPREAD_MEMORY_MS, SPREAD_WIDTH, spreadOf, spreadWidth } from '../../../shared/domain/handOffPick';
+import {
+  candidatesToRead,
+  handOffOrder,
+  lastRaceAt,
+  marksRace,
+  RACE_MARK_REFRESH_MS,
+  SPREAD_MEMORY_MS,
+  SPREAD_WIDTH,
+  spreadOf,
+  spreadWidth,
+} from '../../../shared/domain/handOffPick';
 import { waitKey } from '../../../shared/domain/waiting';
 
 /** A waiting list as a releaser reads it: wait keys ascending (priority, round, arrival, id), with the job's priority. */
@@ -130,6 +140,30 @@ describe('the hand-off pick', () => {
     expect(spreadWidth(1_000, 1_000, 1)).toBe(1);
     expect(spreadWidth(1_000, 1_000, 8)).toBe(8);
     expect([candidatesToRead(1), candidatesToRead(SPREAD_WIDTH)]).toEqual([2, SPREAD_WIDTH]);
+  });
+
+  test("the last race a releaser knows is its own loss or the list's mark, whichever is newer; it spreads for either", () => {
+    const time = fc.option(fc.integer({ min: 0, max: 10 ** 12 }), { nil: undefined });
+    fc.assert(
+      fc.property(time, time, fc.integer({ min: 0, max: 2 * SPREAD_MEMORY_MS }), (own, mark, after) => {
+        const last = lastRaceAt(own, mark);
+        const known = [own, mark].filter((t): t is number => t !== undefined);
+        expect(last).toBe(known.length ? Math.max(...known) : undefined);
+        // A releaser spreads while the newer of the two is under a minute old.
+        const now = (last ?? 0) + after;
+        expect(spreadWidth(last, now)).toBe(last !== undefined && after < SPREAD_MEMORY_MS ? SPREAD_WIDTH : 1);
+      }),
+    );
+  });
+
+  test('a loser marks the list unless the mark it knows is under half a memory old: one write per half minute at most', () => {
+    expect(RACE_MARK_REFRESH_MS).toBe(SPREAD_MEMORY_MS / 2);
+    expect(marksRace(undefined, 1_000)).toBe(true);
+    expect(marksRace(1_000, 1_000)).toBe(false);
+    expect(marksRace(1_000, 1_000 + RACE_MARK_REFRESH_MS - 1)).toBe(false);
+    expect(marksRace(1_000, 1_000 + RACE_MARK_REFRESH_MS)).toBe(true);
+    // A mark from a clock ahead of this one is fresh, not a reason to write
+    expect(marksRace(5_000, 1_000)).toBe(false);
   });
 });
 

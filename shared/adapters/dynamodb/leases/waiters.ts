@@ -2,8 +2,10 @@ import { DeleteCommand, GetCommand, paginateQuery, PutCommand, QueryCommand, Upd
 import { type Waiter, waiterDemand, waiterGate } from '../../../domain/waiting';
 import type { JobKind } from '../../../kinds/registry';
 import type { JobRecord } from '../../../ports/jobLedger';
+import type { WaitingListRead } from '../../../ports/leaseStore';
 import { GATE_EXISTS } from '../conditions';
-import { poolKey, WAIT_PREFIX, waiterKey } from '../keys';
+import { expiresAfter, SECONDS_PER_DAY } from '../jobItem';
+import { poolKey, RACE_MARK_SK, raceMarkKey, WAIT_PREFIX, waiterKey, WAITING_LIST_END } from '../keys';
 import type { LeaseTable } from './leaseTable';
 
 /**
@@ -12,6 +14,12 @@ import type { LeaseTable } from './leaseTable';
  * (pk HANDOFF#<gate>, sk TICKET, attribute `ticket`), in a partition of its own: the pool's partition already takes
  * every hand-off's counter check and waiter delete.
  */
+
+/**
+ * A race mark matters for a minute (SPREAD_MEMORY_MS): its age is read from `at`. It expires a day later, and DynamoDB's
+ * TTL deletes it some time after that (up to a few days; until then it is read, and ignored, as an old mark).
+ */
+const RACE_MARK_TTL_S = SECONDS_PER_DAY;
 
 const ticketKey = (gate: string) => ({ pk: `HANDOFF#${gate}`, sk: 'TICKET' });
 
@@ -61,6 +69,36 @@ export class Waiters {
       }),
     );
     return (Items ?? []).map((item) => toWaiter(pool, item as WaiterItem));
+  }
+
+  /**
+   * One strongly consistent Query from the race mark's key to the end of the list: the mark, if any, comes first, then
+   * the waiters (one more item asked for, the mark's place).
+   */
+  async readWaitingList(gate: string, count: number): Promise<WaitingListRead> {
+    const { Items } = await this.table.send(
+      new QueryCommand({
+        TableName: this.table.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :mark AND :end',
+        ExpressionAttributeValues: { ':pk': poolKey(gate).pk, ':mark': RACE_MARK_SK, ':end': WAITING_LIST_END },
+        ConsistentRead: true,
+        Limit: Math.max(0, count) + 1,
+      }),
+    );
+    const items = Items ?? [];
+    const mark = items[0]?.sk === RACE_MARK_SK ? (items.shift() as { at?: number }) : undefined;
+    const waiters = items.slice(0, Math.max(0, count)).map((item) => toWaiter(gate, item as WaiterItem));
+    return { waiters, ...(typeof mark?.at === 'number' && { racedAt: mark.at }) };
+  }
+
+  /** A plain PutItem of the mark: it replaces the one before. */
+  async markRace(gate: string, at: number): Promise<void> {
+    await this.table.send(
+      new PutCommand({
+        TableName: this.table.tableName,
+        Item: { ...raceMarkKey(gate), at, expiresAt: expiresAfter(at, RACE_MARK_TTL_S) },
+      }),
+    );
   }
 
   async getWaiter(pool: string, waitKey: string): Promise<Waiter | undefined> {
