@@ -100,7 +100,8 @@ export class HandOff {
    * the first waiter if there is one. `released` runs once the move is written, before the job let in is started (its
    * start may take the rest of the invocation's time: what the release owes the finished job goes first). Returns false, changing nothing, if the job's record changed since it was read.
    * `oldest` is `prefetch(demand.pool)` when the caller made it already. Which waiter is tried first: see
-   * shared/domain/handOffPick.ts (the head, unless this releaser lost a race on the limit lately).
+   * shared/domain/handOffPick.ts (the head, unless a release of the limit lost a race lately: this one, or another by
+   * the race mark read with the list).
    */
   async release(demand: Demand, move: Move, oldest?: Prefetched, released?: () => Promise<void>): Promise<boolean> {
     // Race marks are written beside the release's next tries, and all are done before it returns (none left running
