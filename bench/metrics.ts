@@ -94,12 +94,14 @@ function maxInProgress(runs: readonly SimRun[]): number {
   return max;
 }
 
-/** Runs in progress over time, relative to `t0`, as steps (one point per change). */
+/** What of a run says when it was in progress (a simulator's record, or a model's). */
+export type RunSpan = Pick<SimRun, 'startedAt' | 'endedAt' | 'startSeq' | 'endSeq'>;
+
 /**
  * Every start and end of the runs as a change of what is in progress (`units` of each run, one by default), in the
  * order they happened (the simulator's sequence breaks ties between equal times).
  */
-export function runChanges(runs: readonly SimRun[], units: (run: SimRun) => number = () => 1): Array<{ at: number; seq: number; delta: number }> {
+export function runChanges<R extends RunSpan>(runs: readonly R[], units: (run: R) => number = () => 1): Array<{ at: number; seq: number; delta: number }> {
   return runs
     .flatMap((run) => [
       { at: run.startedAt, seq: run.startSeq, delta: units(run) },
@@ -108,6 +110,7 @@ export function runChanges(runs: readonly SimRun[], units: (run: SimRun) => numb
     .sort((a, b) => a.at - b.at || a.seq - b.seq);
 }
 
+/** Runs in progress over time, relative to `t0`, as steps (one point per change). */
 export function stepTimeline(runs: readonly SimRun[], t0: number): Array<{ t: number; n: number }> {
   const changes = runs.flatMap((r) => [{ t: r.startedAt - t0, d: 1 }, ...(r.endedAt !== undefined ? [{ t: r.endedAt - t0, d: -1 }] : [])]);
   changes.sort((a, b) => a.t - b.t || a.d - b.d);

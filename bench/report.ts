@@ -727,7 +727,8 @@ function flowControlSection(r: BenchResults): string[] {
         `Without run limits (strict order: a heavy job at the head is not overtaken, units idle until enough are free for it): ${round(w.strictOrder)}. ` +
         `Each declaring \`runSeconds\` of ${w.runLimitFactor} times its run time (backfill: a job behind the head starts when it ends before the head could start anyway): ${round(w.backfill)}. ` +
         `At most ${Math.max(w.strictOrder.maxUnitsInUse, w.backfill.maxUnitsInUse)} units in progress at any moment (the simulator's record). ` +
-        'Utilization is time-weighted, from the first start to the last; on runs of a few hundred ms, the time between a run\'s end and the next start (its completion event, the hand-over, the start call) is much of what is missing from 100%.',
+        'Utilization is time-weighted, from the first start to the last; on runs of a few hundred ms, the time between a run\'s end and the next start (its completion event, the hand-over, the start call) is much of what is missing from 100%' +
+          (w.backfill.model ? ` (the same jobs through the admission rule alone, with no such time: ${pct(w.backfill.model.noGap)} with backfill, ${pct(w.strictOrder.model.noGap)} in strict order; see what bounds the goal below).` : '.'),
       '',
     );
   }
@@ -828,12 +829,13 @@ function raceSection(r: BenchResults): string[] {
       l.maxConcurrent,
       l.handoffP50Ms,
       `**${l.handoffP99Ms}**`,
+      l.callP50Ms === undefined ? '-' : `${l.callP50Ms} / ${l.callP99Ms}`,
     ]),
   );
   return [
     '## Hand-off races: many releasers, one pool',
     '',
-    `One pool, limit ${p.limit.toLocaleString('en-US')}, full, with a backlog waiting; its runs end at ${p.rates.join(', ')} completions per second in turn (random arrivals, ${p.seconds} s per rate and at least ${p.minHandoffs} hand-offs), each completion handled by one of ${p.releasers} releaser environments (one completion at a time each), which hands the slot on and starts the job itself, as deployed: Sluice's services on the real DynamoDB adapters, the job API a fake. The hand-off is Sluice's: releases at the same moment spread over the oldest waiters by hand-off tickets (docs/protocol.md, "Releases at the same moment"). A lost race is a hand-off transaction cancelled because another releaser had just taken the same waiter (4 items: 8 write units). "Before spreading" counts those lost by an environment that was not spreading yet: it had not lost one on the pool in the last minute, nor read a race mark that young (a loser marks the waiting list, and every release reads the mark with the head of the list: order stays exact while no release of the pool has lost a race lately). Hand-off time: from the completion handled to the pass that went through. One run per engine (\`--race-engines dynamodb-local,dynalite\` runs both engines here). \`npx tsx bench/handoffRaceMain.ts --runs 3\` compares the hand-off as it was (every releaser offering its slot to the oldest waiter first) against the spread, several runs of each on both engines; \`--render bench/handoff-race.json\` prints the last such comparison kept in the repository.`,
+    `One pool, limit ${p.limit.toLocaleString('en-US')}, full, with a backlog waiting; its runs end at ${p.rates.join(', ')} completions per second in turn (random arrivals, ${p.seconds} s per rate and at least ${p.minHandoffs} hand-offs), each completion handled by one of ${p.releasers} releaser environments (one completion at a time each), which hands the slot on and starts the job itself, as deployed: Sluice's services on the real DynamoDB adapters, the job API a fake. The hand-off is Sluice's: releases at the same moment spread over the oldest waiters by hand-off tickets (docs/protocol.md, "Releases at the same moment"). A lost race is a hand-off transaction cancelled because another releaser had just taken the same waiter (4 items: 8 write units). "Before spreading" counts those lost by an environment that was not spreading yet: it had not lost one on the pool in the last minute, nor read a race mark that young (a loser marks the waiting list, and every release reads the mark with the head of the list: order stays exact while no release of the pool has lost a race lately). Hand-off time: from the completion handled to the pass that went through. One run per engine. DynamoDB request times: every attempt through the releasers' client, as the engine answered it (the SDK's retries and their waits apart). \`npx tsx bench/handoffRaceMain.ts --runs 3\` compares the hand-off as it was (every releaser offering its slot to the oldest waiter first) against the spread, several runs of each on both engines; \`--render bench/handoff-race.json\` prints the last such comparison kept in the repository.`,
     '',
     table(
       [
@@ -848,9 +850,10 @@ function raceSection(r: BenchResults): string[] {
         'releasers busy at most',
         'hand-off p50 ms',
         'hand-off p99 ms',
+        'DynamoDB request p50 / p99 ms',
       ],
       rows,
-      'lrrrrrrrrrr',
+      'lrrrrrrrrrrr',
     ),
     '',
   ];
@@ -875,6 +878,13 @@ function raceLostBound(r: BenchResults): string[] {
   return out;
 }
 
+/** The engine's answer times at 100/s against the lower rates (none in results from before they were measured). */
+function callTimes(at100: RaceLevels[number], below: RaceLevels): string {
+  if (at100.callP50Ms === undefined) return '';
+  const lower = below.filter((l) => l.callP50Ms !== undefined);
+  return ` Each DynamoDB request (every attempt, as the engine answered it) took p50 ${at100.callP50Ms} / p99 ${at100.callP99Ms} ms at 100/s${lower.length > 0 ? `, against ${lower.map((l) => `p50 ${l.callP50Ms} / p99 ${l.callP99Ms} ms at ${l.rate}/s`).join(', ')}` : ''}.`;
+}
+
 function raceP99Bound(r: BenchResults): string[] {
   const out: string[] = [];
   for (const [engine, levels] of Object.entries(r.race!.byEngine) as Array<[string, RaceLevels]>) {
@@ -882,7 +892,7 @@ function raceP99Bound(r: BenchResults): string[] {
     const below = levels.filter((l) => l.rate < 100);
     if (!at100) continue;
     out.push(
-      `- ${ENGINE[engine] ?? engine}: p99 ${at100.handoffP99Ms} ms at 100/s with a p50 of ${at100.handoffP50Ms} ms, ${at100.maxConcurrent} of ${r.race!.params.releasers} releasers busy at once (achieved ${at100.achievedRate} completions/s; the whole completion, start included, p50 ${at100.completionP50Ms} ms, p99 ${at100.completionP99Ms} ms); below it, ${below.map((l) => `${l.rate}/s p50 ${l.handoffP50Ms} / p99 ${l.handoffP99Ms} ms with ${l.maxConcurrent} busy`).join(', ')}.`,
+      `- ${ENGINE[engine] ?? engine}: p99 ${at100.handoffP99Ms} ms at 100/s with a p50 of ${at100.handoffP50Ms} ms, ${at100.maxConcurrent} of ${r.race!.params.releasers} releasers busy at once (achieved ${at100.achievedRate} completions/s; the whole completion, start included, p50 ${at100.completionP50Ms} ms, p99 ${at100.completionP99Ms} ms); below it, ${below.map((l) => `${l.rate}/s p50 ${l.handoffP50Ms} / p99 ${l.handoffP99Ms} ms with ${l.maxConcurrent} busy`).join(', ')}.${callTimes(at100, below)}`,
     );
   }
   out.push(
@@ -906,6 +916,17 @@ function weightsBound(r: BenchResults): string[] {
   const handoff = r.handoff ? r.handoff.p50Ms : undefined;
   return [
     `Backfill used ${pct(w.backfill.unitUtilization)} of the budget, strict order ${pct(w.strictOrder.unitUtilization)} (all done in ${s1(w.backfill.makespanMs)} against ${s1(w.strictOrder.makespanMs)}); the weight-10 jobs waited ${s1(w.backfill.heaviestMeanWaitMs)} on average with backfill, ${s1(w.strictOrder.heaviestMeanWaitMs)} in strict order (longest ${s1(w.backfill.heaviestLongestWaitMs)} against ${s1(w.strictOrder.heaviestLongestWaitMs)}; the two rounds run one after the other, on a machine whose load changes). Runs here are short (median ${t.medianMs} ms, mean about ${Math.round(meanRunMs)} ms): every end of a run leaves its units idle until the next start, a completion event, a hand-over and a start call later${handoff !== undefined ? ` (the hand-off scenario's p50: ${handoff} ms, ${pct(handoff / (meanRunMs + handoff))} of a mean run and its hand-off, on a pool of limit 1 per unit; a heavy job needs several units freed before it starts, each idle meanwhile)` : ''}, and a blocked head keeps units idle that no waiting job behind it fits in before the head's shadow time. On AWS, with runs of minutes, the gap between runs is a far smaller share: \`npm run bench -- --only weights --weights-median-ms 1500 --weights-jobs 100\` measures it with runs five times as long.`,
+    ...weightsModelBound(w.strictOrder, w.backfill),
+  ];
+}
+
+/** The rule's share against the gap's, from the model of the same jobs (bench/weightsModel.ts); none in older results. */
+function weightsModelBound(strict: WeightsRound, backfill: WeightsRound): string[] {
+  if (!strict.model || !backfill.model) return [];
+  const ms = (x: WeightsRound) => `${x.endToStartMs} ms`;
+  return [
+    '',
+    `Which of the two it is, measured: the same jobs in the same order through the same admission functions (strict order, then \`planBackfill\` when the head does not fit), with no AWS call and no process in between (bench/weightsModel.ts), use ${pct(backfill.model.noGap)} of the budget with backfill and ${pct(strict.model.noGap)} in strict order when units come back the moment a run ends: that is what the rule leaves idle (a blocked head, the tail of the last jobs). With the gap measured here after every end (the median time from a run's end to the next start: ${ms(backfill)} with backfill, ${ms(strict)} in strict order) the model gives ${pct(backfill.model.atGap)} and ${pct(strict.model.atGap)}, against ${pct(backfill.unitUtilization)} and ${pct(strict.unitUtilization)} measured (the rest: the gap's tail, which a median leaves out, and the order jobs reached the pool in). So ${backfill.model.noGap >= 0.9 ? 'the rule alone reaches the goal on these jobs; the time between a run and the next start is what misses it' : "the rule alone stays under the goal on these jobs"}: ${pct(backfill.model.noGap - backfill.model.atGap)} of the budget goes to that time here.`,
   ];
 }
 

@@ -1,6 +1,7 @@
 import type { SimRun } from '../../local/simulators/model';
 import { type Harness, perJob, waitUntil } from '../harness';
-import { runChanges } from '../metrics';
+import { percentile, type RunSpan, runChanges } from '../metrics';
+import { type ModelJob, modelRuns } from '../weightsModel';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes, uniformRunTimes } from '../workload';
 import { seededRandom } from '../../local/random';
 import type { JobSpec } from '../../shared/kinds/registry';
@@ -103,6 +104,13 @@ export interface WeightsRound {
   /** the heaviest jobs' (weight 10) wait from being sent to their start call: mean and longest */
   heaviestMeanWaitMs: number;
   heaviestLongestWaitMs: number;
+  /** median time from a run's end to the next run's start (units idle meanwhile), over the runs started after an end */
+  endToStartMs: number;
+  /**
+   * The same jobs through the admission rule alone (bench/weightsModel.ts): the units used while jobs wait with no gap
+   * between a run's end and the next start, and with the gap measured here (`endToStartMs`) after every end.
+   */
+  model: { noGap: number; atGap: number };
 }
 
 export interface WeightsResult {
@@ -162,17 +170,46 @@ async function weightsRound(h: Harness, p: WeightsParams, pool: string, runLimit
   const heaviest = runs.filter((run) => weightOf.get(run.name) === Math.max(...WEIGHTS)).map((run) => run.startCallAt - sentAt);
   const firstStart = Math.min(...runs.map((run) => run.startCallAt));
   const lastEnd = Math.max(...runs.map((run) => run.endedAt ?? run.startedAt));
+  const endToStartMs = endToStart(runs);
+  const modelJobs: ModelJob[] = jobs.map((job) => {
+    const limit = (job.spec as { runSeconds?: number }).runSeconds;
+    return { units: weightOf.get(job.name)!, runMs: job.durationMs, ...(limit !== undefined && { runLimitMs: limit * 1000 }) };
+  });
+  const modelled = (gapMs: number) => unitsOverTime(modelRuns(modelJobs, p.budget, gapMs), (run) => modelJobs[run.job]!.units, p.budget).utilization;
   return {
     maxUnitsInUse: max,
     unitUtilization: utilization,
     makespanMs: Math.round(lastEnd - firstStart),
     heaviestMeanWaitMs: Math.round(heaviest.reduce((sum, wait) => sum + wait, 0) / Math.max(1, heaviest.length)),
     heaviestLongestWaitMs: Math.round(Math.max(0, ...heaviest)),
+    endToStartMs,
+    model: { noGap: modelled(0), atGap: modelled(endToStartMs) },
   };
 }
 
+/**
+ * The median time from a run's end to the start of the next run (started after it, before any later end): how long
+ * units given back idle before a start uses them again. Runs started before any end (the first wave) do not count.
+ */
+export function endToStart(runs: readonly RunSpan[]): number {
+  const ends = runs.flatMap((run) => (run.endedAt === undefined ? [] : [run.endedAt])).sort((a, b) => a - b);
+  const gaps: number[] = [];
+  for (const run of runs) {
+    let lo = 0;
+    let hi = ends.length;
+    // the last end at or before this start
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (ends[mid]! <= run.startedAt) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) gaps.push(run.startedAt - ends[lo - 1]!);
+  }
+  return Math.round(percentile(gaps.sort((a, b) => a - b), 50));
+}
+
 /** The most units in progress at once, and the time-weighted mean over the budget from the first to the last start. */
-export function unitsOverTime(runs: readonly SimRun[], units: (run: SimRun) => number, budget: number): { max: number; utilization: number } {
+export function unitsOverTime<R extends RunSpan>(runs: readonly R[], units: (run: R) => number, budget: number): { max: number; utilization: number } {
   const events = runChanges(runs, units);
   const from = Math.min(...runs.map((run) => run.startedAt));
   const to = Math.max(...runs.map((run) => run.startedAt));

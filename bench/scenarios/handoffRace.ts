@@ -69,6 +69,12 @@ export interface RaceLevel {
   /** the whole completion, the start of the job let in included */
   completionP50Ms: number;
   completionP99Ms: number;
+  /**
+   * Every DynamoDB request's answer time during the level (each attempt, as the engine took it: the SDK's retries and
+   * their waits apart): how long the engine's queue was. Absent in results from before it was measured.
+   */
+  callP50Ms?: number;
+  callP99Ms?: number;
 }
 
 interface Meter {
@@ -76,6 +82,8 @@ interface Meter {
   conflicts: number;
   /** cancelled transactions by which of their items failed (debugging aid: RACE_DEBUG=1 prints it) */
   why: Record<string, number>;
+  /** each request attempt's answer time, ms */
+  callMs: number[];
 }
 
 /** Counts cancelled TransactWriteItems (their items) and contention on the client all releasers share. */
@@ -99,6 +107,18 @@ function instrument(client: DynamoDBClient, meter: Meter): void {
     }) as never,
     { step: 'initialize', name: 'raceMeter' } as never,
   );
+  // Each attempt, below the SDK's retries: the engine's answer time alone.
+  client.middlewareStack.add(
+    ((next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+      const started = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        meter.callMs.push(performance.now() - started);
+      }
+    }) as never,
+    { step: 'deserialize', name: 'raceCallTimer' } as never,
+  );
 }
 
 export async function runHandoffRace(
@@ -114,7 +134,7 @@ export async function runHandoffRace(
     requestHandler: { httpAgent: { maxSockets: 256 } },
   });
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  const meter: Meter = { cancelledItems: 0, conflicts: 0, why: {} };
+  const meter: Meter = { cancelledItems: 0, conflicts: 0, why: {}, callMs: [] };
   instrument(client, meter);
   const table = await createSluiceTable(client, 'race');
   const settings: SluiceSettings = { ...TEST_SETTINGS, pools: { [pool]: p.limit }, handOffStart: HandOffStart.Releaser };
@@ -221,6 +241,7 @@ export async function runHandoffRace(
     level = { passed: 0, lost: 0, lostHeadFirst: 0, tickets: 0, handoffMs: [], completionMs: [] };
     const m0 = { ...meter };
     meter.why = {};
+    meter.callMs = [];
     let busy = 0;
     let maxConcurrent = 0;
     const inFlight: Promise<void>[] = [];
@@ -284,10 +305,12 @@ export async function runHandoffRace(
       handoffP99Ms: r(percentile(h, 99), 1),
       completionP50Ms: r(percentile(c, 50), 1),
       completionP99Ms: r(percentile(c, 99), 1),
+      callP50Ms: r(percentile(sorted(meter.callMs), 50), 1),
+      callP99Ms: r(percentile(sorted(meter.callMs), 99), 1),
     });
     const l = levels[levels.length - 1]!;
     log(
-      `    ${rate}/s: ${l.handoffs} hand-offs, ${l.lostRacesPerHandoff} lost races each (${l.cancelledWriteUnitsPerHandoff} WU), ${l.ticketsPerHandoff} tickets, p50 ${l.handoffP50Ms} ms, p99 ${l.handoffP99Ms} ms, ${l.maxConcurrent} releasers at most`,
+      `    ${rate}/s: ${l.handoffs} hand-offs, ${l.lostRacesPerHandoff} lost races each (${l.cancelledWriteUnitsPerHandoff} WU), ${l.ticketsPerHandoff} tickets, p50 ${l.handoffP50Ms} ms, p99 ${l.handoffP99Ms} ms, ${l.maxConcurrent} releasers at most; DynamoDB calls p50 ${l.callP50Ms} / p99 ${l.callP99Ms} ms`,
     );
     if (process.env.RACE_DEBUG) log(`      ${level.lostHeadFirst} lost by releasers without a ticket (not spreading yet, or by id); conflicts ${l.conflictsPerHandoff} per hand-off; cancelled: ${JSON.stringify(meter.why)}`);
   }

@@ -156,6 +156,12 @@ test('flow control: the small tenant takes turns (within its bound); weighted un
   for (const round of [w.strictOrder, w.backfill]) {
     expect(round.maxUnitsInUse).toBeLessThanOrEqual(QUICK.weights.budget);
     expect(round.makespanMs).toBeGreaterThan(0);
+    // The same jobs through the admission rule alone (bench/weightsModel.ts), and the gap that idles units here.
+    expect(round.endToStartMs).toBeGreaterThanOrEqual(0);
+    for (const share of [round.model.noGap, round.model.atGap]) {
+      expect(share).toBeGreaterThan(0);
+      expect(share).toBeLessThanOrEqual(1);
+    }
   }
   const q = out.results.rateLimit!;
   expect(q.jobs).toBe(QUICK.rateLimit.jobs);
@@ -225,6 +231,8 @@ test('hand-off race: every rate measured on each engine asked, the hand-offs cou
       expect(l.handoffs).toBeGreaterThanOrEqual(QUICK.race.minHandoffs);
       expect(l.lostRacesPerHandoff).toBeGreaterThanOrEqual(0);
       expect(l.handoffP50Ms).toBeLessThanOrEqual(l.handoffP99Ms);
+      expect(l.callP50Ms).toBeGreaterThan(0);
+      expect(l.callP50Ms!).toBeLessThanOrEqual(l.callP99Ms!);
     }
   }
 });
