@@ -1,4 +1,5 @@
-import type { WeightsRound } from './scenarios/flowControl';
+import { WEIGHTS_UTILIZATION_GOAL, weightsGoalMet, type WeightsRound } from './scenarios/flowControl';
+import { BACKFILL_LOOKAHEAD } from '../shared/app/backfill';
 import type { ThroughputResult } from './scenarios/throughput';
 import type { BenchResults } from './runBench';
 import type { Scheduler } from './scenarios/utilization';
@@ -728,7 +729,9 @@ function flowControlSection(r: BenchResults): string[] {
         `Each declaring \`runSeconds\` of ${w.runLimitFactor} times its run time (backfill: a job behind the head starts when it ends before the head could start anyway): ${round(w.backfill)}. ` +
         `At most ${Math.max(w.strictOrder.maxUnitsInUse, w.backfill.maxUnitsInUse)} units in progress at any moment (the simulator's record). ` +
         'Utilization is time-weighted, from the first start to the last; on runs of a few hundred ms, the time between a run\'s end and the next start (its completion event, the hand-over, the start call) is much of what is missing from 100%' +
-          (w.backfill.model ? ` (the same jobs through the admission rule alone, with no such time: ${pct(w.backfill.model.noGap)} with backfill, ${pct(w.strictOrder.model.noGap)} in strict order; see what bounds the goal below).` : '.'),
+          (w.backfill.model && w.strictOrder.model
+            ? ` (the same jobs through the admission rule alone, with no such time: ${pct(w.backfill.model.noGap)} with backfill, ${pct(w.strictOrder.model.noGap)} in strict order${weightsGoalMet(w) ? '' : '; see what bounds the goal below'}).`
+            : '.'),
       '',
     );
   }
@@ -835,7 +838,7 @@ function raceSection(r: BenchResults): string[] {
   return [
     '## Hand-off races: many releasers, one pool',
     '',
-    `One pool, limit ${p.limit.toLocaleString('en-US')}, full, with a backlog waiting; its runs end at ${p.rates.join(', ')} completions per second in turn (random arrivals, ${p.seconds} s per rate and at least ${p.minHandoffs} hand-offs), each completion handled by one of ${p.releasers} releaser environments (one completion at a time each), which hands the slot on and starts the job itself, as deployed: Sluice's services on the real DynamoDB adapters, the job API a fake. The hand-off is Sluice's: releases at the same moment spread over the oldest waiters by hand-off tickets (docs/protocol.md, "Releases at the same moment"). A lost race is a hand-off transaction cancelled because another releaser had just taken the same waiter (4 items: 8 write units). "Before spreading" counts those lost by an environment that was not spreading yet: it had not lost one on the pool in the last minute, nor read a race mark that young (a loser marks the waiting list, and every release reads the mark with the head of the list: order stays exact while no release of the pool has lost a race lately). Hand-off time: from the completion handled to the pass that went through. One run per engine. DynamoDB request times: every attempt through the releasers' client, as the engine answered it (the SDK's retries and their waits apart). \`npx tsx bench/handoffRaceMain.ts --runs 3\` compares the hand-off as it was (every releaser offering its slot to the oldest waiter first) against the spread, several runs of each on both engines; \`--render bench/handoff-race.json\` prints the last such comparison kept in the repository.`,
+    `One pool, limit ${p.limit.toLocaleString('en-US')}, full, with a backlog waiting; its runs end at ${p.rates.join(', ')} completions per second in turn (random arrivals, ${p.seconds} s per rate and at least ${p.minHandoffs} hand-offs), each completion handled by one of ${p.releasers} releaser environments (one completion at a time each), which hands the slot on and starts the job itself, as deployed: Sluice's services on the real DynamoDB adapters, the job API a fake. The hand-off is Sluice's: releases at the same moment spread over the oldest waiters by hand-off tickets (docs/protocol.md, "Releases at the same moment"). A lost race is a hand-off transaction cancelled because another releaser had just taken the same waiter (4 items: 8 write units). "Before spreading" counts those lost by an environment that was not spreading yet: it had not lost one on the pool in the last minute, nor read a race mark that young (a loser marks the waiting list, and every release reads the mark with the head of the list: order stays exact while no release of the pool has lost a race lately). Hand-off time: from the completion handled to the pass that went through. One run per engine. DynamoDB request times: the round trip of every attempt through the releasers' client (the SDK's retries and their waits apart): the engine's queue, and the bench process's own. \`npx tsx bench/handoffRaceMain.ts --runs 3\` compares the hand-off as it was (every releaser offering its slot to the oldest waiter first) against the spread, several runs of each on both engines; \`--render bench/handoff-race.json\` prints the last such comparison kept in the repository.`,
     '',
     table(
       [
@@ -882,7 +885,7 @@ function raceLostBound(r: BenchResults): string[] {
 function callTimes(at100: RaceLevels[number], below: RaceLevels): string {
   if (at100.callP50Ms === undefined) return '';
   const lower = below.filter((l) => l.callP50Ms !== undefined);
-  return ` Each DynamoDB request (every attempt, as the engine answered it) took p50 ${at100.callP50Ms} / p99 ${at100.callP99Ms} ms at 100/s${lower.length > 0 ? `, against ${lower.map((l) => `p50 ${l.callP50Ms} / p99 ${l.callP99Ms} ms at ${l.rate}/s`).join(', ')}` : ''}.`;
+  return ` Each DynamoDB request (every attempt, its round trip as the releasers' client saw it) took p50 ${at100.callP50Ms} / p99 ${at100.callP99Ms} ms at 100/s${lower.length > 0 ? `, against ${lower.map((l) => `p50 ${l.callP50Ms} / p99 ${l.callP99Ms} ms at ${l.rate}/s`).join(', ')}` : ''}.`;
 }
 
 function raceP99Bound(r: BenchResults): string[] {
@@ -924,9 +927,16 @@ function weightsBound(r: BenchResults): string[] {
 function weightsModelBound(strict: WeightsRound, backfill: WeightsRound): string[] {
   if (!strict.model || !backfill.model) return [];
   const ms = (x: WeightsRound) => `${x.endToStartMs} ms`;
+  const points = (x: number) => (x * 100).toFixed(1);
+  const { noGap, atGap } = backfill.model;
+  const measured = backfill.unitUtilization;
+  const rest =
+    atGap >= measured
+      ? `${points(atGap - measured)} neither's (the gap's tail, which a median leaves out, and the order jobs reached the pool in)`
+      : `the round itself did ${points(measured - atGap)} better than the model at its median gap`;
   return [
     '',
-    `Which of the two it is, measured: the same jobs in the same order through the same admission functions (strict order, then \`planBackfill\` when the head does not fit), with no AWS call and no process in between (bench/weightsModel.ts), use ${pct(backfill.model.noGap)} of the budget with backfill and ${pct(strict.model.noGap)} in strict order when units come back the moment a run ends: that is what the rule leaves idle (a blocked head, the tail of the last jobs). With the gap measured here after every end (the median time from a run's end to the next start: ${ms(backfill)} with backfill, ${ms(strict)} in strict order) the model gives ${pct(backfill.model.atGap)} and ${pct(strict.model.atGap)}, against ${pct(backfill.unitUtilization)} and ${pct(strict.unitUtilization)} measured (the rest: the gap's tail, which a median leaves out, and the order jobs reached the pool in). So ${backfill.model.noGap >= 0.9 ? 'the rule alone reaches the goal on these jobs; the time between a run and the next start is what misses it' : "the rule alone stays under the goal on these jobs"}: ${pct(backfill.model.noGap - backfill.model.atGap)} of the budget goes to that time here.`,
+    `Where the missing units go, measured: the same jobs, in the order they were sent (the pool may see them in a slightly different order: a standard queue does not keep it), through the same admission functions the releaser calls (strict order, then \`planBackfill\` over the head and the ${BACKFILL_LOOKAHEAD - 1} waiters behind it when the head does not fit), with no AWS call and no process in between (bench/weightsModel.ts). With units free again the moment a run ends, backfill uses ${pct(noGap)} of the budget and strict order ${pct(strict.model.noGap)}: what the rule itself leaves idle (a blocked head, the tail of the last jobs)${noGap >= WEIGHTS_UTILIZATION_GOAL ? ', at or above the goal on these jobs' : ', under the goal on these jobs'}. With each run's units free again only the gap measured here after its end (the median time from a run's end to the next start: ${ms(backfill)} with backfill, ${ms(strict)} in strict order): ${pct(atGap)} and ${pct(strict.model.atGap)}. Of the ${points(1 - measured)} points of the budget the backfill round left idle, ${points(1 - noGap)} are the rule's, ${points(noGap - atGap)} the median gap's, and ${rest}. The model applies the rule, which never delays the head, and checks nothing of it: the weight-10 jobs' longest wait against strict order's is the bench's check.`,
   ];
 }
 

@@ -5,6 +5,7 @@ import { type ModelJob, modelRuns } from '../weightsModel';
 import { type BenchJob, logNormalRunTimes, makeJobs, type RunTimes, uniformRunTimes } from '../workload';
 import { seededRandom } from '../../local/random';
 import type { JobSpec } from '../../shared/kinds/registry';
+import { runLimitMsOf } from '../../shared/domain/job';
 
 /**
  * Flow control (issue 14), measured from the simulator's own record of runs:
@@ -105,12 +106,12 @@ export interface WeightsRound {
   heaviestMeanWaitMs: number;
   heaviestLongestWaitMs: number;
   /** median time from a run's end to the next run's start (units idle meanwhile), over the runs started after an end */
-  endToStartMs: number;
+  endToStartMs?: number;
   /**
    * The same jobs through the admission rule alone (bench/weightsModel.ts): the units used while jobs wait with no gap
    * between a run's end and the next start, and with the gap measured here (`endToStartMs`) after every end.
    */
-  model: { noGap: number; atGap: number };
+  model?: { noGap: number; atGap: number };
 }
 
 export interface WeightsResult {
@@ -127,6 +128,14 @@ export interface WeightsResult {
 }
 
 const WEIGHTS = [1, 2, 5, 10];
+
+/** The weights goal: this share of the budget used while jobs wait, at least... */
+export const WEIGHTS_UTILIZATION_GOAL = 0.9;
+
+/** ...with the heaviest jobs waiting no longer than in strict order (the head never delayed). */
+export function weightsGoalMet(w: WeightsResult): boolean {
+  return w.unitUtilization >= WEIGHTS_UTILIZATION_GOAL && w.backfill.heaviestLongestWaitMs <= w.strictOrder.heaviestLongestWaitMs;
+}
 
 /**
  * The same jobs twice, one round after the other on pools of their own: first without run limits (strict order: a
@@ -172,8 +181,8 @@ async function weightsRound(h: Harness, p: WeightsParams, pool: string, runLimit
   const lastEnd = Math.max(...runs.map((run) => run.endedAt ?? run.startedAt));
   const endToStartMs = endToStart(runs);
   const modelJobs: ModelJob[] = jobs.map((job) => {
-    const limit = (job.spec as { runSeconds?: number }).runSeconds;
-    return { units: weightOf.get(job.name)!, runMs: job.durationMs, ...(limit !== undefined && { runLimitMs: limit * 1000 }) };
+    const limit = runLimitMsOf(job.spec as { runSeconds?: number });
+    return { units: weightOf.get(job.name)!, runMs: job.durationMs, ...(limit !== undefined && { runLimitMs: limit }) };
   });
   const modelled = (gapMs: number) => unitsOverTime(modelRuns(modelJobs, p.budget, gapMs), (run) => modelJobs[run.job]!.units, p.budget).utilization;
   return {
@@ -188,8 +197,9 @@ async function weightsRound(h: Harness, p: WeightsParams, pool: string, runLimit
 }
 
 /**
- * The median time from a run's end to the start of the next run (started after it, before any later end): how long
- * units given back idle before a start uses them again. Runs started before any end (the first wave) do not count.
+ * How long units given back idle before a start uses them again: for each run started after some run ended, the time
+ * from the last end before its start to its start; the median of those. Runs started before any end (the first wave)
+ * do not count.
  */
 export function endToStart(runs: readonly RunSpan[]): number {
   const ends = runs.flatMap((run) => (run.endedAt === undefined ? [] : [run.endedAt])).sort((a, b) => a - b);

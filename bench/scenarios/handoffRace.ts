@@ -70,8 +70,9 @@ export interface RaceLevel {
   completionP50Ms: number;
   completionP99Ms: number;
   /**
-   * Every DynamoDB request's answer time during the level (each attempt, as the engine took it: the SDK's retries and
-   * their waits apart): how long the engine's queue was. Absent in results from before it was measured.
+   * Every DynamoDB request's round trip during the level, each attempt as the releasers' client saw it (the SDK's
+   * retries and their waits apart): the engine's queue, and the bench process's own (its sockets, its event loop).
+   * Absent in results from before it was measured.
    */
   callP50Ms?: number;
   callP99Ms?: number;
@@ -82,7 +83,7 @@ interface Meter {
   conflicts: number;
   /** cancelled transactions by which of their items failed (debugging aid: RACE_DEBUG=1 prints it) */
   why: Record<string, number>;
-  /** each request attempt's answer time, ms */
+  /** each request attempt's round trip, ms */
   callMs: number[];
 }
 
@@ -107,7 +108,7 @@ function instrument(client: DynamoDBClient, meter: Meter): void {
     }) as never,
     { step: 'initialize', name: 'raceMeter' } as never,
   );
-  // Each attempt, below the SDK's retries: the engine's answer time alone.
+  // Each attempt, below the SDK's retries: its round trip, not the retries' waits.
   client.middlewareStack.add(
     ((next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
       const started = performance.now();
@@ -289,6 +290,7 @@ export async function runHandoffRace(
     const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
     const h = sorted(level.handoffMs);
     const c = sorted(level.completionMs);
+    const calls = sorted(meter.callMs);
     const r = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
     levels.push({
       rate,
@@ -305,8 +307,8 @@ export async function runHandoffRace(
       handoffP99Ms: r(percentile(h, 99), 1),
       completionP50Ms: r(percentile(c, 50), 1),
       completionP99Ms: r(percentile(c, 99), 1),
-      callP50Ms: r(percentile(sorted(meter.callMs), 50), 1),
-      callP99Ms: r(percentile(sorted(meter.callMs), 99), 1),
+      callP50Ms: r(percentile(calls, 50), 1),
+      callP99Ms: r(percentile(calls, 99), 1),
     });
     const l = levels[levels.length - 1]!;
     log(

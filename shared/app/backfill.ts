@@ -17,7 +17,7 @@ export const BACKFILL_MAX_HOLDERS = 200;
  * planBackfill's margin: none, since each pick is checked again against the clock just before its reserve, which stamps
  * its slot with that same time (`startBy`).
  */
-const BACKFILL_MARGIN_MS = 0;
+export const BACKFILL_MARGIN_MS = 0;
 
 /** A waiter backfill lets in, and the latest time its slot may be taken for it to end by the head's shadow time. */
 export interface BackfillPick {

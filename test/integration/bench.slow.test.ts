@@ -158,7 +158,7 @@ test('flow control: the small tenant takes turns (within its bound); weighted un
     expect(round.makespanMs).toBeGreaterThan(0);
     // The same jobs through the admission rule alone (bench/weightsModel.ts), and the gap that idles units here.
     expect(round.endToStartMs).toBeGreaterThanOrEqual(0);
-    for (const share of [round.model.noGap, round.model.atGap]) {
+    for (const share of [round.model!.noGap, round.model!.atGap]) {
       expect(share).toBeGreaterThan(0);
       expect(share).toBeLessThanOrEqual(1);
     }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { endToStart, unitsOverTime } from '../../../bench/scenarios/flowControl';
 import { type ModelJob, modelRuns } from '../../../bench/weightsModel';
+import { BACKFILL_LOOKAHEAD } from '../../../shared/app/backfill';
 
 const startOf = (runs: ReturnType<typeof modelRuns>, job: number) => runs.find((run) => run.job === job)!.startedAt;
 
@@ -53,6 +54,48 @@ describe('the weights model: the scenario jobs through the admission rule alone'
         expect(strict.map((run) => run.job)).toEqual(modelJobs.map((_, i) => i));
       }),
     );
+  });
+
+  test("a run's units are free only `gapMs` after its end, even for an admission another end makes meanwhile", () => {
+    // budget 2: jobs 0 and 1 end at 100 and 150; job 2 needs both units, so it waits for job 1's to come back at 250
+    const runs = modelRuns(
+      [
+        { units: 1, runMs: 100 },
+        { units: 1, runMs: 150 },
+        { units: 2, runMs: 10 },
+      ],
+      2,
+      100,
+    );
+    expect(startOf(runs, 2)).toBe(250);
+  });
+
+  test('backfill goes by the declared run limit, not the run time: a job whose limit ends after the shadow time waits', () => {
+    // as the first case, but job 2 runs 50 ms and declares 150: it could end by 100, its limit says it might not
+    const runs = modelRuns(
+      [
+        { units: 2, runMs: 100, runLimitMs: 100 },
+        { units: 3, runMs: 50, runLimitMs: 50 },
+        { units: 1, runMs: 50, runLimitMs: 150 },
+      ],
+      3,
+      0,
+    );
+    expect(startOf(runs, 2)).toBe(150);
+  });
+
+  test(`backfill looks at the head and the ${BACKFILL_LOOKAHEAD - 1} waiters behind it, as a release does`, () => {
+    // budget 3: a holder until 100, a blocked head of 3 units, then fillers too heavy to backfill (2 units, 1 free),
+    // then a light job that would fit: let in only if it is within the look-ahead
+    const jobs = (fillers: number): ModelJob[] => [
+      { units: 2, runMs: 100, runLimitMs: 100 },
+      { units: 3, runMs: 50, runLimitMs: 50 },
+      ...Array.from({ length: fillers }, () => ({ units: 2, runMs: 10, runLimitMs: 10 })),
+      { units: 1, runMs: 50, runLimitMs: 50 },
+    ];
+    const light = (fillers: number) => startOf(modelRuns(jobs(fillers), 3, 0), fillers + 2);
+    expect(light(BACKFILL_LOOKAHEAD - 2)).toBe(0);
+    expect(light(BACKFILL_LOOKAHEAD - 1)).toBeGreaterThan(0);
   });
 
   test('a job heavier than the budget is an error, not a loop', () => {
