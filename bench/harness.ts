@@ -9,7 +9,8 @@ import type { LeaseStore } from '../shared/ports/leaseStore';
 import type { SimRun } from '../local/simulators';
 import { type LocalStack, startLocalStack } from '../local/stack';
 import { rateToMs } from '../local/infra/schedule';
-import { benchScope, Tracer } from './tracer';
+import { countRequests, RequestCounter } from '../local/infra/requestCounter';
+import { benchScope, callerOf, Tracer } from './tracer';
 import { type BenchJob, groupOf } from './workload';
 
 export interface Endpoints {
@@ -147,7 +148,8 @@ export interface Harness {
   register(jobs: readonly BenchJob[]): readonly BenchJob[];
   enqueue(jobs: readonly BenchJob[]): Promise<void>;
   runsOf(group: string): SimRun[];
-  snapshot(): CountSnapshot;
+  /** Requests and invocations so far; `reconciler`: only the calls of the reconciler runs the bench started. */
+  snapshot(scope?: 'reconciler'): CountSnapshot;
   poolAdmin(): PoolAdmin;
   /** Sluice's lease store on the bench's own client: what it reads of pools and waiters is not counted. */
   leases: LeaseStore;
@@ -177,6 +179,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const durations = new Map<string, number>();
   let queueUrl = '';
   const tracer = new Tracer(() => queueUrl);
+  // The reconciler runs the bench starts (benchScope 'reconciler'), counted apart: a release or an idle poll that
+  // happens during a run is not the reconciler's cost. (With the functions in worker threads the calls are counted
+  // there, all together: snapshot('reconciler') then gives every call.)
+  const reconcilerRequests = new RequestCounter();
+  const countReconciler = (client: unknown, service: string) =>
+    countRequests(client, service, reconcilerRequests, { when: () => callerOf() === 'reconciler', name: 'sluiceBenchReconcilerCount' });
   const handlerErrors: Array<{ fn: string; error: string }> = [];
   const nameSuffix = options.nameSuffix ?? '';
   const stack = await startLocalStack({
@@ -197,9 +205,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     onClients: (clients) => {
       tracer.instrument(clients.sqs, 'sqs');
       tracer.instrument(clients.dynamodb, 'dynamodb');
+      countReconciler(clients.sqs, 'sqs');
+      countReconciler(clients.dynamodb, 'dynamodb');
       // The AppFlow and Glue clients, made by their starters on first use (before their first call).
       onJobApiClient((service, client) => {
         if (service === 'appflow' || service === 'glue') tracer.instrument(client, service);
+        countReconciler(client, service);
       });
     },
     onHandlerError: (fn, error) => {
@@ -244,6 +255,32 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   };
 
   let reconcilerInvocations = 0;
+  const snapshot = (): CountSnapshot => ({
+    at: Date.now(),
+    ops: stack.requests.snapshot(),
+    acquirer: stack.poller.stats.invocations,
+    releaser: tracer.releaserInvocations(),
+    reconciler: reconcilerInvocations,
+    emptyReceives: tracer.emptyReceives,
+    transactItems: tracer.transactItems,
+    indexWrites: tracer.indexWrites,
+    endedIndexWrites: tracer.endedIndexWrites,
+    endedIndexWritesInTransactions: tracer.endedIndexWritesInTransactions,
+  });
+  // The tracer's counts are not by caller: a reconciler run writes (a transaction) only to put drift right, which the
+  // report says of each run measured.
+  const reconcilerSnapshot = (): CountSnapshot => ({
+    at: Date.now(),
+    ops: reconcilerRequests.snapshot(),
+    acquirer: 0,
+    releaser: 0,
+    reconciler: reconcilerInvocations,
+    emptyReceives: 0,
+    transactItems: 0,
+    indexWrites: 0,
+    endedIndexWrites: 0,
+    endedIndexWritesInTransactions: 0,
+  });
   const reconcilerDrift = new Map<string, number>();
   let reconciling: Promise<void> | undefined;
   const reconcileNow = () => {
@@ -293,18 +330,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map((chunk) => sendBatch(chunk)));
     },
     runsOf: (group) => stack.simulator.runs().filter((r) => r.group === group),
-    snapshot: () => ({
-      at: Date.now(),
-      ops: stack.requests.snapshot(),
-      acquirer: stack.poller.stats.invocations,
-      releaser: tracer.releaserInvocations(),
-      reconciler: reconcilerInvocations,
-      emptyReceives: tracer.emptyReceives,
-      transactItems: tracer.transactItems,
-      indexWrites: tracer.indexWrites,
-      endedIndexWrites: tracer.endedIndexWrites,
-      endedIndexWritesInTransactions: tracer.endedIndexWritesInTransactions,
-    }),
+    snapshot: (scope) => (scope === 'reconciler' && !options.functionWorkers ? reconcilerSnapshot() : snapshot()),
     poolAdmin: () => container().poolAdmin,
     leases,
     async settle(pool, timeoutMs = 60_000) {

@@ -302,7 +302,7 @@ function requestsSection(r: BenchResults, chart: boolean): string[] {
   if (r.reconciler) {
     const rc = r.reconciler;
     out.push(
-      `**Reconciler** (every 2 minutes on AWS): one run costs ${rc.withoutHolders.total} requests with no job running (${rc.pools} pools registered: a listPools query and reads per pool, one invocation) and ${rc.perHolder.total} more per running job (${opsList(rc.perHolder.ops)}). A 20-minute job is checked about 10 times: about ${Math.round(rc.perHolder.total * 10)} requests, the status calls free of charge, whatever the backlog.`,
+      `**Reconciler** (every 2 minutes on AWS): one run costs ${rc.withoutHolders.total} requests with no job running (${rc.pools} pools registered: a listPools query and reads per pool, one invocation) and ${rc.perHolder.total} more per running job (${opsList(rc.perHolder.ops)}). A 20-minute job is checked about 10 times: about ${Math.round(rc.perHolder.total * 10)} requests, the status calls free of charge, whatever the backlog. Only the reconciler's own calls are counted (a release or an idle poll during a run is not its cost)${rc.putRight ? `; the two runs put right: ${driftText(rc.putRight)}` : ''}.`,
       '',
     );
   }

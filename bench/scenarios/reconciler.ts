@@ -1,4 +1,4 @@
-import { type Harness, perJob, type RequestsPerJob, sleep, waitUntil } from '../harness';
+import { driftSince, type Harness, perJob, type RequestsPerJob, sleep, waitUntil } from '../harness';
 import { makeJobs } from '../workload';
 
 export interface ReconcilerParams {
@@ -18,6 +18,8 @@ export interface ReconcilerResult {
   withoutHolders: Cost;
   /** The difference over the holders: what checking one running job costs per run. */
   perHolder: Cost;
+  /** What the two runs put right (their writes: the tracer's transaction counts are not by caller), by drift. */
+  putRight?: Record<string, number>;
 }
 
 /**
@@ -33,14 +35,17 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
   await h.enqueue(jobs);
   await waitUntil(`${p.limit} runs started`, () => h.runsOf(p.pool).length >= p.limit, p.timeoutMs, 50);
   await sleep(300); // the acquirers record the runs
-  const a = h.snapshot();
+  // Only the reconciler's own calls: a run that ends (its release) or an idle poll during a run is not its cost.
+  const before = new Map(h.reconcilerDrift);
+  const a = h.snapshot('reconciler');
   await h.reconcileNow();
-  const b = h.snapshot();
+  const b = h.snapshot('reconciler');
   await h.waitEnded(p.pool, p.limit, p.pool, p.timeoutMs);
   await h.settle(p.pool);
-  const c = h.snapshot();
+  const c = h.snapshot('reconciler');
   await h.reconcileNow();
-  const d = h.snapshot();
+  const d = h.snapshot('reconciler');
+  const putRight = driftSince(h, before);
   const pools = (await h.leases.listPools()).length;
   const withHolders = perJob(a, b, 1);
   const withoutHolders = perJob(c, d, 1);
@@ -66,5 +71,5 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
   h.log(
     `reconciler: ${withHolders.total} requests per run with ${p.limit} running jobs, ${withoutHolders.total} with none (${pools} pools); ${perHolder.total} per running job`,
   );
-  return { pools, withHolders, withoutHolders, perHolder };
+  return { pools, withHolders, withoutHolders, perHolder, putRight };
 }

@@ -37,13 +37,22 @@ interface MiddlewareClient {
   };
 }
 
-/** Wraps a client so each command it sends is counted (once per call, whatever the SDK's own retries do). */
-export function countRequests(client: unknown, service: string, counter: RequestCounter): void {
+/**
+ * Wraps a client so each command it sends is counted (once per call, whatever the SDK's own retries do). `when`: only
+ * the calls made while it says so (read in the caller's async context); `name`: the middleware's name, for a second
+ * counter on the same client.
+ */
+export function countRequests(
+  client: unknown,
+  service: string,
+  counter: RequestCounter,
+  options: { when?: () => boolean; name?: string } = {},
+): void {
   (client as MiddlewareClient).middlewareStack.add(
     (next, context) => async (args) => {
-      counter.add(service, (context.commandName ?? 'Unknown').replace(/Command$/, ''));
+      if (!options.when || options.when()) counter.add(service, (context.commandName ?? 'Unknown').replace(/Command$/, ''));
       return next(args);
     },
-    { step: 'initialize', name: `sluiceCount${service}` },
+    { step: 'initialize', name: `${options.name ?? 'sluiceCount'}${service}` },
   );
 }

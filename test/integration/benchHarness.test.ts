@@ -56,3 +56,28 @@ test('each job that ends files one entry on the ended index, and the write units
     5,
   );
 }, 60_000);
+
+test("the reconciler's snapshot counts the calls of the reconciler runs alone, not the jobs' meanwhile", async () => {
+  await h.settle('harness-first');
+  const all = h.snapshot();
+  const own = h.snapshot('reconciler');
+  const jobs = makeJobs({ group: 'harness-recon', pool: 'harness-first', durations: Array.from({ length: 5 }, () => 20), tag: 'r' });
+  await h.enqueue(jobs);
+  await waitFor(
+    'every job ended',
+    () => h.runsOf('harness-recon').filter((run) => run.endedAt !== undefined).length >= jobs.length,
+    30_000,
+  );
+  await h.settle('harness-first');
+  await h.reconcileNow();
+  const jobsAndRun = perJob(all, h.snapshot(), 1);
+  const runAlone = perJob(own, h.snapshot('reconciler'), 1);
+  // The jobs' arrivals, takes and releases are in the whole count, not in the reconciler's.
+  expect(jobsAndRun.ops['dynamodb.TransactWriteItems']).toBeGreaterThan(0);
+  expect(jobsAndRun.ops['lambda.releaser']).toBeGreaterThan(0);
+  expect(runAlone.ops['lambda.reconciler']).toBe(1);
+  expect(runAlone.ops['dynamodb.Query']).toBeGreaterThan(0); // its look at the registry of pools, at least
+  expect(runAlone.ops['dynamodb.TransactWriteItems']).toBeUndefined();
+  expect(runAlone.ops['sqs.ReceiveMessage']).toBeUndefined();
+  expect(runAlone.ops['lambda.releaser']).toBe(0);
+}, 60_000);
