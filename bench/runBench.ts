@@ -240,7 +240,7 @@ export const QUICK: BenchParams = {
   },
   requests: { backlogs: [10, 100], limit: 1, runMinMs: 5, runMaxMs: 20, warmup: 2, window: 10 },
   throughput: { jobs: 100, limit: 1000, runMs: 0, hotItemSeconds: 0.3, hotItemConcurrency: 8, threads: 1 },
-  reconciler: { runMs: 500 },
+  reconciler: { runMs: 3000 }, // long enough to hold every slot through an unmeasured and a measured run
   fairness: { limit: 4, bigJobs: 60, smallJobs: 4, runMinMs: 200, runMaxMs: 400 },
   weights: { budget: 20, jobs: 40, runTimes: { medianMs: 80, sigma: 0.5, minMs: 20, maxMs: 400 }, runLimitFactor: 1.5 },
   rateLimit: { limit: 50, startsPerSecond: 4, jobs: 10, runMs: 100, bursts: [{ startsPerSecond: 10, jobs: 10 }], burstLimit: 250 },

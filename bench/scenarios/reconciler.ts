@@ -44,6 +44,10 @@ export async function runReconcilerCost(h: Harness, p: ReconcilerParams): Promis
   const a = h.snapshot('reconciler');
   await h.reconcileNow();
   const b = h.snapshot('reconciler');
+  // The difference is the holders' only if every run held its slot from before the measured run to after it.
+  const held = h.runsOf(p.pool).filter((run) => run.startedAt <= a.at && (run.endedAt === undefined || run.endedAt >= b.at)).length;
+  if (held < p.limit)
+    throw new Error(`only ${held} of ${p.limit} runs were in progress all through the measured reconciler run: make reconciler.runMs longer`);
   await h.waitEnded(p.pool, p.limit, p.pool, p.timeoutMs);
   await h.settle(p.pool);
   await h.reconcileNow();
